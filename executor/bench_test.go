@@ -1,0 +1,82 @@
+package executor_test
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/robotexec/robotexec/executor"
+	"github.com/robotexec/robotexec/subscribers"
+)
+
+// BenchmarkDispatch measures empty callbacks through the executor beside the
+// baseline: N goroutines receiving func() values from one shared buffered
+// channel (capacity 1024) and calling them. Both include starting the pool
+// and waiting for it to finish every callback.
+func BenchmarkDispatch(b *testing.B) {
+	for _, workers := range []int{1, 2, 4} {
+		b.Run(fmt.Sprintf("executor/workers=%d", workers), func(b *testing.B) {
+			benchExecutor(b, workers)
+		})
+		b.Run(fmt.Sprintf("chanpool/workers=%d", workers), func(b *testing.B) {
+			benchChanPool(b, workers)
+		})
+	}
+}
+
+func benchChanPool(b *testing.B, workers int) {
+	b.ReportAllocs()
+	ch := make(chan func(), 1024)
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for f := range ch {
+				f()
+			}
+		}()
+	}
+	f := func() {}
+	b.ResetTimer()
+	for range b.N {
+		ch <- f
+	}
+	close(ch)
+	wg.Wait()
+}
+
+func benchExecutor(b *testing.B, workers int) {
+	b.ReportAllocs()
+	ex := executor.New(executor.Options{Workers: workers})
+	o := ex.NewOwner("bench", ex.NewGroup("bench", executor.Reentrant))
+	bus := subscribers.NewBus()
+	nsubs := 4 * workers
+	pubs := make([]*subscribers.Publisher, nsubs)
+	for i := range pubs {
+		topic := fmt.Sprintf("bench/%d", i)
+		if _, err := o.Subscribe(bus, topic, func(subscribers.Message) {},
+			executor.Depth(256), executor.Overflow(subscribers.Block)); err != nil {
+			b.Fatal(err)
+		}
+		pubs[i], _ = bus.Publisher(topic)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- ex.Run(ctx) }()
+	m := subscribers.Message{Payload: []byte("x"), Received: time.Unix(1, 0)}
+	b.ResetTimer()
+	for i := range b.N {
+		pubs[i%nsubs].PublishMessage(m)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		b.Fatal(err)
+	}
+	b.StopTimer()
+	if got := ex.Stats().Runs; got != uint64(b.N) {
+		b.Fatalf("ran %d callbacks, want %d", got, b.N)
+	}
+}

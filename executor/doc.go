@@ -1,0 +1,58 @@
+// Package executor runs the callbacks of timers and subscriptions on a small
+// pool of worker goroutines, with the guarantees of a ROS 2 executor.
+//
+// # Model
+//
+// The executor follows the scheduler model of seed 000. Every timer and
+// subscription is an entity that is waiting, queued or running, never two at
+// once. A trigger puts the entity in the wait set (package waitset), with
+// set semantics. When the run queue is empty, the next worker to look for
+// work takes waiting ∩ wait set as one batch into the run queue, all ready
+// timers first, then all ready subscriptions; workers take entities from the
+// head of the run queue, run one callback (one message, for a subscription)
+// and return the entity to waiting. An entity triggered while queued or
+// running is taken again after its run: no trigger is lost, and no entity
+// ever runs concurrently with itself. A subscription with messages left at
+// the end of a run goes to the back of the ready queue (seed 003), so every
+// subscription gets its turn.
+//
+// The scheduler is a role, not a goroutine: triggers are lock-free pushes
+// onto the wait set made where they happen (a timer's deadline, a message's
+// delivery), and a worker that runs out of work forms the next batch itself,
+// so no goroutine hop lies between a trigger and a worker.
+//
+// # Callback groups
+//
+// Every callback belongs to a group: the one given with InGroup, or its
+// owner's default group, mutually exclusive. Callbacks of a mutually
+// exclusive group never overlap; a reentrant group lets different callbacks
+// overlap. Groups never block a worker: see [Group].
+//
+// # Starvation freedom
+//
+// Let E be the number of entities, T the number of timers among them, W the
+// number of workers and C the longest callback. An entity that becomes ready
+// joins the batch formed when the run queue next runs empty, and batches
+// are FIFO. Before a ready timer is taken from the run queue, at most E-1
+// other entities are taken (the run queue holds each entity at most once, and
+// the timers ahead of it in its batch became ready before it); before a ready
+// subscription, at most E-1+T. Every worker takes a new entity at least
+// every C, so a ready timer starts within ((E-1)/W + 1)·C and a ready
+// subscription within ((E-1+T)/W + 1)·C. A callback of a mutually exclusive
+// group of g callbacks may wait (g-1)·C more for the ones ahead of it in the
+// group. The tests check these counts on recorded traces.
+//
+// # Shutdown
+//
+// [Executor.Run] returns after its context ends and every queue has drained
+// (seed 000's Termination): timers stop, subscriptions refuse new messages
+// and count them as dropped (reason closed), and every message accepted
+// before that runs. Callbacks that panic are recovered at one place, logged
+// with their stack, counted, and the executor carries on.
+//
+// # Concurrency
+//
+// Executor, Owner and Group are safe for concurrent use. Callbacks may
+// register new callbacks and publish. The Spin methods run callbacks on the
+// caller's goroutine and must not be called during Run or concurrently.
+package executor

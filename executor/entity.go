@@ -1,0 +1,59 @@
+package executor
+
+import (
+	"runtime/debug"
+	"sync/atomic"
+
+	"github.com/robotexec/robotexec/subscribers"
+	"github.com/robotexec/robotexec/timers"
+	"github.com/robotexec/robotexec/waitset"
+)
+
+// entity is the executor's record of a registered callback; the wait set
+// entity's Data points to it.
+type entity struct {
+	owner   *Owner
+	name    string
+	group   *Group // the mutually exclusive group that serializes it, or nil
+	timer   *timers.Timer
+	sub     *subscribers.Subscription
+	onTimer func(timers.Event)
+	onMsg   func(subscribers.Message)
+	panics  atomic.Uint64
+}
+
+// CallbackOf returns the owner's name and the callback's name of an entity
+// registered with an executor, for traces and metrics. ok is false for an
+// entity that is not an executor's.
+func CallbackOf(x *waitset.Entity) (owner, callback string, ok bool) {
+	en, ok := x.Data.(*entity)
+	if !ok {
+		return "", "", false
+	}
+	return en.owner.name, en.name, true
+}
+
+// callTimer and callMessage are the one place where callbacks' panics are
+// recovered.
+func (e *Executor) callTimer(en *entity, ev timers.Event) {
+	defer e.recoverPanic(en)
+	en.onTimer(ev)
+}
+
+func (e *Executor) callMessage(en *entity, m subscribers.Message) {
+	defer e.recoverPanic(en)
+	en.onMsg(m)
+}
+
+// recoverPanic turns a callback's panic into a logged, counted error; the
+// worker carries on.
+func (e *Executor) recoverPanic(en *entity) {
+	r := recover()
+	if r == nil {
+		return
+	}
+	e.panics.Add(1)
+	en.panics.Add(1)
+	e.log.Error("executor: callback panicked",
+		"node", en.owner.name, "callback", en.name, "panic", r, "stack", string(debug.Stack()))
+}

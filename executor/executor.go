@@ -1,0 +1,362 @@
+package executor
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"runtime"
+	"sync"
+	"sync/atomic"
+
+	"github.com/robotexec/robotexec/timers"
+	"github.com/robotexec/robotexec/waitset"
+)
+
+var (
+	// ErrClosed is returned by registrations after the executor stopped.
+	ErrClosed = errors.New("executor: closed")
+	// ErrRunning is returned by Run when the executor is already running
+	// or spinning.
+	ErrRunning = errors.New("executor: already running")
+)
+
+// Options configure an executor. The zero value is valid.
+type Options struct {
+	// Workers is the number of worker goroutines; 0 means
+	// runtime.GOMAXPROCS(0).
+	Workers int
+	// Clock drives the timers; nil means the system clock.
+	Clock timers.Clock
+	// Logger receives the executor's logs (panics of callbacks); nil means
+	// slog.Default().
+	Logger *slog.Logger
+	// Observer receives every scheduling step (package waitset's events);
+	// nil means none. It runs on the dispatch path.
+	Observer waitset.Observer
+}
+
+// Stats counts what an executor did.
+type Stats struct {
+	// Runs counts finished runs of callbacks (skipped ones included).
+	Runs uint64
+	// Panics counts callbacks that panicked.
+	Panics uint64
+}
+
+// Executor runs the callbacks of timers and subscriptions on a pool of
+// worker goroutines. See the package documentation for its guarantees.
+type Executor struct {
+	opts   Options
+	log    *slog.Logger
+	obs    waitset.Observer
+	set    *waitset.Set
+	timers *timers.Queue
+
+	workers []*worker
+
+	// mu guards the run queue and the parking of workers.
+	mu       sync.Mutex
+	runq     waitset.List
+	idle     []*worker // parked workers, most recently parked last
+	nidle    atomic.Int32
+	stopping bool
+	done     bool
+	live     int
+
+	mode atomic.Int32 // modeIdle, modeRunning, modeSpinning or modeClosed
+
+	regMu    sync.Mutex
+	closed   bool
+	entities []*entity
+	groups   atomic.Uint64
+
+	panics atomic.Uint64
+}
+
+const (
+	modeIdle = iota
+	modeRunning
+	modeSpinning
+	modeClosed
+)
+
+type worker struct {
+	id   int
+	wake chan struct{}
+	runs atomic.Uint64
+	_    [64]byte // keeps workers' counters off each other's cache lines
+}
+
+// New returns an executor. Register callbacks through owners
+// ([Executor.NewOwner]), then call [Executor.Run], or the Spin methods from a
+// test.
+func New(opts Options) *Executor {
+	if opts.Workers <= 0 {
+		opts.Workers = runtime.GOMAXPROCS(0)
+	}
+	if opts.Clock == nil {
+		opts.Clock = timers.System{}
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	e := &Executor{opts: opts, log: opts.Logger, obs: opts.Observer}
+	e.set = waitset.New(e.wake, opts.Observer)
+	e.timers = timers.NewQueue(opts.Clock, e.set)
+	e.workers = make([]*worker, opts.Workers)
+	for i := range e.workers {
+		e.workers[i] = &worker{id: i, wake: make(chan struct{}, 1)}
+	}
+	return e
+}
+
+// Workers returns the number of worker goroutines Run starts.
+func (e *Executor) Workers() int { return len(e.workers) }
+
+// Clock returns the clock the executor's timers run on.
+func (e *Executor) Clock() timers.Clock { return e.opts.Clock }
+
+// Stats returns the executor's counters.
+func (e *Executor) Stats() Stats {
+	var s Stats
+	for _, w := range e.workers {
+		s.Runs += w.runs.Load()
+	}
+	s.Panics = e.panics.Load()
+	return s
+}
+
+// Run runs callbacks on the worker pool until ctx ends, then stops: timers
+// stop firing, subscriptions refuse new messages (counted as dropped, reason
+// closed), and the workers drain every queue — each message accepted before
+// the stop is run, each trigger before it is served. Run returns nil once
+// the workers have exited. An executor runs once; a second Run returns
+// ErrRunning, and so does a Run during a Spin call.
+func (e *Executor) Run(ctx context.Context) error {
+	if !e.mode.CompareAndSwap(modeIdle, modeRunning) {
+		return ErrRunning
+	}
+	var wg sync.WaitGroup
+	e.mu.Lock()
+	e.live = len(e.workers)
+	e.mu.Unlock()
+	for _, w := range e.workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			e.work(w)
+		}()
+	}
+	<-ctx.Done()
+	e.stop()
+	wg.Wait()
+	e.mode.Store(modeClosed)
+	return nil
+}
+
+// stop closes the sources and tells the workers to drain and exit.
+func (e *Executor) stop() {
+	e.regMu.Lock()
+	e.closed = true
+	ents := e.entities
+	e.regMu.Unlock()
+	e.timers.Stop()
+	for _, en := range ents {
+		if en.sub != nil {
+			en.sub.Close()
+		}
+	}
+	e.mu.Lock()
+	e.stopping = true
+	idle := e.idle
+	e.idle = nil
+	e.nidle.Store(0)
+	e.mu.Unlock()
+	for _, w := range idle {
+		w.signal()
+	}
+}
+
+func (w *worker) signal() {
+	select {
+	case w.wake <- struct{}{}:
+	default:
+	}
+}
+
+// wake is the wait set's hook: it unparks one idle worker, if any, after an
+// entity became ready.
+func (e *Executor) wake() {
+	if e.nidle.Load() == 0 {
+		return
+	}
+	e.mu.Lock()
+	w := e.popIdle()
+	e.mu.Unlock()
+	if w != nil {
+		w.signal()
+	}
+}
+
+// popIdle takes the most recently parked worker: its cache is the warmest.
+// e.mu must be held.
+func (e *Executor) popIdle() *worker {
+	n := len(e.idle)
+	if n == 0 {
+		return nil
+	}
+	w := e.idle[n-1]
+	e.idle[n-1] = nil
+	e.idle = e.idle[:n-1]
+	e.nidle.Add(-1)
+	return w
+}
+
+// unpark removes w from the idle stack if it is there. e.mu must be held.
+func (e *Executor) unpark(w *worker) bool {
+	for i, x := range e.idle {
+		if x == w {
+			copy(e.idle[i:], e.idle[i+1:])
+			e.idle[len(e.idle)-1] = nil
+			e.idle = e.idle[:len(e.idle)-1]
+			e.nidle.Add(-1)
+			return true
+		}
+	}
+	return false
+}
+
+func (e *Executor) work(w *worker) {
+	for {
+		x := e.next(w, true)
+		if x == nil {
+			return
+		}
+		e.dispatch(w, x)
+	}
+}
+
+// next returns the next entity for w: the head of the run queue, or, when
+// the run queue is empty, the head of a new batch taken from the wait set.
+// With park set it parks w while there is nothing to do and returns nil once
+// the executor has stopped and drained; without, it returns nil at once when
+// there is nothing to do.
+func (e *Executor) next(w *worker, park bool) *waitset.Entity {
+	for {
+		e.mu.Lock()
+		x := e.runq.Pop()
+		if x == nil {
+			// The scheduler's step (seed 000): waiting ∩ wait set becomes
+			// one batch, timers first, only when the run queue is empty,
+			// so a timer that becomes ready waits for at most one run
+			// queue's worth of entities before it leads the next batch.
+			if n, _ := e.set.Take(&e.runq); n > 0 {
+				x = e.runq.Pop()
+			}
+		}
+		if x != nil {
+			more := e.runq.Len() > 0
+			e.mu.Unlock()
+			if e.obs != nil {
+				e.obs.Observe(waitset.Event{Op: waitset.Dequeue, Entity: x, Worker: w.id})
+			}
+			if more {
+				// Each worker that finds more work wakes the next one.
+				e.wake()
+			}
+			return x
+		}
+		if !park {
+			e.mu.Unlock()
+			return nil
+		}
+		if e.stopping && (e.done || len(e.idle) == e.live-1) {
+			// Every other worker is parked and nothing is ready: the
+			// executor has drained (seed 000's Termination).
+			e.done = true
+			e.live--
+			idle := e.idle
+			e.idle = nil
+			e.nidle.Store(0)
+			e.mu.Unlock()
+			for _, o := range idle {
+				o.signal()
+			}
+			return nil
+		}
+		e.idle = append(e.idle, w)
+		e.nidle.Add(1)
+		e.mu.Unlock()
+		// A trigger that pushed before nidle grew did not see w parked;
+		// look again before sleeping. Triggers push, then read nidle;
+		// here nidle grew, then the set is read: one of the two sees the
+		// other.
+		if !e.set.Empty() {
+			e.mu.Lock()
+			e.unpark(w)
+			e.mu.Unlock()
+			continue
+		}
+		<-w.wake
+	}
+}
+
+// dispatch runs x, or hands it to the worker that holds its mutually
+// exclusive group (seed 001). It returns the number of runs it made.
+func (e *Executor) dispatch(w *worker, x *waitset.Entity) int {
+	en := x.Data.(*entity)
+	g := en.group
+	if g == nil {
+		e.run(w, x, en)
+		return 1
+	}
+	g.mu.Lock()
+	g.q.Push(x)
+	g.mu.Unlock()
+	if g.scheduled.Add(1) > 1 {
+		// Another worker holds the group and will run x after what is
+		// ahead of it; this worker goes back to the run queue.
+		return 0
+	}
+	n := 0
+	for {
+		g.mu.Lock()
+		y := g.q.Pop()
+		g.mu.Unlock()
+		e.run(w, y, y.Data.(*entity))
+		n++
+		if g.scheduled.Add(-1) == 0 {
+			return n
+		}
+	}
+}
+
+// run runs one callback of x: a timer's call or a subscription's front
+// message.
+func (e *Executor) run(w *worker, x *waitset.Entity, en *entity) {
+	x.Start()
+	more := false
+	if en.timer != nil {
+		ev, ok := en.timer.Call()
+		if e.obs != nil {
+			e.obs.Observe(waitset.Event{Op: waitset.Start, Entity: x, Worker: w.id})
+		}
+		if ok {
+			e.callTimer(en, ev)
+		}
+	} else {
+		m, seq, ok, left := en.sub.Take()
+		more = left
+		if e.obs != nil {
+			e.obs.Observe(waitset.Event{Op: waitset.Start, Entity: x, Worker: w.id, Seq: seq})
+		}
+		if ok {
+			e.callMessage(en, m)
+		}
+	}
+	if e.obs != nil {
+		e.obs.Observe(waitset.Event{Op: waitset.Finish, Entity: x, Worker: w.id})
+	}
+	w.runs.Add(1)
+	x.Finish(more)
+}

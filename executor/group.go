@@ -1,0 +1,61 @@
+package executor
+
+import (
+	"sync"
+	"sync/atomic"
+
+	"github.com/robotexec/robotexec/waitset"
+)
+
+// GroupKind says how the callbacks of a group may overlap.
+type GroupKind uint8
+
+const (
+	// MutuallyExclusive groups run one callback at a time, like a
+	// single-threaded executor inside the pool. It is the kind of every
+	// owner's default group.
+	MutuallyExclusive GroupKind = iota
+	// Reentrant groups let different callbacks run at once; one callback
+	// (one timer, one subscription) still never overlaps itself.
+	Reentrant
+)
+
+// String returns "mutually_exclusive" or "reentrant".
+func (k GroupKind) String() string {
+	if k == Reentrant {
+		return "reentrant"
+	}
+	return "mutually_exclusive"
+}
+
+// Group is a callback group. Callbacks of a mutually exclusive group never
+// overlap; callbacks of different groups do.
+//
+// A mutually exclusive group is seed 001's serial executor on top of the
+// worker pool: a worker that takes one of its callbacks queues it on the
+// group and claims the group with an atomic increment; if another worker
+// already holds the group, the claimer returns to the run queue at once, and
+// the holder runs the queued callback after the ones ahead of it. No worker
+// ever waits for a group.
+type Group struct {
+	name string
+	kind GroupKind
+
+	scheduled atomic.Int32 // callbacks queued on the group and not yet run
+	mu        sync.Mutex
+	q         waitset.List
+}
+
+// NewGroup returns a callback group. Groups may be shared by owners.
+func (e *Executor) NewGroup(name string, kind GroupKind) *Group {
+	if name == "" {
+		name = "group"
+	}
+	return &Group{name: name, kind: kind}
+}
+
+// Name returns the group's name.
+func (g *Group) Name() string { return g.name }
+
+// Kind returns the group's kind.
+func (g *Group) Kind() GroupKind { return g.kind }

@@ -1,0 +1,149 @@
+package executor
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/robotexec/robotexec/subscribers"
+	"github.com/robotexec/robotexec/timers"
+	"github.com/robotexec/robotexec/waitset"
+)
+
+// Owner registers callbacks on an executor on behalf of one node. Every
+// callback registered without a group joins the owner's default group,
+// which is mutually exclusive unless given otherwise: the callbacks of one
+// node never overlap unless it asks for it, as in rclcpp.
+type Owner struct {
+	ex    *Executor
+	name  string
+	group *Group
+}
+
+// NewOwner returns an owner named name (the node's name, used in logs,
+// traces and metrics). group is its default group; nil gives it a mutually
+// exclusive group of its own.
+func (e *Executor) NewOwner(name string, group *Group) *Owner {
+	if group == nil {
+		group = e.NewGroup(name, MutuallyExclusive)
+	}
+	return &Owner{ex: e, name: name, group: group}
+}
+
+// Name returns the owner's name.
+func (o *Owner) Name() string { return o.name }
+
+// DefaultGroup returns the group of callbacks registered without InGroup.
+func (o *Owner) DefaultGroup() *Group { return o.group }
+
+// Executor returns the executor the owner registers on.
+func (o *Owner) Executor() *Executor { return o.ex }
+
+// Option adjusts one registration.
+type Option func(*regOptions)
+
+type regOptions struct {
+	group *Group
+	name  string
+	queue subscribers.Options
+}
+
+// InGroup puts the callback in group g instead of its owner's default group.
+func InGroup(g *Group) Option { return func(o *regOptions) { o.group = g } }
+
+// Name names the callback in logs, traces and metrics. The default is
+// "timer" plus the period for a timer, and the topic filter for a
+// subscription.
+func Name(name string) Option { return func(o *regOptions) { o.name = name } }
+
+// Depth sets a subscription's queue depth (default subscribers.DefaultDepth).
+func Depth(n int) Option { return func(o *regOptions) { o.queue.Depth = n } }
+
+// Overflow sets a subscription's overflow policy (default DropOldest).
+func Overflow(p subscribers.Policy) Option { return func(o *regOptions) { o.queue.Overflow = p } }
+
+func (o *Owner) options(opts []Option) regOptions {
+	r := regOptions{group: o.group}
+	for _, opt := range opts {
+		opt(&r)
+	}
+	return r
+}
+
+// NewTimer registers a periodic timer that calls cb every period, on
+// drift-free deadlines starting one period from now.
+func (o *Owner) NewTimer(period time.Duration, cb func(timers.Event), opts ...Option) (*timers.Timer, error) {
+	return o.addTimer(period, false, cb, opts)
+}
+
+// NewOneShot registers a timer that calls cb once, delay from now. Reset
+// arms it again.
+func (o *Owner) NewOneShot(delay time.Duration, cb func(timers.Event), opts ...Option) (*timers.Timer, error) {
+	return o.addTimer(delay, true, cb, opts)
+}
+
+func (o *Owner) addTimer(period time.Duration, oneShot bool, cb func(timers.Event), opts []Option) (*timers.Timer, error) {
+	if cb == nil {
+		return nil, fmt.Errorf("executor: %s: timer callback is nil", o.name)
+	}
+	r := o.options(opts)
+	if r.name == "" {
+		r.name = "timer(" + period.String() + ")"
+	}
+	e := o.ex
+	e.regMu.Lock()
+	defer e.regMu.Unlock()
+	if e.closed {
+		return nil, ErrClosed
+	}
+	t, err := e.timers.NewTimer(period, oneShot)
+	if err != nil {
+		if err == timers.ErrStopped {
+			return nil, ErrClosed
+		}
+		return nil, fmt.Errorf("executor: %s: %w", o.name, err)
+	}
+	en := &entity{owner: o, name: r.name, group: serializing(r.group), timer: t, onTimer: cb}
+	t.Data = en
+	e.entities = append(e.entities, en)
+	t.Reset()
+	return t, nil
+}
+
+// Subscribe registers cb for the messages of src whose topic matches
+// filter. The subscription has its own queue (Depth, Overflow options); cb
+// runs once per message, in arrival order, never overlapping itself.
+func (o *Owner) Subscribe(src subscribers.Source, filter string, cb func(subscribers.Message), opts ...Option) (*subscribers.Subscription, error) {
+	if cb == nil {
+		return nil, fmt.Errorf("executor: %s: subscription callback is nil", o.name)
+	}
+	r := o.options(opts)
+	if r.name == "" {
+		r.name = filter
+	}
+	s, err := subscribers.New(filter, r.queue)
+	if err != nil {
+		return nil, fmt.Errorf("executor: %s: %w", o.name, err)
+	}
+	e := o.ex
+	e.regMu.Lock()
+	defer e.regMu.Unlock()
+	if e.closed {
+		return nil, ErrClosed
+	}
+	en := &entity{owner: o, name: r.name, group: serializing(r.group), sub: s, onMsg: cb}
+	s.Data = en
+	e.set.Register(&s.Entity, waitset.Subscription)
+	if err := src.Attach(s); err != nil {
+		return nil, fmt.Errorf("executor: %s: subscribe %q: %w", o.name, filter, err)
+	}
+	e.entities = append(e.entities, en)
+	return s, nil
+}
+
+// serializing returns g if its callbacks must be serialized.
+func serializing(g *Group) *Group {
+	if g == nil || g.kind == Reentrant {
+		return nil
+	}
+	return g
+}

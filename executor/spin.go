@@ -1,0 +1,112 @@
+package executor
+
+import "context"
+
+// The Spin methods run callbacks on the calling goroutine, one at a time, as
+// a ROS single-threaded executor's spin_once and spin_some do. They are for
+// tests and for programs that drive the executor from their own loop: with a
+// simulated clock, advance the clock, then spin. They panic if called while
+// Run is running or from two goroutines at once.
+
+func (e *Executor) enterSpin() {
+	if !e.mode.CompareAndSwap(modeIdle, modeSpinning) {
+		if e.mode.Load() == modeClosed {
+			e.mode.CompareAndSwap(modeClosed, modeSpinning)
+			return
+		}
+		panic("executor: spin while running or spinning")
+	}
+}
+
+func (e *Executor) leaveSpin(prev int32) { e.mode.Store(prev) }
+
+func (e *Executor) spinMode() int32 {
+	m := e.mode.Load()
+	if m == modeClosed {
+		return modeClosed
+	}
+	return modeIdle
+}
+
+// SpinOnce runs one callback, waiting for one to become ready until ctx
+// ends. It returns nil after a run and ctx.Err() if none became ready.
+func (e *Executor) SpinOnce(ctx context.Context) error {
+	prev := e.spinMode()
+	e.enterSpin()
+	defer e.leaveSpin(prev)
+	w := e.workers[0]
+	for {
+		if x := e.next(w, false); x != nil {
+			e.dispatch(w, x)
+			return nil
+		}
+		e.mu.Lock()
+		e.idle = append(e.idle, w)
+		e.nidle.Add(1)
+		e.mu.Unlock()
+		if !e.set.Empty() {
+			e.mu.Lock()
+			e.unpark(w)
+			e.mu.Unlock()
+			continue
+		}
+		select {
+		case <-w.wake:
+		case <-ctx.Done():
+			e.mu.Lock()
+			e.unpark(w)
+			e.mu.Unlock()
+			return ctx.Err()
+		}
+	}
+}
+
+// SpinSome runs the callbacks that are ready now, without waiting, and
+// returns how many ran. Callbacks that become ready meanwhile wait for the
+// next call.
+func (e *Executor) SpinSome() int {
+	prev := e.spinMode()
+	e.enterSpin()
+	defer e.leaveSpin(prev)
+	return e.spinSome()
+}
+
+func (e *Executor) spinSome() int {
+	w := e.workers[0]
+	e.mu.Lock()
+	if e.runq.Len() == 0 {
+		e.set.Take(&e.runq)
+	}
+	k := e.runq.Len()
+	e.mu.Unlock()
+	n := 0
+	for range k {
+		x := e.next(w, false)
+		if x == nil {
+			break
+		}
+		n += e.dispatch(w, x)
+	}
+	return n
+}
+
+// SpinAll runs callbacks until none is ready and returns how many ran. It
+// does not return while callbacks keep making each other ready.
+func (e *Executor) SpinAll() int {
+	prev := e.spinMode()
+	e.enterSpin()
+	defer e.leaveSpin(prev)
+	n := 0
+	for {
+		k := e.spinSome()
+		if k == 0 {
+			e.mu.Lock()
+			empty := e.runq.Len() == 0 && e.set.Empty()
+			e.mu.Unlock()
+			if empty {
+				return n
+			}
+		}
+		n += k
+	}
+}

@@ -1,0 +1,3 @@
+module github.com/robotexec/robotexec
+
+go 1.26.8

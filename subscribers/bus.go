@@ -1,0 +1,138 @@
+package subscribers
+
+import (
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Bus is the in-process source: publishers and subscriptions of one process
+// exchange messages through it, matched with MQTT topic filters. A retained
+// message is kept per topic and delivered to subscriptions attached later, as
+// an MQTT broker does. The zero Bus is ready to use.
+type Bus struct {
+	router Router
+
+	mu       sync.Mutex
+	retained map[string]Message
+}
+
+// NewBus returns an empty bus.
+func NewBus() *Bus { return &Bus{} }
+
+// Attach starts delivering to s the messages whose topic matches its filter,
+// beginning with the retained ones.
+func (b *Bus) Attach(s *Subscription) error {
+	s.Attach(b)
+	b.mu.Lock()
+	b.router.Add(s)
+	var retained []Message
+	for topic, m := range b.retained {
+		if Match(s.filter, topic) {
+			retained = append(retained, m)
+		}
+	}
+	b.mu.Unlock()
+	for _, m := range retained {
+		s.Deliver(m)
+	}
+	return nil
+}
+
+// Detach stops delivering to s.
+func (b *Bus) Detach(s *Subscription) { b.router.Remove(s) }
+
+// Publish delivers m to every matching subscription and returns how many
+// accepted it. m.Received is set to now if zero. A retained message with an
+// empty payload clears the topic's retained message. Publish allocates
+// nothing for a topic with no retained message; use a [Publisher] to also
+// skip the topic lookup.
+func (b *Bus) Publish(m Message) (int, error) {
+	if err := ValidateTopic(m.Topic); err != nil {
+		return 0, err
+	}
+	var buf [8]*Subscription
+	subs := b.router.Match(m.Topic, buf[:0])
+	return b.deliver(m, subs), nil
+}
+
+func (b *Bus) deliver(m Message, subs []*Subscription) int {
+	if m.Received.IsZero() {
+		m.Received = time.Now()
+	}
+	if m.Retained {
+		b.retain(m)
+	}
+	n := 0
+	for _, s := range subs {
+		if s.Deliver(m) {
+			n++
+		}
+	}
+	return n
+}
+
+func (b *Bus) retain(m Message) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if len(m.Payload) == 0 {
+		delete(b.retained, m.Topic)
+		return
+	}
+	if b.retained == nil {
+		b.retained = make(map[string]Message)
+	}
+	b.retained[m.Topic] = m
+}
+
+// Publisher returns a publisher on topic, which must be a valid topic name.
+func (b *Bus) Publisher(topic string) (*Publisher, error) {
+	if err := ValidateTopic(topic); err != nil {
+		return nil, err
+	}
+	return &Publisher{bus: b, topic: topic}, nil
+}
+
+// Publisher publishes on one topic of a bus. It remembers which
+// subscriptions match its topic until the bus's subscriptions change, so a
+// publication costs no lookup and no allocation.
+type Publisher struct {
+	bus   *Bus
+	topic string
+	cache atomic.Pointer[pubCache]
+}
+
+type pubCache struct {
+	gen  uint64
+	subs []*Subscription
+}
+
+// Topic returns the publisher's topic.
+func (p *Publisher) Topic() string { return p.topic }
+
+// Publish publishes payload with QoS 0, not retained, and returns how many
+// subscriptions accepted it.
+func (p *Publisher) Publish(payload []byte) int {
+	return p.PublishMessage(Message{Payload: payload})
+}
+
+// PublishMessage publishes m on the publisher's topic (m.Topic is set to
+// it) and returns how many subscriptions accepted it.
+func (p *Publisher) PublishMessage(m Message) int {
+	m.Topic = p.topic
+	return p.bus.deliver(m, p.subscribers())
+}
+
+func (p *Publisher) subscribers() []*Subscription {
+	gen := p.bus.router.Generation()
+	if c := p.cache.Load(); c != nil && c.gen == gen {
+		return c.subs
+	}
+	c := &pubCache{gen: gen, subs: p.bus.router.Match(p.topic, nil)}
+	p.cache.Store(c)
+	return c.subs
+}
+
+// String describes the publisher.
+func (p *Publisher) String() string { return fmt.Sprintf("publisher(%s)", p.topic) }

@@ -1,0 +1,24 @@
+// Package subscribers provides subscriptions with their own bounded message
+// queues, the in-process bus that delivers messages to them, and publishers.
+//
+// A [Subscription] is the channel of seed 003: each accepted message is an
+// item of work in its own FIFO queue, bounded by a depth and an explicit
+// overflow [Policy] whose drops are counted. The subscription embeds a wait
+// set entity (package waitset): a delivery triggers it, and the executor runs
+// one message per run, from the front, so messages of one subscription never
+// overtake each other and never run in parallel. In the seed's terms a
+// subscription is dormant (waiting with an empty queue), ready (in the wait set
+// or a run queue) or in progress (running); at the end of a run a
+// subscription with more work goes to the back of the ready queue.
+//
+// A [Source] delivers messages to the subscriptions attached to it. The
+// [Bus] is the in-process source: topics inside one process, matched with
+// MQTT filters ('+' for one level, '#' for the rest). The MQTT source lives in
+// subscribers/mqtt.
+//
+// # Concurrency
+//
+// Subscription, Bus and Publisher are safe for concurrent use. Payloads are
+// shared, not copied, between the publisher and every subscriber: neither
+// may modify a payload after publishing or receiving it.
+package subscribers

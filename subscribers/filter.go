@@ -1,0 +1,81 @@
+package subscribers
+
+import (
+	"fmt"
+	"strings"
+)
+
+// ValidateFilter checks an MQTT topic filter: not empty, '+' only as a
+// whole level, '#' only as the whole last level, no NUL, at most 65535
+// bytes.
+func ValidateFilter(filter string) error {
+	if err := validateCommon(filter); err != nil {
+		return fmt.Errorf("subscribers: topic filter %q: %w", filter, err)
+	}
+	levels := strings.Split(filter, "/")
+	for i, level := range levels {
+		switch {
+		case level == "#" && i != len(levels)-1:
+			return fmt.Errorf("subscribers: topic filter %q: '#' must be the last level", filter)
+		case level != "#" && level != "+" && strings.ContainsAny(level, "+#"):
+			return fmt.Errorf("subscribers: topic filter %q: '+' and '#' must fill a whole level", filter)
+		}
+	}
+	return nil
+}
+
+// ValidateTopic checks an MQTT topic name for publishing: not empty, no
+// wildcards, no NUL, at most 65535 bytes.
+func ValidateTopic(topic string) error {
+	if err := validateCommon(topic); err != nil {
+		return fmt.Errorf("subscribers: topic %q: %w", topic, err)
+	}
+	if strings.ContainsAny(topic, "+#") {
+		return fmt.Errorf("subscribers: topic %q: wildcards are not allowed in a topic name", topic)
+	}
+	return nil
+}
+
+func validateCommon(s string) error {
+	switch {
+	case s == "":
+		return fmt.Errorf("empty")
+	case len(s) > 65535:
+		return fmt.Errorf("longer than 65535 bytes")
+	case strings.IndexByte(s, 0) >= 0:
+		return fmt.Errorf("contains NUL")
+	}
+	return nil
+}
+
+// Match reports whether topic matches filter under MQTT rules. Wildcards at
+// the first level do not match topics that start with '$'. It allocates
+// nothing.
+func Match(filter, topic string) bool {
+	if len(topic) > 0 && topic[0] == '$' && len(filter) > 0 && (filter[0] == '+' || filter[0] == '#') {
+		return false
+	}
+	for {
+		fl, frest, fmore := cut(filter)
+		if fl == "#" {
+			return true
+		}
+		tl, trest, tmore := cut(topic)
+		if fl != "+" && fl != tl {
+			return false
+		}
+		if !fmore || !tmore {
+			// "a/#" also matches "a": '#' includes the parent level.
+			return fmore == tmore || (fmore && frest == "#")
+		}
+		filter, topic = frest, trest
+	}
+}
+
+// cut splits off the first level of a topic.
+func cut(s string) (level, rest string, more bool) {
+	if i := strings.IndexByte(s, '/'); i >= 0 {
+		return s[:i], s[i+1:], true
+	}
+	return s, "", false
+}

@@ -1,0 +1,11 @@
+package subscribers
+
+// Source delivers messages to the subscriptions attached to it: the
+// in-process [Bus], or the MQTT client of subscribers/mqtt.
+type Source interface {
+	// Attach starts delivering messages whose topic matches s's filter to
+	// s, in the order they arrive. It calls s.Attach(source).
+	Attach(s *Subscription) error
+	// Detach stops delivering to s. Deliveries under way may still land.
+	Detach(s *Subscription)
+}

@@ -1,0 +1,217 @@
+package subscribers
+
+import (
+	"sync"
+	"sync/atomic"
+
+	"github.com/robotexec/robotexec/waitset"
+)
+
+// DefaultDepth is the queue depth of a subscription whose options give none.
+const DefaultDepth = 10
+
+// Options configure a subscription's queue.
+type Options struct {
+	// Depth is the number of messages the queue holds (the QoS depth);
+	// 0 means DefaultDepth.
+	Depth int
+	// Overflow is what a full queue does; the zero value is DropOldest.
+	Overflow Policy
+}
+
+// Stats counts what happened to a subscription's messages.
+type Stats struct {
+	Accepted uint64
+	// Dropped counts drops by reason, indexed by Reason.
+	Dropped [numReasons]uint64
+	// Queued is the number of messages in the queue now.
+	Queued int
+}
+
+// DroppedTotal returns the number of drops for every reason.
+func (s Stats) DroppedTotal() uint64 {
+	var n uint64
+	for _, d := range s.Dropped {
+		n += d
+	}
+	return n
+}
+
+type item struct {
+	msg Message
+	seq uint64
+}
+
+// Subscription is a topic filter with its own bounded FIFO message queue.
+// It embeds the wait set entity that the executor schedules.
+type Subscription struct {
+	waitset.Entity
+
+	filter string
+	opts   Options
+
+	mu      sync.Mutex
+	ring    []item
+	head, n int
+	seq     uint64
+	closed  bool
+	space   sync.Cond // signaled when a Block producer may find room
+	waiters int
+	source  Source
+
+	accepted atomic.Uint64
+	dropped  [numReasons]atomic.Uint64
+}
+
+// New returns a subscription to filter with the given queue options. It is
+// not registered with a wait set nor attached to a source; the executor does
+// both.
+func New(filter string, opts Options) (*Subscription, error) {
+	if err := ValidateFilter(filter); err != nil {
+		return nil, err
+	}
+	if opts.Depth < 0 {
+		opts.Depth = 0
+	}
+	if opts.Depth == 0 {
+		opts.Depth = DefaultDepth
+	}
+	s := &Subscription{filter: filter, opts: opts, ring: make([]item, opts.Depth)}
+	s.space.L = &s.mu
+	return s, nil
+}
+
+// Filter returns the subscription's topic filter.
+func (s *Subscription) Filter() string { return s.filter }
+
+// Options returns the subscription's queue options, defaults applied.
+func (s *Subscription) Options() Options { return s.opts }
+
+// Deliver offers m to the queue. It applies the overflow policy when the
+// queue is full, counts every drop, and triggers the subscription when it
+// accepts m. It reports whether m was accepted. With the Block policy it
+// waits for room; a closed subscription refuses every message.
+func (s *Subscription) Deliver(m Message) bool {
+	s.mu.Lock()
+	for s.n == len(s.ring) && !s.closed {
+		switch s.opts.Overflow {
+		case DropNewest:
+			s.mu.Unlock()
+			s.drop(QueueFull, 0)
+			return false
+		case Block:
+			s.waiters++
+			s.space.Wait()
+			s.waiters--
+			continue
+		default: // DropOldest
+			old := s.ring[s.head]
+			s.ring[s.head] = item{}
+			s.head = (s.head + 1) % len(s.ring)
+			s.n--
+			s.drop(QueueFull, old.seq)
+		}
+	}
+	if s.closed {
+		s.mu.Unlock()
+		s.drop(Closed, 0)
+		return false
+	}
+	s.seq++
+	s.ring[(s.head+s.n)%len(s.ring)] = item{msg: m, seq: s.seq}
+	s.n++
+	s.accepted.Add(1)
+	if obs := s.Set().Observer(); obs != nil {
+		obs.Observe(waitset.Event{Op: waitset.Accept, Entity: &s.Entity, Seq: s.seq})
+	}
+	// Triggering under the lock orders it before a concurrent Close, so
+	// that a drain after Close sees every accepted message.
+	s.Trigger()
+	s.mu.Unlock()
+	return true
+}
+
+// Take removes the front message; the executor calls it when the
+// subscription's run starts. It returns the message and its sequence number
+// in this subscription, whether there was one, and whether more remain.
+func (s *Subscription) Take() (m Message, seq uint64, ok, more bool) {
+	s.mu.Lock()
+	if s.n == 0 {
+		s.mu.Unlock()
+		return Message{}, 0, false, false
+	}
+	it := s.ring[s.head]
+	s.ring[s.head] = item{}
+	s.head = (s.head + 1) % len(s.ring)
+	s.n--
+	more = s.n > 0
+	if s.waiters > 0 {
+		s.space.Signal()
+	}
+	s.mu.Unlock()
+	return it.msg, it.seq, true, more
+}
+
+// Len returns the number of queued messages.
+func (s *Subscription) Len() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.n
+}
+
+// Drop counts a message dropped for reason r outside the queue, for example
+// one that failed to decode or came over a rate limit.
+func (s *Subscription) Drop(r Reason) { s.drop(r, 0) }
+
+func (s *Subscription) drop(r Reason, seq uint64) {
+	s.dropped[r].Add(1)
+	if set := s.Set(); set != nil {
+		if obs := set.Observer(); obs != nil {
+			obs.Observe(waitset.Event{Op: waitset.Drop, Entity: &s.Entity, Seq: seq, Reason: r.String()})
+		}
+	}
+}
+
+// Stats returns the subscription's counters.
+func (s *Subscription) Stats() Stats {
+	st := Stats{Accepted: s.accepted.Load(), Queued: s.Len()}
+	for i := range s.dropped {
+		st.Dropped[i] = s.dropped[i].Load()
+	}
+	return st
+}
+
+// Attach records the source the subscription is attached to, so that Close
+// can detach it. Sources call it from their Attach method.
+func (s *Subscription) Attach(src Source) {
+	s.mu.Lock()
+	s.source = src
+	s.mu.Unlock()
+}
+
+// Closed reports whether the subscription refuses new messages.
+func (s *Subscription) Closed() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.closed
+}
+
+// Close detaches the subscription from its source and refuses every later
+// message (counted as dropped, reason Closed). Producers waiting under the
+// Block policy return. Messages already accepted stay queued and still run.
+// Close is idempotent.
+func (s *Subscription) Close() {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return
+	}
+	s.closed = true
+	src := s.source
+	s.source = nil
+	s.space.Broadcast()
+	s.mu.Unlock()
+	if src != nil {
+		src.Detach(s)
+	}
+}

@@ -1,0 +1,197 @@
+package timers
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/robotexec/robotexec/waitset"
+)
+
+// ErrStopped is returned when a timer is made on a stopped queue.
+var ErrStopped = errors.New("timers: queue stopped")
+
+// Queue keeps the deadlines of many timers in one heap and arms one alarm of
+// its clock for the earliest; when it rings, the queue triggers every timer
+// that is due into the wait set, as one step. Adding, canceling and serving
+// a timer cost O(log n) in the number of armed timers; nothing scans them.
+type Queue struct {
+	clock Clock
+	set   *waitset.Set
+
+	mu      sync.Mutex
+	heap    []*Timer
+	alarm   Alarm
+	armedAt time.Time // the time the alarm is set for; zero when unset
+	stopped bool
+	dueBuf  []*waitset.Entity
+}
+
+// NewQueue returns a queue on clock c (nil means [System]) that triggers its
+// timers into set.
+func NewQueue(c Clock, set *waitset.Set) *Queue {
+	if c == nil {
+		c = System{}
+	}
+	q := &Queue{clock: c, set: set}
+	q.alarm = c.NewAlarm(q.ring)
+	return q
+}
+
+// Clock returns the queue's clock.
+func (q *Queue) Clock() Clock { return q.clock }
+
+// NewTimer makes a timer and registers it with the queue's wait set. The
+// timer is not armed: set the entity's Data, then call [Timer.Reset] to
+// start it. A periodic timer first falls due one period after Reset, a
+// one-shot timer after delay period. A periodic timer needs a positive
+// period; a one-shot timer a delay of zero or more.
+func (q *Queue) NewTimer(period time.Duration, oneShot bool) (*Timer, error) {
+	if period <= 0 && !oneShot {
+		return nil, fmt.Errorf("timers: period %v is not positive", period)
+	}
+	if period < 0 {
+		return nil, fmt.Errorf("timers: delay %v is negative", period)
+	}
+	q.mu.Lock()
+	stopped := q.stopped
+	q.mu.Unlock()
+	if stopped {
+		return nil, ErrStopped
+	}
+	t := &Timer{q: q, period: period, oneShot: oneShot, index: -1, state: idle}
+	q.set.Register(&t.Entity, waitset.Timer)
+	return t, nil
+}
+
+// Len returns the number of armed timers.
+func (q *Queue) Len() int {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return len(q.heap)
+}
+
+// Stop disarms every timer and the alarm. When Stop returns, the queue
+// triggers nothing more; timers already due may still be called once.
+func (q *Queue) Stop() {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.stopped = true
+	for _, t := range q.heap {
+		t.index = -1
+		t.state = idle
+	}
+	q.heap = nil
+	q.alarm.Stop()
+	q.armedAt = time.Time{}
+}
+
+// ring is the alarm's function: it triggers every timer that is due.
+func (q *Queue) ring() {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.stopped {
+		return
+	}
+	q.armedAt = time.Time{}
+	now := q.clock.Now()
+	fired := q.dueBuf[:0]
+	for len(q.heap) > 0 && !q.heap[0].next.After(now) {
+		t := q.heap[0]
+		q.remove(t)
+		t.state = due
+		fired = append(fired, &t.Entity)
+	}
+	// Triggering under the lock orders it before a concurrent Stop.
+	q.set.TriggerAll(fired)
+	clear(fired)
+	q.dueBuf = fired[:0]
+	q.rearm()
+}
+
+// rearm sets the alarm for the earliest deadline if it is not set for it.
+func (q *Queue) rearm() {
+	if len(q.heap) == 0 {
+		return
+	}
+	next := q.heap[0].next
+	if q.armedAt.IsZero() || next.Before(q.armedAt) {
+		q.armedAt = next
+		q.alarm.Set(next)
+	}
+}
+
+// push arms t at t.next. q.mu must be held.
+func (q *Queue) push(t *Timer) {
+	t.state = armed
+	t.index = len(q.heap)
+	q.heap = append(q.heap, t)
+	q.up(t.index)
+	q.rearm()
+}
+
+// remove takes t out of the heap if it is in it. q.mu must be held. The
+// alarm is left as it is: a ring with nothing due only re-arms.
+func (q *Queue) remove(t *Timer) {
+	i := t.index
+	if i < 0 {
+		return
+	}
+	last := len(q.heap) - 1
+	if i != last {
+		q.swap(i, last)
+	}
+	q.heap[last] = nil
+	q.heap = q.heap[:last]
+	t.index = -1
+	if i != last {
+		q.down(i)
+		q.up(i)
+	}
+}
+
+func (q *Queue) less(i, j int) bool {
+	a, b := q.heap[i], q.heap[j]
+	if a.next.Equal(b.next) {
+		// Equal deadlines fall due in the order the timers were made.
+		return a.ID() < b.ID()
+	}
+	return a.next.Before(b.next)
+}
+
+func (q *Queue) swap(i, j int) {
+	q.heap[i], q.heap[j] = q.heap[j], q.heap[i]
+	q.heap[i].index = i
+	q.heap[j].index = j
+}
+
+func (q *Queue) up(i int) {
+	for i > 0 {
+		p := (i - 1) / 2
+		if !q.less(i, p) {
+			return
+		}
+		q.swap(i, p)
+		i = p
+	}
+}
+
+func (q *Queue) down(i int) {
+	n := len(q.heap)
+	for {
+		l := 2*i + 1
+		if l >= n {
+			return
+		}
+		m := l
+		if r := l + 1; r < n && q.less(r, l) {
+			m = r
+		}
+		if !q.less(m, i) {
+			return
+		}
+		q.swap(i, m)
+		i = m
+	}
+}

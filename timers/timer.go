@@ -1,0 +1,149 @@
+package timers
+
+import (
+	"sync/atomic"
+	"time"
+
+	"github.com/robotexec/robotexec/waitset"
+)
+
+// Event is what a timer callback receives.
+type Event struct {
+	// Expected is the deadline this call serves.
+	Expected time.Time
+	// Actual is when the call started.
+	Actual time.Time
+	// Missed counts the deadlines after Expected that had also passed when
+	// the call started; they were skipped, not queued.
+	Missed uint64
+}
+
+// Late returns how late the call started: Actual minus Expected.
+func (ev Event) Late() time.Duration { return ev.Actual.Sub(ev.Expected) }
+
+// timer states, guarded by the queue's lock.
+const (
+	armed    = iota // in the heap, waiting for its deadline
+	due             // triggered, waiting for its call
+	idle            // canceled, or a one-shot that was called
+	detached        // removed for good
+)
+
+// Timer is a periodic or one-shot timer. It embeds the wait set entity that
+// the executor schedules. Create timers with [Queue.NewTimer].
+type Timer struct {
+	waitset.Entity
+
+	q       *Queue
+	period  time.Duration
+	oneShot bool
+
+	// Guarded by q.mu.
+	next  time.Time
+	index int // position in the heap, -1 when not in it
+	state int
+
+	missed atomic.Uint64
+	calls  atomic.Uint64
+}
+
+// Period returns the timer's period (the delay of a one-shot timer).
+func (t *Timer) Period() time.Duration { return t.period }
+
+// OneShot reports whether the timer fires once.
+func (t *Timer) OneShot() bool { return t.oneShot }
+
+// Missed returns the number of deadlines skipped since the timer was made.
+func (t *Timer) Missed() uint64 { return t.missed.Load() }
+
+// Calls returns the number of calls served.
+func (t *Timer) Calls() uint64 { return t.calls.Load() }
+
+// Deadline returns the timer's next deadline, and false if the timer is
+// canceled or a one-shot timer that has been called.
+func (t *Timer) Deadline() (time.Time, bool) {
+	t.q.mu.Lock()
+	defer t.q.mu.Unlock()
+	if t.state == armed || t.state == due {
+		return t.next, true
+	}
+	return time.Time{}, false
+}
+
+// Canceled reports whether the timer will not fire again until reset.
+func (t *Timer) Canceled() bool {
+	t.q.mu.Lock()
+	defer t.q.mu.Unlock()
+	return t.state == idle || t.state == detached
+}
+
+// Cancel stops the timer: it does not fire again until [Timer.Reset], and a
+// call that is due but has not started is skipped.
+func (t *Timer) Cancel() {
+	t.q.mu.Lock()
+	defer t.q.mu.Unlock()
+	if t.state == detached {
+		return
+	}
+	t.q.remove(t)
+	t.state = idle
+}
+
+// Reset restarts the timer from now: its next deadline is now plus the
+// period. A call that is due but has not started is skipped. Reset on a
+// canceled timer, or a one-shot timer that fired, arms it again.
+func (t *Timer) Reset() {
+	q := t.q
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if t.state == detached || q.stopped {
+		return
+	}
+	q.remove(t)
+	t.next = q.clock.Now().Add(t.period)
+	q.push(t)
+}
+
+// Call serves a due timer; the executor calls it when the timer's callback
+// starts. It returns the event for the callback, and false if the call must
+// be skipped because the timer was canceled or reset since it fell due.
+// A periodic timer is re-armed for its next deadline that lies in the future,
+// skipping and counting the ones that already passed.
+func (t *Timer) Call() (Event, bool) {
+	q := t.q
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if t.state != due {
+		return Event{}, false
+	}
+	now := q.clock.Now()
+	ev := Event{Expected: t.next, Actual: now}
+	t.calls.Add(1)
+	if t.oneShot {
+		t.state = idle
+		return ev, true
+	}
+	next := t.next.Add(t.period)
+	if !next.After(now) {
+		// rcl's rule: skip every deadline that has passed, count them.
+		skipped := uint64(now.Sub(next)/t.period) + 1
+		next = next.Add(time.Duration(skipped) * t.period)
+		ev.Missed = skipped
+		t.missed.Add(skipped)
+	}
+	t.next = next
+	if q.stopped {
+		t.state = idle
+		return ev, true
+	}
+	q.push(t)
+	return ev, true
+}
+
+// Detach removes the timer from its queue for good.
+func (t *Timer) Detach() {
+	t.q.mu.Lock()
+	defer t.q.mu.Unlock()
+	t.q.remove(t)
+	t.state = detached
+}

@@ -1,0 +1,158 @@
+package waitset
+
+import "sync/atomic"
+
+// Kind says what an entity is; the scheduler puts timers before
+// subscriptions within a batch.
+type Kind uint8
+
+const (
+	// Timer is a periodic or one-shot timer.
+	Timer Kind = iota + 1
+	// Subscription is a subscription with its own message queue.
+	Subscription
+)
+
+// String returns "timer" or "subscription".
+func (k Kind) String() string {
+	switch k {
+	case Timer:
+		return "timer"
+	case Subscription:
+		return "subscription"
+	}
+	return "unknown"
+}
+
+// State is the scheduling state of an entity.
+type State uint32
+
+const (
+	// Waiting entities are neither queued nor running.
+	Waiting State = 0
+	// Queued entities are in a run queue, taken from the wait set.
+	Queued State = 1
+	// Running entities have a callback running on a worker.
+	Running State = 2
+)
+
+// String returns the state's name.
+func (s State) String() string {
+	switch s {
+	case Waiting:
+		return "waiting"
+	case Queued:
+		return "queued"
+	case Running:
+		return "running"
+	}
+	return "invalid"
+}
+
+// The state word of an entity: the low two bits hold the State, inSet marks
+// membership of the wait set. One word lets a trigger decide with a single
+// atomic operation whether the entity enters waiting ∩ wait set.
+const (
+	stateMask uint32 = 0b11
+	inSet     uint32 = 0b100
+)
+
+// Entity is the schedulable part of a timer or a subscription. Embed it and
+// register it with [Set.Register] before triggering it.
+type Entity struct {
+	word atomic.Uint32
+	// next links the entity into whichever single structure holds it: the
+	// set's pending stack, a run queue or a group queue. An entity is in at
+	// most one of them at a time, so one link suffices and nothing is
+	// allocated per trigger.
+	next *Entity
+	set  *Set
+	id   uint64
+	kind Kind
+
+	// Data is the scheduler's handle on what the entity runs (the executor
+	// stores its callback record here). The wait set never reads it.
+	Data any
+}
+
+// ID returns the entity's identifier, unique within its set and never zero
+// once registered.
+func (e *Entity) ID() uint64 { return e.id }
+
+// Kind returns what the entity is.
+func (e *Entity) Kind() Kind { return e.kind }
+
+// Set returns the set the entity is registered with, or nil.
+func (e *Entity) Set() *Set { return e.set }
+
+// State returns the entity's current scheduling state.
+func (e *Entity) State() State { return State(e.word.Load() & stateMask) }
+
+// InWaitSet reports whether the entity has been triggered and not yet taken
+// by the scheduler (or was triggered again while queued or running).
+func (e *Entity) InWaitSet() bool { return e.word.Load()&inSet != 0 }
+
+// Trigger adds the entity to the wait set. It reports whether the entity
+// entered waiting ∩ wait set, that is, whether this trigger made it ready to
+// be taken; a trigger on an entity already in the wait set adds nothing, and
+// a trigger on a queued or running entity keeps it in the wait set until it
+// returns to waiting.
+func (e *Entity) Trigger() bool {
+	old := e.word.Or(inSet)
+	if old&inSet != 0 || old&stateMask != uint32(Waiting) {
+		return false
+	}
+	e.set.ready(e)
+	return true
+}
+
+// Start moves a queued entity to running. It panics if the entity is not
+// queued: the scheduler handed it to two workers.
+func (e *Entity) Start() {
+	for {
+		old := e.word.Load()
+		if old&stateMask != uint32(Queued) {
+			panic("waitset: start of an entity that is " + State(old&stateMask).String())
+		}
+		if e.word.CompareAndSwap(old, old&^stateMask|uint32(Running)) {
+			return
+		}
+	}
+}
+
+// Finish returns a running entity to waiting. more says that the entity has
+// work left (a subscription whose queue is not empty): it stays in the wait
+// set. If the entity is in the wait set after the run, because of more or of
+// a trigger during the run, it is ready again and Finish reports true.
+func (e *Entity) Finish(more bool) bool {
+	for {
+		old := e.word.Load()
+		if old&stateMask != uint32(Running) {
+			panic("waitset: finish of an entity that is " + State(old&stateMask).String())
+		}
+		next := old &^ stateMask
+		if more {
+			next |= inSet
+		}
+		if e.word.CompareAndSwap(old, next) {
+			if next&inSet != 0 {
+				e.set.ready(e)
+				return true
+			}
+			return false
+		}
+	}
+}
+
+// take moves an entity from waiting ∩ wait set to queued.
+func (e *Entity) take() {
+	for {
+		old := e.word.Load()
+		if old&stateMask != uint32(Waiting) || old&inSet == 0 {
+			panic("waitset: take of an entity that is not waiting in the wait set")
+		}
+		if e.word.CompareAndSwap(old, old&^(stateMask|inSet)|uint32(Queued)) {
+			return
+		}
+	}
+}

@@ -1,0 +1,66 @@
+package waitset
+
+// Op names a step in an entity's life, as recorded by an [Observer].
+type Op uint8
+
+const (
+	// Ready: the entity entered waiting ∩ wait set (a trigger, or a run
+	// that ended with work left). Emitted before the entity can be taken.
+	Ready Op = iota + 1
+	// Enqueue: the scheduler took the entity into a run queue, as part of
+	// batch Event.Batch.
+	Enqueue
+	// Dequeue: worker Event.Worker took the entity from a run queue.
+	Dequeue
+	// Start: the entity is running on worker Event.Worker; for a
+	// subscription, Event.Seq is the message it runs.
+	Start
+	// Finish: the entity's run on worker Event.Worker ended. Emitted before
+	// the entity returns to waiting.
+	Finish
+	// Accept: a subscription accepted message Event.Seq into its queue.
+	Accept
+	// Drop: a subscription dropped message Event.Seq (zero if the message
+	// was refused before it got a number) for Event.Reason.
+	Drop
+)
+
+// String returns the op's name.
+func (o Op) String() string {
+	switch o {
+	case Ready:
+		return "ready"
+	case Enqueue:
+		return "enqueue"
+	case Dequeue:
+		return "dequeue"
+	case Start:
+		return "start"
+	case Finish:
+		return "finish"
+	case Accept:
+		return "accept"
+	case Drop:
+		return "drop"
+	}
+	return "invalid"
+}
+
+// Event is one step recorded by an [Observer].
+type Event struct {
+	Op     Op
+	Entity *Entity
+	Batch  uint64 // Enqueue: the batch number
+	Worker int    // Dequeue, Start, Finish: the worker
+	Seq    uint64 // Start, Accept, Drop: the message's sequence number in its subscription
+	Reason string // Drop: why
+}
+
+// Observer receives the steps of entities, for traces, tests and metrics.
+// Observe is called synchronously on the goroutine that makes the step, on
+// the dispatch path: it must be fast and must not block or call back into the
+// executor. The order of calls respects the order of the steps of any one
+// entity.
+type Observer interface {
+	Observe(Event)
+}

@@ -1,0 +1,141 @@
+package waitset
+
+import "sync/atomic"
+
+// Set is a wait set. Entities registered with it are triggered into it and
+// taken out of it in batches by the scheduler.
+//
+// Entities that enter waiting ∩ wait set are pushed on a lock-free stack;
+// [Set.Take] swaps the whole stack out at once, so a trigger never waits for
+// the scheduler and the scheduler never scans entities that are not ready:
+// the cost of a trigger and of a take is independent of how many entities
+// are registered.
+type Set struct {
+	pending atomic.Pointer[Entity]
+	ids     atomic.Uint64
+	batches atomic.Uint64
+	wake    func()
+	obs     Observer
+}
+
+// New returns a set. wake, if not nil, is called after every entity that
+// enters waiting ∩ wait set, on the triggering goroutine, so that the
+// scheduler can wake an idle worker; it must be cheap and must not block.
+// obs, if not nil, receives the set's events and those of its entities.
+func New(wake func(), obs Observer) *Set {
+	return &Set{wake: wake, obs: obs}
+}
+
+// Register binds e to the set as an entity of kind k and gives it an ID.
+// It panics if e is already registered.
+func (s *Set) Register(e *Entity, k Kind) {
+	if e.set != nil {
+		panic("waitset: entity registered twice")
+	}
+	e.set = s
+	e.kind = k
+	e.id = s.ids.Add(1)
+}
+
+// Observer returns the set's observer, or nil.
+func (s *Set) Observer() Observer { return s.obs }
+
+// Empty reports whether no entity is waiting in the wait set.
+func (s *Set) Empty() bool { return s.pending.Load() == nil }
+
+// ready pushes an entity that just entered waiting ∩ wait set.
+func (s *Set) ready(e *Entity) {
+	if s.obs != nil {
+		s.obs.Observe(Event{Op: Ready, Entity: e})
+	}
+	for {
+		head := s.pending.Load()
+		e.next = head
+		if s.pending.CompareAndSwap(head, e) {
+			break
+		}
+	}
+	if s.wake != nil {
+		s.wake()
+	}
+}
+
+// TriggerAll triggers every entity of es as one step, so that those that
+// enter waiting ∩ wait set land in the same batch: a timer queue uses it for
+// the timers that fall due together. Every entity must be registered with s.
+func (s *Set) TriggerAll(es []*Entity) {
+	var first, last *Entity
+	for _, e := range es {
+		if e.set != s {
+			panic("waitset: TriggerAll of an entity of another set")
+		}
+		old := e.word.Or(inSet)
+		if old&inSet != 0 || old&stateMask != uint32(Waiting) {
+			continue
+		}
+		if s.obs != nil {
+			s.obs.Observe(Event{Op: Ready, Entity: e})
+		}
+		// Build the chain newest first, as single pushes would leave it.
+		e.next = first
+		if last == nil {
+			last = e
+		}
+		first = e
+	}
+	if first == nil {
+		return
+	}
+	for {
+		head := s.pending.Load()
+		last.next = head
+		if s.pending.CompareAndSwap(head, first) {
+			break
+		}
+	}
+	if s.wake != nil {
+		s.wake()
+	}
+}
+
+// Take moves every entity in waiting ∩ wait set to queued and appends them to
+// dst as one batch: all timers first, then all subscriptions, each in the
+// order they became ready. It returns how many it appended and the batch
+// number (counting from 1), or 0, 0 if none was ready.
+func (s *Set) Take(dst *List) (n int, batch uint64) {
+	head := s.pending.Swap(nil)
+	if head == nil {
+		return 0, 0
+	}
+	batch = s.batches.Add(1)
+	// The stack holds the newest first; reversing restores readiness order.
+	var prev *Entity
+	for e := head; e != nil; {
+		next := e.next
+		e.next = prev
+		prev, e = e, next
+	}
+	var timers, subs List
+	for e := prev; e != nil; {
+		next := e.next
+		e.take()
+		if e.kind == Timer {
+			timers.Push(e)
+		} else {
+			subs.Push(e)
+		}
+		e = next
+	}
+	n = timers.Len() + subs.Len()
+	if s.obs != nil {
+		for e := timers.head; e != nil; e = e.next {
+			s.obs.Observe(Event{Op: Enqueue, Entity: e, Batch: batch})
+		}
+		for e := subs.head; e != nil; e = e.next {
+			s.obs.Observe(Event{Op: Enqueue, Entity: e, Batch: batch})
+		}
+	}
+	dst.Append(&timers)
+	dst.Append(&subs)
+	return n, batch
+}
