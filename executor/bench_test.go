@@ -80,3 +80,47 @@ func benchExecutor(b *testing.B, workers int) {
 		b.Fatalf("ran %d callbacks, want %d", got, b.N)
 	}
 }
+
+// BenchmarkPerEventCost measures the cost of one event through one busy
+// subscription while 10 or 100,000 idle subscriptions are registered. The
+// wait set never scans idle entities, so the two must cost the same.
+func BenchmarkPerEventCost(b *testing.B) {
+	for _, idle := range []int{10, 100_000} {
+		b.Run(fmt.Sprintf("idle=%d", idle), func(b *testing.B) {
+			b.ReportAllocs()
+			ex := executor.New(executor.Options{Workers: 2})
+			o := ex.NewOwner("bench", ex.NewGroup("bench", executor.Reentrant))
+			bus := subscribers.NewBus()
+			for i := range idle {
+				if _, err := o.Subscribe(bus, fmt.Sprintf("idle/%d", i), func(subscribers.Message) {}, executor.Depth(1)); err != nil {
+					b.Fatal(err)
+				}
+			}
+			// One subscription's callbacks never overlap, so the count
+			// needs no atomic.
+			ran, all := 0, make(chan struct{})
+			if _, err := o.Subscribe(bus, "busy", func(subscribers.Message) {
+				if ran++; ran == b.N {
+					close(all)
+				}
+			}, executor.Depth(256), executor.Overflow(subscribers.Block)); err != nil {
+				b.Fatal(err)
+			}
+			pub, _ := bus.Publisher("busy")
+			ctx, cancel := context.WithCancel(context.Background())
+			done := make(chan error, 1)
+			go func() { done <- ex.Run(ctx) }()
+			m := subscribers.Message{Payload: []byte("x"), Received: time.Unix(1, 0)}
+			b.ResetTimer()
+			for range b.N {
+				pub.PublishMessage(m)
+			}
+			<-all
+			b.StopTimer()
+			cancel()
+			if err := <-done; err != nil {
+				b.Fatal(err)
+			}
+		})
+	}
+}

@@ -255,11 +255,13 @@ func (e *Executor) next(w *worker, park bool) *waitset.Entity {
 			}
 		}
 		if x != nil {
-			more := e.runq.Len() > 0
-			e.mu.Unlock()
 			if e.obs != nil {
+				// Observed under the lock, so that dequeues are recorded
+				// in the order they happen.
 				e.obs.Observe(waitset.Event{Op: waitset.Dequeue, Entity: x, Worker: w.id})
 			}
+			more := e.runq.Len() > 0
+			e.mu.Unlock()
 			if more {
 				// Each worker that finds more work wakes the next one.
 				e.wake()

@@ -69,6 +69,10 @@ type Entity struct {
 	set  *Set
 	id   uint64
 	kind Kind
+	// readies counts the times the entity entered waiting ∩ wait set. Only
+	// the goroutine that makes it ready writes it, and the state machine
+	// orders those goroutines one after another.
+	readies uint64
 
 	// Data is the scheduler's handle on what the entity runs (the executor
 	// stores its callback record here). The wait set never reads it.

@@ -5,12 +5,17 @@ type Op uint8
 
 const (
 	// Ready: the entity entered waiting ∩ wait set (a trigger, or a run
-	// that ended with work left). Emitted before the entity can be taken.
+	// that ended with work left). Emitted just after the entity was pushed,
+	// so the steps that follow (even its enqueue and run) may be observed
+	// before it; Event.Seq numbers an entity's readies, and the Enqueue
+	// that takes it carries the same number.
 	Ready Op = iota + 1
 	// Enqueue: the scheduler took the entity into a run queue, as part of
 	// batch Event.Batch.
 	Enqueue
 	// Dequeue: worker Event.Worker took the entity from a run queue.
+	// Enqueue and Dequeue are observed under the run queue's lock, in the
+	// order they happen.
 	Dequeue
 	// Start: the entity is running on worker Event.Worker; for a
 	// subscription, Event.Seq is the message it runs.
@@ -52,7 +57,7 @@ type Event struct {
 	Entity *Entity
 	Batch  uint64 // Enqueue: the batch number
 	Worker int    // Dequeue, Start, Finish: the worker
-	Seq    uint64 // Start, Accept, Drop: the message's sequence number in its subscription
+	Seq    uint64 // Start, Accept, Drop: the message's sequence number in its subscription; Ready, Enqueue: the entity's readiness number
 	Reason string // Drop: why
 }
 

@@ -45,15 +45,17 @@ func (s *Set) Empty() bool { return s.pending.Load() == nil }
 
 // ready pushes an entity that just entered waiting ∩ wait set.
 func (s *Set) ready(e *Entity) {
-	if s.obs != nil {
-		s.obs.Observe(Event{Op: Ready, Entity: e})
-	}
+	e.readies++
+	n := e.readies // read before the push: once pushed, e belongs to the taker
 	for {
 		head := s.pending.Load()
 		e.next = head
 		if s.pending.CompareAndSwap(head, e) {
 			break
 		}
+	}
+	if s.obs != nil {
+		s.obs.Observe(Event{Op: Ready, Entity: e, Seq: n})
 	}
 	if s.wake != nil {
 		s.wake()
@@ -65,6 +67,7 @@ func (s *Set) ready(e *Entity) {
 // the timers that fall due together. Every entity must be registered with s.
 func (s *Set) TriggerAll(es []*Entity) {
 	var first, last *Entity
+	var entered []Event // kept only for the observer
 	for _, e := range es {
 		if e.set != s {
 			panic("waitset: TriggerAll of an entity of another set")
@@ -73,8 +76,9 @@ func (s *Set) TriggerAll(es []*Entity) {
 		if old&inSet != 0 || old&stateMask != uint32(Waiting) {
 			continue
 		}
+		e.readies++
 		if s.obs != nil {
-			s.obs.Observe(Event{Op: Ready, Entity: e})
+			entered = append(entered, Event{Op: Ready, Entity: e, Seq: e.readies})
 		}
 		// Build the chain newest first, as single pushes would leave it.
 		e.next = first
@@ -92,6 +96,9 @@ func (s *Set) TriggerAll(es []*Entity) {
 		if s.pending.CompareAndSwap(head, first) {
 			break
 		}
+	}
+	for _, ev := range entered {
+		s.obs.Observe(ev)
 	}
 	if s.wake != nil {
 		s.wake()
@@ -129,10 +136,10 @@ func (s *Set) Take(dst *List) (n int, batch uint64) {
 	n = timers.Len() + subs.Len()
 	if s.obs != nil {
 		for e := timers.head; e != nil; e = e.next {
-			s.obs.Observe(Event{Op: Enqueue, Entity: e, Batch: batch})
+			s.obs.Observe(Event{Op: Enqueue, Entity: e, Batch: batch, Seq: e.readies})
 		}
 		for e := subs.head; e != nil; e = e.next {
-			s.obs.Observe(Event{Op: Enqueue, Entity: e, Batch: batch})
+			s.obs.Observe(Event{Op: Enqueue, Entity: e, Batch: batch, Seq: e.readies})
 		}
 	}
 	dst.Append(&timers)

@@ -1,0 +1,332 @@
+// Package tracecheck records the scheduling steps of an executor and checks
+// the properties of the seeds on the recorded trace: the lifecycle of every
+// entity (waiting → queued → running → waiting, never two at once),
+// exclusion within mutually exclusive groups, timers first within a batch,
+// FIFO per subscription with every accepted message run or counted as
+// dropped, and the starvation bound of package executor, counted in
+// dequeues so that it holds on any schedule.
+//
+// It is a test helper: the recorder serializes every step behind one mutex.
+package tracecheck
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/robotexec/robotexec/waitset"
+)
+
+// Step is one recorded event with its place in the trace.
+type Step struct {
+	waitset.Event
+	Index int
+	ID    uint64
+	Kind  waitset.Kind
+}
+
+// Recorder is a waitset.Observer that keeps every event in the order the
+// calls were made. Calls are serialized, so the order respects
+// happens-before between steps. The zero Recorder is ready to use.
+type Recorder struct {
+	mu    sync.Mutex
+	steps []Step
+}
+
+// Observe records ev.
+func (r *Recorder) Observe(ev waitset.Event) {
+	r.mu.Lock()
+	r.steps = append(r.steps, Step{Event: ev, Index: len(r.steps), ID: ev.Entity.ID(), Kind: ev.Entity.Kind()})
+	r.mu.Unlock()
+}
+
+// Steps returns a copy of the trace.
+func (r *Recorder) Steps() []Step {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]Step(nil), r.steps...)
+}
+
+// Model tells the checker what the trace ran on.
+type Model struct {
+	// Workers is the number of workers (1 for spin calls).
+	Workers int
+	// Group maps an entity ID to the name of its mutually exclusive group;
+	// entities absent from it are in no such group.
+	Group map[uint64]string
+	// Drained says the executor has stopped and drained: every entity must
+	// be back in waiting and every accepted message run or dropped.
+	Drained bool
+	// Entities is the number of registered entities and Timers how many of
+	// them are timers; zero means count those seen in the trace.
+	Entities, Timers int
+}
+
+// maxErrors caps the report.
+const maxErrors = 20
+
+type checker struct {
+	m    Model
+	errs []error
+}
+
+func (c *checker) failf(format string, args ...any) {
+	if len(c.errs) < maxErrors {
+		c.errs = append(c.errs, fmt.Errorf(format, args...))
+	}
+}
+
+// Check checks every property on steps and returns every violation found
+// (up to a cap), joined, or nil.
+func Check(steps []Step, m Model) error {
+	c := &checker{m: m}
+	if c.m.Workers <= 0 {
+		c.m.Workers = 1
+	}
+	c.countEntities(steps)
+	c.lifecycle(steps)
+	c.groups(steps)
+	c.timersFirst(steps)
+	c.fifo(steps)
+	c.starvation(steps)
+	return errors.Join(c.errs...)
+}
+
+func (c *checker) countEntities(steps []Step) {
+	if c.m.Entities > 0 {
+		return
+	}
+	seen := map[uint64]bool{}
+	for _, s := range steps {
+		if !seen[s.ID] {
+			seen[s.ID] = true
+			c.m.Entities++
+			if s.Kind == waitset.Timer {
+				c.m.Timers++
+			}
+		}
+	}
+}
+
+// lifecycle checks that each entity's scheduling steps follow
+// (Enqueue Dequeue Start Finish)*: never queued twice, never running twice
+// at once, and, once drained, back in waiting. Ready steps are observed just
+// after the fact and may trail the steps they enable; they are matched by
+// count: an entity is enqueued once per time it became ready.
+func (c *checker) lifecycle(steps []Step) {
+	next := map[uint64]waitset.Op{}
+	readies := map[uint64]int{}
+	enqueues := map[uint64]uint64{}
+	for _, s := range steps {
+		switch s.Op {
+		case waitset.Accept, waitset.Drop:
+			continue
+		case waitset.Ready:
+			readies[s.ID]++
+			continue
+		case waitset.Enqueue:
+			enqueues[s.ID]++
+			if s.Seq != enqueues[s.ID] {
+				c.failf("step %d: entity %d enqueued for readiness %d, want %d", s.Index, s.ID, s.Seq, enqueues[s.ID])
+			}
+		}
+		want, ok := next[s.ID]
+		if !ok {
+			want = waitset.Enqueue
+		}
+		if s.Op != want {
+			c.failf("step %d: entity %d (%v): %v, want %v", s.Index, s.ID, s.Kind, s.Op, want)
+		}
+		next[s.ID] = after(s.Op)
+	}
+	if c.m.Drained {
+		for id, want := range next {
+			if want != waitset.Enqueue {
+				c.failf("entity %d did not drain: next step would be %v", id, want)
+			}
+		}
+		for id, n := range readies {
+			if enqueues[id] != uint64(n) {
+				c.failf("entity %d became ready %d times and was enqueued %d times", id, n, enqueues[id])
+			}
+		}
+	}
+}
+
+func after(op waitset.Op) waitset.Op {
+	switch op {
+	case waitset.Enqueue:
+		return waitset.Dequeue
+	case waitset.Dequeue:
+		return waitset.Start
+	case waitset.Start:
+		return waitset.Finish
+	}
+	return waitset.Enqueue
+}
+
+// groups checks that no two entities of one mutually exclusive group run at
+// once.
+func (c *checker) groups(steps []Step) {
+	if len(c.m.Group) == 0 {
+		return
+	}
+	running := map[string]uint64{} // group → entity running in it
+	for _, s := range steps {
+		g, ok := c.m.Group[s.ID]
+		if !ok {
+			continue
+		}
+		switch s.Op {
+		case waitset.Start:
+			if other, busy := running[g]; busy {
+				c.failf("step %d: entity %d starts while entity %d of group %q runs", s.Index, s.ID, other, g)
+			}
+			running[g] = s.ID
+		case waitset.Finish:
+			if running[g] == s.ID {
+				delete(running, g)
+			}
+		}
+	}
+}
+
+// timersFirst checks that within each batch no timer follows a
+// subscription.
+func (c *checker) timersFirst(steps []Step) {
+	sawSub := map[uint64]uint64{} // batch → a subscription in it
+	for _, s := range steps {
+		if s.Op != waitset.Enqueue {
+			continue
+		}
+		if s.Kind == waitset.Subscription {
+			sawSub[s.Batch] = s.ID
+		} else if sub, ok := sawSub[s.Batch]; ok {
+			c.failf("step %d: timer %d enqueued after subscription %d in batch %d", s.Index, s.ID, sub, s.Batch)
+		}
+	}
+}
+
+// fifo checks that each subscription runs its messages in the order it
+// accepted them, each once, and, once drained, that every accepted message
+// was run or dropped by its policy.
+func (c *checker) fifo(steps []Step) {
+	type subState struct {
+		accepted, last uint64
+		done           map[uint64]string
+	}
+	subs := map[uint64]*subState{}
+	get := func(id uint64) *subState {
+		st := subs[id]
+		if st == nil {
+			st = &subState{done: map[uint64]string{}}
+			subs[id] = st
+		}
+		return st
+	}
+	for _, s := range steps {
+		if s.Kind != waitset.Subscription {
+			continue
+		}
+		switch s.Op {
+		case waitset.Accept:
+			st := get(s.ID)
+			if s.Seq != st.accepted+1 {
+				c.failf("step %d: subscription %d accepted message %d after %d", s.Index, s.ID, s.Seq, st.accepted)
+			}
+			st.accepted = s.Seq
+		case waitset.Start:
+			if s.Seq == 0 {
+				continue
+			}
+			st := get(s.ID)
+			if s.Seq <= st.last {
+				c.failf("step %d: subscription %d runs message %d after message %d", s.Index, s.ID, s.Seq, st.last)
+			}
+			if s.Seq > st.accepted {
+				c.failf("step %d: subscription %d runs message %d before accepting it", s.Index, s.ID, s.Seq)
+			}
+			st.last = s.Seq
+			if prev, dup := st.done[s.Seq]; dup {
+				c.failf("step %d: subscription %d message %d run after it was %s", s.Index, s.ID, s.Seq, prev)
+			}
+			st.done[s.Seq] = "run"
+		case waitset.Drop:
+			if s.Seq == 0 {
+				continue
+			}
+			st := get(s.ID)
+			if prev, dup := st.done[s.Seq]; dup {
+				c.failf("step %d: subscription %d message %d dropped after it was %s", s.Index, s.ID, s.Seq, prev)
+			}
+			st.done[s.Seq] = "dropped"
+		}
+	}
+	if !c.m.Drained {
+		return
+	}
+	for id, st := range subs {
+		for seq := uint64(1); seq <= st.accepted; seq++ {
+			if _, ok := st.done[seq]; !ok {
+				c.failf("subscription %d: accepted message %d was neither run nor dropped", id, seq)
+			}
+		}
+	}
+}
+
+// starvation checks the bound of package executor and the run queue
+// discipline it rests on:
+//   - the run queue is FIFO: entities are dequeued in the order they were
+//     enqueued;
+//   - a batch is formed only when the run queue is empty;
+//   - between an entity becoming ready and its dequeue, at most E-1 other
+//     dequeues for a timer and E-1+T for a subscription.
+//
+// Enqueue and Dequeue are observed under the run queue's lock, and Ready
+// just after the entity became ready, so the counts are exact or smaller
+// than the truth: the bound needs no slack.
+func (c *checker) starvation(steps []Step) {
+	type key struct{ id, n uint64 }
+	type queued struct{ id, n uint64 }
+	var queue []queued // enqueued, not yet dequeued
+	batch := uint64(0)
+	readyAt := map[key]int{} // (entity, readiness) → dequeues counted at its Ready
+	dequeues := 0
+	for _, s := range steps {
+		switch s.Op {
+		case waitset.Ready:
+			readyAt[key{s.ID, s.Seq}] = dequeues
+		case waitset.Enqueue:
+			if s.Batch != batch {
+				if len(queue) != 0 {
+					c.failf("step %d: batch %d formed while %d entities were queued", s.Index, s.Batch, len(queue))
+				}
+				batch = s.Batch
+			}
+			queue = append(queue, queued{s.ID, s.Seq})
+		case waitset.Dequeue:
+			if len(queue) == 0 || queue[0].id != s.ID {
+				c.failf("step %d: entity %d dequeued out of FIFO order", s.Index, s.ID)
+				dequeues++
+				continue
+			}
+			k := key{s.ID, queue[0].n}
+			queue = queue[1:]
+			if at, ok := readyAt[k]; ok {
+				// A Ready observed after its dequeue counts nothing.
+				others := dequeues - at
+				bound := c.m.Entities - 1
+				if s.Kind == waitset.Subscription {
+					bound += c.m.Timers
+				}
+				if others > bound {
+					c.failf("step %d: %v %d dequeued after %d other dequeues since it became ready; bound %d",
+						s.Index, s.Kind, s.ID, others, bound)
+				}
+			}
+			delete(readyAt, k)
+			dequeues++
+		}
+	}
+}
+

@@ -1,0 +1,176 @@
+package tracecheck_test
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/robotexec/robotexec/internal/tracecheck"
+	"github.com/robotexec/robotexec/waitset"
+)
+
+// trace builds a trace by hand: ops on entities of a fresh set.
+type trace struct {
+	set   *waitset.Set
+	ents  map[string]*waitset.Entity
+	rec   tracecheck.Recorder
+	batch uint64
+	ready map[string]uint64
+}
+
+func newTrace(timers, subs []string) *trace {
+	tr := &trace{set: waitset.New(nil, nil), ents: map[string]*waitset.Entity{}, ready: map[string]uint64{}}
+	for _, n := range timers {
+		e := &waitset.Entity{}
+		tr.set.Register(e, waitset.Timer)
+		tr.ents[n] = e
+	}
+	for _, n := range subs {
+		e := &waitset.Entity{}
+		tr.set.Register(e, waitset.Subscription)
+		tr.ents[n] = e
+	}
+	return tr
+}
+
+func (tr *trace) step(op waitset.Op, name string, seq uint64) {
+	ev := waitset.Event{Op: op, Entity: tr.ents[name], Seq: seq, Batch: tr.batch}
+	switch op {
+	case waitset.Ready:
+		tr.ready[name]++
+		ev.Seq = tr.ready[name]
+	case waitset.Enqueue:
+		ev.Seq = tr.ready[name]
+	}
+	tr.rec.Observe(ev)
+}
+
+// cycle records a full, well-formed run of each named entity as one batch.
+func (tr *trace) cycle(names ...string) {
+	tr.batch++
+	for _, n := range names {
+		tr.step(waitset.Ready, n, 0)
+	}
+	for _, n := range names {
+		tr.step(waitset.Enqueue, n, 0)
+	}
+	for _, n := range names {
+		tr.step(waitset.Dequeue, n, 0)
+		tr.step(waitset.Start, n, 0)
+		tr.step(waitset.Finish, n, 0)
+	}
+}
+
+func (tr *trace) check(m tracecheck.Model) error { return tracecheck.Check(tr.rec.Steps(), m) }
+
+func TestCheckAcceptsAWellFormedTrace(t *testing.T) {
+	tr := newTrace([]string{"t"}, []string{"a", "b"})
+	tr.cycle("t", "a", "b")
+	tr.cycle("a")
+	require.NoError(t, tr.check(tracecheck.Model{Workers: 1, Drained: true}))
+	require.Len(t, tr.rec.Steps(), 20)
+}
+
+func TestCheckFindsViolations(t *testing.T) {
+	tests := []struct {
+		name  string
+		build func(tr *trace)
+		model tracecheck.Model
+		want  string
+	}{
+		{"overlap with itself", func(tr *trace) {
+			tr.batch = 1
+			tr.step(waitset.Ready, "a", 0)
+			tr.step(waitset.Enqueue, "a", 0)
+			tr.step(waitset.Dequeue, "a", 0)
+			tr.step(waitset.Start, "a", 0)
+			tr.step(waitset.Start, "a", 0)
+		}, tracecheck.Model{}, "start, want finish"},
+		{"not drained", func(tr *trace) {
+			tr.batch = 1
+			tr.step(waitset.Ready, "a", 0)
+			tr.step(waitset.Enqueue, "a", 0)
+		}, tracecheck.Model{Drained: true}, "did not drain"},
+		{"ready never enqueued", func(tr *trace) {
+			tr.step(waitset.Ready, "a", 0)
+		}, tracecheck.Model{Drained: true}, "became ready 1 times and was enqueued 0 times"},
+		{"timer after subscription", func(tr *trace) {
+			tr.batch = 1
+			tr.step(waitset.Ready, "a", 0)
+			tr.step(waitset.Ready, "t", 0)
+			tr.step(waitset.Enqueue, "a", 0)
+			tr.step(waitset.Enqueue, "t", 0)
+		}, tracecheck.Model{}, "timer 1 enqueued after subscription 2"},
+		{"group overlap", func(tr *trace) {
+			tr.batch = 1
+			for _, n := range []string{"a", "b"} {
+				tr.step(waitset.Ready, n, 0)
+				tr.step(waitset.Enqueue, n, 0)
+			}
+			tr.step(waitset.Dequeue, "a", 0)
+			tr.step(waitset.Dequeue, "b", 0)
+			tr.step(waitset.Start, "a", 0)
+			tr.step(waitset.Start, "b", 0)
+		}, tracecheck.Model{Group: map[uint64]string{2: "g", 3: "g"}}, `starts while entity 2 of group "g" runs`},
+		{"fifo per subscription", func(tr *trace) {
+			tr.step(waitset.Accept, "a", 1)
+			tr.step(waitset.Accept, "a", 2)
+			tr.step(waitset.Start, "a", 2)
+			tr.step(waitset.Finish, "a", 0)
+			tr.step(waitset.Start, "a", 1)
+		}, tracecheck.Model{}, "runs message 1 after message 2"},
+		{"message lost", func(tr *trace) {
+			tr.step(waitset.Accept, "a", 1)
+			tr.step(waitset.Accept, "a", 2)
+			tr.step(waitset.Drop, "a", 1)
+		}, tracecheck.Model{Drained: true}, "accepted message 2 was neither run nor dropped"},
+		{"run twice", func(tr *trace) {
+			tr.step(waitset.Accept, "a", 1)
+			tr.step(waitset.Drop, "a", 1)
+			tr.step(waitset.Start, "a", 1)
+		}, tracecheck.Model{}, "message 1 run after it was dropped"},
+		{"accept out of order", func(tr *trace) {
+			tr.step(waitset.Accept, "a", 2)
+		}, tracecheck.Model{}, "accepted message 2 after 0"},
+		{"run before accept", func(tr *trace) {
+			tr.step(waitset.Start, "a", 1)
+		}, tracecheck.Model{}, "runs message 1 before accepting it"},
+		{"run queue not FIFO", func(tr *trace) {
+			tr.batch = 1
+			tr.step(waitset.Ready, "a", 0)
+			tr.step(waitset.Ready, "b", 0)
+			tr.step(waitset.Enqueue, "a", 0)
+			tr.step(waitset.Enqueue, "b", 0)
+			tr.step(waitset.Dequeue, "b", 0)
+		}, tracecheck.Model{}, "dequeued out of FIFO order"},
+		{"batch while queued", func(tr *trace) {
+			tr.batch = 1
+			tr.step(waitset.Ready, "a", 0)
+			tr.step(waitset.Enqueue, "a", 0)
+			tr.batch = 2
+			tr.step(waitset.Ready, "b", 0)
+			tr.step(waitset.Enqueue, "b", 0)
+		}, tracecheck.Model{}, "batch 2 formed while 1 entities were queued"},
+		{"starved", func(tr *trace) {
+			tr.batch = 1
+			tr.step(waitset.Ready, "b", 0) // b became ready, yet a runs three times first
+			tr.step(waitset.Ready, "a", 0)
+			tr.step(waitset.Enqueue, "a", 0)
+			tr.step(waitset.Dequeue, "a", 0)
+			tr.cycle("a")
+			tr.cycle("a")
+			tr.batch++
+			tr.step(waitset.Enqueue, "b", 0)
+			tr.step(waitset.Dequeue, "b", 0)
+		}, tracecheck.Model{Entities: 2}, "subscription 3 dequeued after 3 other dequeues since it became ready; bound 1"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			tr := newTrace([]string{"t"}, []string{"a", "b"})
+			tc.build(tr)
+			err := tr.check(tc.model)
+			require.Error(t, err)
+			require.Contains(t, err.Error(), tc.want)
+		})
+	}
+}
