@@ -53,16 +53,20 @@ func (b *Bus) Publish(m Message) (int, error) {
 		return 0, err
 	}
 	var buf [8]*Subscription
-	subs := b.router.Match(m.Topic, buf[:0])
-	return b.deliver(m, subs), nil
+	if m.Retained {
+		b.mu.Lock()
+		subs := b.router.Match(m.Topic, buf[:0])
+		m = b.retain(m)
+		b.mu.Unlock()
+		m.Retained = false // as in MQTT: live deliveries carry no retain flag
+		return b.deliver(m, subs), nil
+	}
+	return b.deliver(m, b.router.Match(m.Topic, buf[:0])), nil
 }
 
 func (b *Bus) deliver(m Message, subs []*Subscription) int {
 	if m.Received.IsZero() {
 		m.Received = time.Now()
-	}
-	if m.Retained {
-		b.retain(m)
 	}
 	n := 0
 	for _, s := range subs {
@@ -73,17 +77,25 @@ func (b *Bus) deliver(m Message, subs []*Subscription) int {
 	return n
 }
 
-func (b *Bus) retain(m Message) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
+// retain stamps m, stores it as its topic's retained message (an empty
+// payload clears it instead) and returns it; b.mu must be held. Publishers
+// match the subscriptions of a retained message under b.mu too: Attach holds
+// it while it adds a subscription and collects the retained messages, so a
+// subscription attaching meanwhile gets the message exactly once, live if
+// Attach came first, retained if not.
+func (b *Bus) retain(m Message) Message {
+	if m.Received.IsZero() {
+		m.Received = time.Now()
+	}
 	if len(m.Payload) == 0 {
 		delete(b.retained, m.Topic)
-		return
+		return m
 	}
 	if b.retained == nil {
 		b.retained = make(map[string]Message)
 	}
 	b.retained[m.Topic] = m
+	return m
 }
 
 // Publisher returns a publisher on topic, which must be a valid topic name.
@@ -121,6 +133,15 @@ func (p *Publisher) Publish(payload []byte) int {
 // it) and returns how many subscriptions accepted it.
 func (p *Publisher) PublishMessage(m Message) int {
 	m.Topic = p.topic
+	if m.Retained {
+		b := p.bus
+		b.mu.Lock()
+		subs := p.subscribers()
+		m = b.retain(m)
+		b.mu.Unlock()
+		m.Retained = false // as in MQTT: live deliveries carry no retain flag
+		return b.deliver(m, subs)
+	}
 	return p.bus.deliver(m, p.subscribers())
 }
 

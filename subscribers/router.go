@@ -1,6 +1,7 @@
 package subscribers
 
 import (
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -115,12 +116,13 @@ func (n *rnode) empty() bool {
 	return len(n.children) == 0 && n.plus == nil && len(n.hash) == 0 && len(n.subs) == 0
 }
 
+// removeSub removes s from list. slices.Delete clears the slot it vacates,
+// so that the list's backing array does not keep a removed subscription (and
+// the messages in its queue) reachable.
 func removeSub(list *[]*Subscription, s *Subscription) bool {
-	for i, x := range *list {
-		if x == s {
-			*list = append((*list)[:i], (*list)[i+1:]...)
-			return true
-		}
+	if i := slices.Index(*list, s); i >= 0 {
+		*list = slices.Delete(*list, i, i+1)
+		return true
 	}
 	return false
 }

@@ -1,6 +1,7 @@
 package subscribers
 
 import (
+	"fmt"
 	"sync"
 	"sync/atomic"
 
@@ -53,14 +54,13 @@ type Subscription struct {
 	mu      sync.Mutex
 	ring    []item
 	head, n int
-	seq     uint64
+	seq     uint64 // messages accepted so far; the last one's sequence number
 	closed  bool
 	space   sync.Cond // signaled when a Block producer may find room
 	waiters int
 	source  Source
 
-	accepted atomic.Uint64
-	dropped  [numReasons]atomic.Uint64
+	dropped [numReasons]atomic.Uint64
 }
 
 // New returns a subscription to filter with the given queue options. It is
@@ -71,7 +71,7 @@ func New(filter string, opts Options) (*Subscription, error) {
 		return nil, err
 	}
 	if opts.Depth < 0 {
-		opts.Depth = 0
+		return nil, fmt.Errorf("subscribers: subscription to %q: depth %d is negative", filter, opts.Depth)
 	}
 	if opts.Depth == 0 {
 		opts.Depth = DefaultDepth
@@ -90,8 +90,14 @@ func (s *Subscription) Options() Options { return s.opts }
 // Deliver offers m to the queue. It applies the overflow policy when the
 // queue is full, counts every drop, and triggers the subscription when it
 // accepts m. It reports whether m was accepted. With the Block policy it
-// waits for room; a closed subscription refuses every message.
+// waits for room; a closed subscription refuses every message. It panics if
+// the subscription is not registered with a wait set.
 func (s *Subscription) Deliver(m Message) bool {
+	if s.Set() == nil {
+		// Checked before locking: a nil dereference under the lock would
+		// leave the subscription locked for good.
+		panic("subscribers: Deliver to a subscription not registered with a wait set")
+	}
 	s.mu.Lock()
 	for s.n == len(s.ring) && !s.closed {
 		switch s.opts.Overflow {
@@ -120,13 +126,18 @@ func (s *Subscription) Deliver(m Message) bool {
 	s.seq++
 	s.ring[(s.head+s.n)%len(s.ring)] = item{msg: m, seq: s.seq}
 	s.n++
-	s.accepted.Add(1)
+	dormant := s.n == 1
 	if obs := s.Set().Observer(); obs != nil {
 		obs.Observe(waitset.Event{Op: waitset.Accept, Entity: &s.Entity, Seq: s.seq})
 	}
-	// Triggering under the lock orders it before a concurrent Close, so
-	// that a drain after Close sees every accepted message.
-	s.Trigger()
+	// Only a delivery to an empty queue changes the subscription's state
+	// (seed 003's DeliverDormant): with messages queued, it is already in
+	// the wait set or will find them when its run ends. Triggering under
+	// the lock orders it before a concurrent Close, so that a drain after
+	// Close sees every accepted message.
+	if dormant {
+		s.Trigger()
+	}
 	s.mu.Unlock()
 	return true
 }
@@ -174,7 +185,9 @@ func (s *Subscription) drop(r Reason, seq uint64) {
 
 // Stats returns the subscription's counters.
 func (s *Subscription) Stats() Stats {
-	st := Stats{Accepted: s.accepted.Load(), Queued: s.Len()}
+	s.mu.Lock()
+	st := Stats{Accepted: s.seq, Queued: s.n}
+	s.mu.Unlock()
 	for i := range s.dropped {
 		st.Dropped[i] = s.dropped[i].Load()
 	}

@@ -1,0 +1,632 @@
+package subscribers_test
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/robotexec/robotexec/subscribers"
+	"github.com/robotexec/robotexec/waitset"
+)
+
+// attached returns subscriptions to filters, registered with a wait set and
+// attached to bus, by filter.
+func attached(t *testing.T, bus *subscribers.Bus, filters ...string) map[string]*subscribers.Subscription {
+	t.Helper()
+	subs := map[string]*subscribers.Subscription{}
+	for _, f := range filters {
+		s := newSub(t, f, subscribers.Options{Depth: 100})
+		require.NoError(t, bus.Attach(s))
+		subs[f] = s
+	}
+	return subs
+}
+
+// received drains every subscription and returns, by filter, the payloads
+// it held; subscriptions that held nothing are left out.
+func received(subs map[string]*subscribers.Subscription) map[string][]string {
+	out := map[string][]string{}
+	for f, s := range subs {
+		if p, _ := drain(s); len(p) > 0 {
+			slices.Sort(p)
+			out[f] = p
+		}
+	}
+	return out
+}
+
+func TestBusPublish(t *testing.T) {
+	bus := subscribers.NewBus()
+	subs := attached(t, bus, "a/b", "a/+", "a/#", "#", "+/b", "x/y", "$SYS/#", "a//b")
+
+	tests := []struct {
+		topic string
+		want  []string // filters that receive the message
+	}{
+		{"a/b", []string{"a/b", "a/+", "a/#", "#", "+/b"}},
+		{"a", []string{"a/#", "#"}},
+		{"a/c", []string{"a/+", "a/#", "#"}},
+		{"a/b/c", []string{"a/#", "#"}},
+		{"x/y", []string{"x/y", "#"}},
+		{"x/b", []string{"+/b", "#"}},
+		{"a//b", []string{"a//b", "a/#", "#"}},
+		{"$SYS/load", []string{"$SYS/#"}},
+		{"nothing/here/at/all", []string{"#"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.topic, func(t *testing.T) {
+			n, err := bus.Publish(msg(tt.topic, tt.topic))
+			require.NoError(t, err)
+			require.Equal(t, len(tt.want), n, "Publish must return how many subscriptions accepted")
+			want := map[string][]string{}
+			for _, f := range tt.want {
+				want[f] = []string{tt.topic}
+			}
+			require.Equal(t, want, received(subs))
+		})
+	}
+}
+
+// TestBusPublishManyMatches publishes to more subscriptions than Publish
+// keeps room for on its stack.
+func TestBusPublishManyMatches(t *testing.T) {
+	bus := subscribers.NewBus()
+	var many []*subscribers.Subscription
+	for i := range 20 {
+		s := newSub(t, []string{"m/#", "m/+", "+/x", "#"}[i%4], subscribers.Options{})
+		require.NoError(t, bus.Attach(s))
+		many = append(many, s)
+	}
+	miss := newSub(t, "m/y", subscribers.Options{})
+	require.NoError(t, bus.Attach(miss))
+	n, err := bus.Publish(msg("m/x", "p"))
+	require.NoError(t, err)
+	require.Equal(t, 20, n)
+	for _, s := range many {
+		require.Equal(t, 1, s.Len())
+	}
+	require.Zero(t, miss.Len())
+}
+
+func TestBusPublishInvalidTopic(t *testing.T) {
+	bus := subscribers.NewBus()
+	all := newSub(t, "#", subscribers.Options{})
+	require.NoError(t, bus.Attach(all))
+	for _, topic := range []string{"", "a/+", "a/#", "#", "a\x00b", strings.Repeat("t", 65536)} {
+		t.Run(fmt.Sprintf("%.20q", topic), func(t *testing.T) {
+			n, err := bus.Publish(subscribers.Message{Topic: topic, Payload: []byte("x"), Retained: true})
+			require.Error(t, err)
+			require.Zero(t, n)
+			require.True(t, strings.HasPrefix(err.Error(), "subscribers: topic "+strconv.Quote(topic)),
+				"%.100s: the error must name the topic", err)
+			require.Zero(t, all.Len(), "an invalid message must not be delivered")
+		})
+	}
+	// Nor retained.
+	late := newSub(t, "#", subscribers.Options{})
+	require.NoError(t, bus.Attach(late))
+	require.Zero(t, late.Len())
+}
+
+func TestBusReceived(t *testing.T) {
+	bus := subscribers.NewBus()
+	sub := newSub(t, "r/#", subscribers.Options{})
+	require.NoError(t, bus.Attach(sub))
+	pub, err := bus.Publisher("r/p")
+	require.NoError(t, err)
+	set := time.Date(2024, 5, 1, 12, 0, 0, 0, time.UTC)
+
+	tests := []struct {
+		name    string
+		publish func(m subscribers.Message)
+	}{
+		{"Bus.Publish", func(m subscribers.Message) {
+			_, err := bus.Publish(m)
+			require.NoError(t, err)
+		}},
+		{"Publisher.PublishMessage", func(m subscribers.Message) { pub.PublishMessage(m) }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name+" stamps a zero time", func(t *testing.T) {
+			before := time.Now()
+			tt.publish(msg("r/b", "x"))
+			after := time.Now()
+			m, _, ok, _ := sub.Take()
+			require.True(t, ok)
+			require.False(t, m.Received.IsZero())
+			require.False(t, m.Received.Before(before) || m.Received.After(after), "Received %v not in [%v, %v]", m.Received, before, after)
+		})
+		t.Run(tt.name+" keeps a set time", func(t *testing.T) {
+			m := msg("r/b", "x")
+			m.Received = set
+			tt.publish(m)
+			got, _, ok, _ := sub.Take()
+			require.True(t, ok)
+			require.True(t, got.Received.Equal(set), "Received %v, want %v", got.Received, set)
+		})
+	}
+	require.Zero(t, sub.Len())
+}
+
+func TestBusPublishCountsAccepting(t *testing.T) {
+	bus := subscribers.NewBus()
+	full := newSub(t, "c/#", subscribers.Options{Depth: 1, Overflow: subscribers.DropNewest})
+	evicting := newSub(t, "c/#", subscribers.Options{Depth: 1, Overflow: subscribers.DropOldest})
+	roomy := newSub(t, "c/+", subscribers.Options{})
+	other := newSub(t, "d/#", subscribers.Options{})
+	for _, s := range []*subscribers.Subscription{full, evicting, roomy, other} {
+		require.NoError(t, bus.Attach(s))
+	}
+	n, err := bus.Publish(msg("c/1", "first"))
+	require.NoError(t, err)
+	require.Equal(t, 3, n)
+
+	// full refuses now; evicting drops its oldest and accepts.
+	n, err = bus.Publish(msg("c/1", "second"))
+	require.NoError(t, err)
+	require.Equal(t, 2, n)
+	require.Equal(t, uint64(1), full.Stats().Dropped[subscribers.QueueFull])
+	require.Equal(t, uint64(1), evicting.Stats().Dropped[subscribers.QueueFull])
+
+	pub, err := bus.Publisher("c/1")
+	require.NoError(t, err)
+	require.Equal(t, 2, pub.Publish([]byte("third")))
+	require.Zero(t, other.Len())
+}
+
+func TestBusRetained(t *testing.T) {
+	bus := subscribers.NewBus()
+	stamp := time.Date(2024, 1, 2, 3, 4, 5, 0, time.UTC)
+	publish := func(topic, payload string, retained bool) int {
+		t.Helper()
+		n, err := bus.Publish(subscribers.Message{Topic: topic, Payload: []byte(payload), QoS: 1, Retained: retained, Received: stamp})
+		require.NoError(t, err)
+		return n
+	}
+	late := func(filter string) []subscribers.Message {
+		t.Helper()
+		s := newSub(t, filter, subscribers.Options{})
+		require.NoError(t, bus.Attach(s))
+		defer s.Close() // detaches, so that later publications count only current
+		var out []subscribers.Message
+		for {
+			m, _, ok, _ := s.Take()
+			if !ok {
+				break
+			}
+			out = append(out, m)
+		}
+		slices.SortFunc(out, func(a, b subscribers.Message) int { return strings.Compare(a.Topic, b.Topic) })
+		return out
+	}
+	payloads := func(ms []subscribers.Message) []string {
+		out := []string{}
+		for _, m := range ms {
+			out = append(out, m.Topic+"="+string(m.Payload))
+		}
+		return out
+	}
+
+	require.Zero(t, publish("r/1", "one", true), "nobody subscribes yet")
+	publish("r/2", "two", true)
+	publish("$SYS/up", "yes", true)
+	publish("r/1", "live", false) // not retained: does not replace "one"
+	publish("r/3", "gone", false)
+
+	got := late("r/+")
+	require.Equal(t, []string{"r/1=one", "r/2=two"}, payloads(got))
+	for _, m := range got {
+		require.True(t, m.Retained)
+		require.Equal(t, byte(1), m.QoS)
+		require.True(t, m.Received.Equal(stamp), "a retained message keeps its time")
+	}
+
+	tests := []struct {
+		filter string
+		want   []string
+	}{
+		{"r/1", []string{"r/1=one"}},
+		{"r/#", []string{"r/1=one", "r/2=two"}},
+		{"#", []string{"r/1=one", "r/2=two"}}, // '#' does not see $SYS
+		{"$SYS/#", []string{"$SYS/up=yes"}},
+		{"+/up", []string{}},
+		{"r/3", []string{}},
+		{"x/#", []string{}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.filter, func(t *testing.T) {
+			require.Equal(t, tt.want, payloads(late(tt.filter)))
+		})
+	}
+
+	// A new retained message replaces the old one and reaches the current
+	// subscribers too.
+	current := newSub(t, "r/1", subscribers.Options{})
+	require.NoError(t, bus.Attach(current))
+	require.Equal(t, 1, current.Len())
+	current.Take()
+	require.Equal(t, 1, publish("r/1", "uno", true))
+	m, _, ok, _ := current.Take()
+	require.True(t, ok)
+	require.Equal(t, "uno", string(m.Payload))
+	require.Equal(t, []string{"r/1=uno"}, payloads(late("r/1")))
+
+	// An empty retained payload clears the topic, and is still delivered.
+	require.Equal(t, 1, publish("r/1", "", true))
+	m, _, ok, _ = current.Take()
+	require.True(t, ok)
+	require.Empty(t, m.Payload)
+	require.Equal(t, []string{"r/2=two"}, payloads(late("r/#")))
+	require.Equal(t, []string{}, payloads(late("r/1")))
+
+	// Clearing a topic that has nothing retained is harmless.
+	publish("r/9", "", true)
+	require.Equal(t, []string{"r/2=two"}, payloads(late("r/#")))
+
+	// A publisher's retained messages are kept too.
+	pub, err := bus.Publisher("r/p")
+	require.NoError(t, err)
+	pub.PublishMessage(subscribers.Message{Topic: "ignored", Payload: []byte("pp"), Retained: true})
+	require.Equal(t, []string{"r/2=two", "r/p=pp"}, payloads(late("r/#")))
+}
+
+// TestBusRetainedAttachRace publishes a retained message while
+// subscriptions attach: each must get it exactly once, live or retained,
+// never neither (the publication matched before the attach but stored the
+// message after it) nor both.
+func TestBusRetainedAttachRace(t *testing.T) {
+	const rounds, attachers = 1000, 4
+	for _, viaPublisher := range []bool{false, true} {
+		t.Run(fmt.Sprint("publisher=", viaPublisher), func(t *testing.T) {
+			for round := range rounds {
+				bus := subscribers.NewBus()
+				pub, err := bus.Publisher("r/x")
+				require.NoError(t, err)
+				subs := make([]*subscribers.Subscription, attachers)
+				for i := range subs {
+					subs[i] = newSub(t, []string{"r/x", "r/+", "#", "r/#"}[i%4], subscribers.Options{})
+				}
+				errs := make(chan error, attachers)
+				var wg sync.WaitGroup
+				wg.Go(func() {
+					m := subscribers.Message{Topic: "r/x", Payload: []byte("state"), Retained: true}
+					if viaPublisher {
+						pub.PublishMessage(m)
+					} else if _, err := bus.Publish(m); err != nil {
+						errs <- err
+					}
+				})
+				for _, s := range subs {
+					wg.Go(func() {
+						if err := bus.Attach(s); err != nil {
+							errs <- err
+						}
+					})
+				}
+				wg.Wait()
+				close(errs)
+				for err := range errs {
+					require.NoError(t, err)
+				}
+				for _, s := range subs {
+					require.Equal(t, 1, s.Len(), "round %d: %s got the retained message %d times", round, s.Filter(), s.Len())
+				}
+			}
+		})
+	}
+}
+
+func TestZeroBus(t *testing.T) {
+	var bus subscribers.Bus
+	n, err := bus.Publish(subscribers.Message{Topic: "z", Payload: []byte("r"), Retained: true})
+	require.NoError(t, err)
+	require.Zero(t, n)
+	sub := newSub(t, "z", subscribers.Options{})
+	require.NoError(t, bus.Attach(sub))
+	require.Equal(t, 1, sub.Len())
+}
+
+func TestPublisher(t *testing.T) {
+	bus := subscribers.NewBus()
+	pub, err := bus.Publisher("p/q")
+	require.NoError(t, err)
+	require.Equal(t, "p/q", pub.Topic())
+	require.Equal(t, "publisher(p/q)", pub.String())
+
+	s1 := newSub(t, "p/+", subscribers.Options{})
+	s2 := newSub(t, "p/q", subscribers.Options{})
+	s3 := newSub(t, "other", subscribers.Options{})
+
+	steps := []struct {
+		name   string
+		change func()
+		want   int
+		got    []*subscribers.Subscription // subscriptions that receive
+	}{
+		{"no subscriptions", func() {}, 0, nil},
+		{"attach a wildcard", func() { require.NoError(t, bus.Attach(s1)) }, 1, []*subscribers.Subscription{s1}},
+		{"cached", func() {}, 1, []*subscribers.Subscription{s1}},
+		{"attach an exact filter", func() { require.NoError(t, bus.Attach(s2)) }, 2, []*subscribers.Subscription{s1, s2}},
+		{"attach one that does not match", func() { require.NoError(t, bus.Attach(s3)) }, 2, []*subscribers.Subscription{s1, s2}},
+		{"detach", func() { bus.Detach(s1) }, 1, []*subscribers.Subscription{s2}},
+		{"close detaches", s2.Close, 0, nil},
+	}
+	for _, st := range steps {
+		t.Run(st.name, func(t *testing.T) {
+			st.change()
+			require.Equal(t, st.want, pub.Publish([]byte(st.name)))
+			for _, s := range []*subscribers.Subscription{s1, s2, s3} {
+				m, _, ok, _ := s.Take()
+				if slices.Contains(st.got, s) {
+					require.True(t, ok, "%s must receive", s.Filter())
+					require.Equal(t, "p/q", m.Topic)
+					require.Equal(t, st.name, string(m.Payload))
+					require.False(t, m.Retained)
+					require.Zero(t, m.QoS)
+				} else {
+					require.False(t, ok, "%s must not receive", s.Filter())
+				}
+			}
+		})
+	}
+	require.Zero(t, s2.Stats().Dropped[subscribers.Closed], "a closed subscription must be detached, not refusing")
+
+	// PublishMessage sets the topic and keeps the rest.
+	s4 := newSub(t, "p/q", subscribers.Options{})
+	require.NoError(t, bus.Attach(s4))
+	require.Equal(t, 1, pub.PublishMessage(subscribers.Message{Topic: "elsewhere", Payload: []byte("m"), QoS: 2}))
+	m, _, ok, _ := s4.Take()
+	require.True(t, ok)
+	require.Equal(t, "p/q", m.Topic)
+	require.Equal(t, byte(2), m.QoS)
+}
+
+func TestPublisherInvalidTopic(t *testing.T) {
+	bus := subscribers.NewBus()
+	for _, topic := range []string{"", "a/+", "a/#", "x\x00"} {
+		t.Run(fmt.Sprintf("%q", topic), func(t *testing.T) {
+			pub, err := bus.Publisher(topic)
+			require.Error(t, err)
+			require.Nil(t, pub)
+			require.Contains(t, err.Error(), strconv.Quote(topic))
+		})
+	}
+}
+
+func TestBusDetach(t *testing.T) {
+	bus := subscribers.NewBus()
+	sub := newSub(t, "d", subscribers.Options{})
+	require.NoError(t, bus.Attach(sub))
+	n, err := bus.Publish(msg("d", "1"))
+	require.NoError(t, err)
+	require.Equal(t, 1, n)
+
+	bus.Detach(sub)
+	n, err = bus.Publish(msg("d", "2"))
+	require.NoError(t, err)
+	require.Zero(t, n)
+	bus.Detach(sub) // detaching twice is harmless
+
+	// Close after Detach does not detach again, nor fail.
+	sub.Close()
+	payloads, _ := drain(sub)
+	require.Equal(t, []string{"1"}, payloads)
+	require.Zero(t, sub.Stats().Dropped[subscribers.Closed])
+}
+
+func TestBusCloseDetaches(t *testing.T) {
+	bus := subscribers.NewBus()
+	sub := newSub(t, "c/#", subscribers.Options{})
+	require.NoError(t, bus.Attach(sub))
+	sub.Close()
+	n, err := bus.Publish(msg("c/x", "late"))
+	require.NoError(t, err)
+	require.Zero(t, n)
+	require.Zero(t, sub.Stats().DroppedTotal(), "a detached subscription is not offered the message at all")
+}
+
+// TestBusConcurrent runs publishers, some through Publishers, some through
+// Bus.Publish, while other goroutines attach, detach and close
+// subscriptions. Under -race it checks the locking; the stable subscription
+// checks that nothing is lost or reordered per publisher.
+func TestBusConcurrent(t *testing.T) {
+	const publishers, each = 4, 250
+	bus := subscribers.NewBus()
+	stable := newSub(t, "load/#", subscribers.Options{Depth: publishers * each, Overflow: subscribers.DropNewest})
+	require.NoError(t, bus.Attach(stable))
+
+	errs := make(chan error, 16)
+	report := func(err error) {
+		select {
+		case errs <- err:
+		default: // one error is enough to fail
+		}
+	}
+	stop := make(chan struct{})
+	var churn sync.WaitGroup
+	for c := range 2 {
+		churn.Go(func() {
+			set := waitset.New(nil, nil)
+			filters := []string{"load/+", "load/#", "#", "other/+", fmt.Sprint("load/p", c)}
+			for i := 0; ; i++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				s, err := subscribers.New(filters[i%len(filters)], subscribers.Options{Depth: 2})
+				if err != nil {
+					report(err)
+					return
+				}
+				set.Register(&s.Entity, waitset.Subscription)
+				if err := bus.Attach(s); err != nil {
+					report(err)
+					return
+				}
+				if i%2 == 0 {
+					s.Close()
+				} else {
+					bus.Detach(s)
+				}
+			}
+		})
+	}
+
+	var pubs sync.WaitGroup
+	for p := range publishers {
+		pubs.Go(func() {
+			topic := fmt.Sprint("load/p", p)
+			pub, err := bus.Publisher(topic)
+			if err != nil {
+				report(err)
+				return
+			}
+			for i := range each {
+				payload := []byte(fmt.Sprintf("%d:%d", p, i))
+				var n int
+				if p%2 == 0 {
+					n = pub.Publish(payload)
+				} else {
+					n, err = bus.Publish(subscribers.Message{Topic: topic, Payload: payload, Retained: i%50 == 0})
+					if err != nil {
+						report(err)
+						return
+					}
+				}
+				if n < 1 {
+					report(fmt.Errorf("publisher %d: message %d reached %d subscriptions, want at least the stable one", p, i, n))
+					return
+				}
+			}
+		})
+	}
+	pubs.Wait()
+	close(stop)
+	churn.Wait()
+	close(errs)
+	for err := range errs {
+		require.NoError(t, err)
+	}
+
+	next := make([]int, publishers)
+	for {
+		m, _, ok, _ := stable.Take()
+		if !ok {
+			break
+		}
+		var p, i int
+		_, err := fmt.Sscanf(string(m.Payload), "%d:%d", &p, &i)
+		require.NoError(t, err)
+		require.Equal(t, fmt.Sprint("load/p", p), m.Topic)
+		require.Equal(t, next[p], i, "publisher %d's messages overtook each other", p)
+		next[p]++
+	}
+	for p, n := range next {
+		require.Equal(t, each, n, "publisher %d", p)
+	}
+	st := stable.Stats()
+	require.Equal(t, uint64(publishers*each), st.Accepted)
+	require.Zero(t, st.DroppedTotal())
+}
+
+// TestPublishAllocatesNothing checks the allocation promises of Publisher
+// and Bus.Publish: a publication to a subscription with room allocates
+// nothing.
+func TestPublishAllocatesNothing(t *testing.T) {
+	bus := subscribers.NewBus()
+	sub := newSub(t, "z/+", subscribers.Options{})
+	require.NoError(t, bus.Attach(sub))
+	pub, err := bus.Publisher("z/a")
+	require.NoError(t, err)
+	m := subscribers.Message{Topic: "z/a", Payload: []byte("payload")}
+	pub.PublishMessage(m) // fill the publisher's cache
+	sub.Take()
+
+	tests := []struct {
+		name string
+		f    func()
+	}{
+		{"Publisher.PublishMessage", func() {
+			if pub.PublishMessage(m) != 1 {
+				panic("not delivered")
+			}
+			sub.Take()
+		}},
+		{"Publisher.Publish", func() {
+			pub.Publish(m.Payload)
+			sub.Take()
+		}},
+		{"Bus.Publish", func() {
+			if n, err := bus.Publish(m); n != 1 || err != nil {
+				panic("not delivered")
+			}
+			sub.Take()
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			require.Zero(t, testing.AllocsPerRun(200, tt.f))
+		})
+	}
+}
+
+func BenchmarkPublisherPublishMessage(b *testing.B) {
+	bus := subscribers.NewBus()
+	sub := newSub(b, "bench/+", subscribers.Options{})
+	if err := bus.Attach(sub); err != nil {
+		b.Fatal(err)
+	}
+	pub, err := bus.Publisher("bench/x")
+	if err != nil {
+		b.Fatal(err)
+	}
+	m := subscribers.Message{Payload: []byte("payload"), Received: time.Unix(1, 0)}
+	b.ReportAllocs()
+	for b.Loop() {
+		pub.PublishMessage(m)
+		sub.Take()
+	}
+}
+
+func BenchmarkBusPublish(b *testing.B) {
+	bus := subscribers.NewBus()
+	sub := newSub(b, "bench/+", subscribers.Options{})
+	if err := bus.Attach(sub); err != nil {
+		b.Fatal(err)
+	}
+	m := subscribers.Message{Topic: "bench/x", Payload: []byte("payload"), Received: time.Unix(1, 0)}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := bus.Publish(m); err != nil {
+			b.Fatal(err)
+		}
+		sub.Take()
+	}
+}
+
+// As in MQTT, a retained message reaches subscriptions attached later with
+// the retain flag, and those already attached without it.
+func TestBusRetainFlagOnlyForLateSubscribers(t *testing.T) {
+	bus := subscribers.NewBus()
+	live := newSub(t, "state", subscribers.Options{})
+	require.NoError(t, bus.Attach(live))
+	_, err := bus.Publish(subscribers.Message{Topic: "state", Payload: []byte("on"), Retained: true})
+	require.NoError(t, err)
+	m, _, ok, _ := live.Take()
+	require.True(t, ok)
+	require.False(t, m.Retained)
+
+	late := newSub(t, "state", subscribers.Options{})
+	require.NoError(t, bus.Attach(late))
+	m, _, ok, _ = late.Take()
+	require.True(t, ok)
+	require.True(t, m.Retained)
+	require.Equal(t, "on", string(m.Payload))
+}

@@ -1,0 +1,81 @@
+package subscribers_test
+
+import (
+	"fmt"
+
+	"github.com/robotexec/robotexec/subscribers"
+	"github.com/robotexec/robotexec/waitset"
+)
+
+// ExampleSubscription drives a subscription by hand, as an executor would:
+// deliveries fill its queue and make it ready in the wait set, and each run
+// takes one message from the front. With the default drop_oldest policy a
+// full queue evicts its oldest message.
+func ExampleSubscription() {
+	sub, err := subscribers.New("robot/+/odom", subscribers.Options{Depth: 2})
+	if err != nil {
+		panic(err)
+	}
+	set := waitset.New(nil, nil)
+	set.Register(&sub.Entity, waitset.Subscription)
+
+	for _, p := range []string{"x=1", "x=2", "x=3"} {
+		sub.Deliver(subscribers.Message{Topic: "robot/7/odom", Payload: []byte(p)})
+	}
+	fmt.Println("ready:", !set.Empty())
+
+	for {
+		m, seq, ok, more := sub.Take()
+		if !ok {
+			break
+		}
+		fmt.Printf("#%d %s %s more=%v\n", seq, m.Topic, m.Payload, more)
+	}
+	st := sub.Stats()
+	fmt.Println("accepted:", st.Accepted, "dropped:", st.Dropped[subscribers.QueueFull])
+	// Output:
+	// ready: true
+	// #2 robot/7/odom x=2 more=true
+	// #3 robot/7/odom x=3 more=false
+	// accepted: 3 dropped: 1
+}
+
+// ExampleBus publishes on the in-process bus to the subscriptions whose
+// filters match, including a retained message that a later subscription
+// receives when it attaches.
+func ExampleBus() {
+	bus := subscribers.NewBus()
+	set := waitset.New(nil, nil)
+	subscribe := func(filter string) *subscribers.Subscription {
+		sub, err := subscribers.New(filter, subscribers.Options{})
+		if err != nil {
+			panic(err)
+		}
+		set.Register(&sub.Entity, waitset.Subscription)
+		if err := bus.Attach(sub); err != nil {
+			panic(err)
+		}
+		return sub
+	}
+
+	imu := subscribe("sensors/+/imu")
+	pub, err := bus.Publisher("sensors/left/imu")
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println("accepted by", pub.Publish([]byte("ax=0.1")))
+
+	if _, err := bus.Publish(subscribers.Message{Topic: "robot/mode", Payload: []byte("auto"), Retained: true}); err != nil {
+		panic(err)
+	}
+	mode := subscribe("robot/#")
+
+	for _, sub := range []*subscribers.Subscription{imu, mode} {
+		m, _, _, _ := sub.Take()
+		fmt.Printf("%s got %s %s retained=%v\n", sub.Filter(), m.Topic, m.Payload, m.Retained)
+	}
+	// Output:
+	// accepted by 1
+	// sensors/+/imu got sensors/left/imu ax=0.1 retained=false
+	// robot/# got robot/mode auto retained=true
+}
