@@ -1,0 +1,237 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"net"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+)
+
+// check applies the defaults of empty strings, locates the nodes, resolves
+// the TLS paths and reports the values that decode but are not allowed.
+func (t *tree) check(c *Config) {
+	e := &c.Executor
+	if e.Workers < 0 {
+		t.errorAt("executor.workers", "must be 0 (one per CPU) or more, not %d", e.Workers)
+	}
+	if e.QueueDepth < 1 {
+		t.errorAt("executor.queue_depth", "must be 1 or more, not %d", e.QueueDepth)
+	}
+	switch e.Overflow {
+	case "":
+		e.Overflow = OverflowDropOldest
+	case OverflowDropOldest, OverflowDropNewest, OverflowBlock:
+	default:
+		t.errorAt("executor.overflow", "must be %s, %s or %s, not %s", OverflowDropOldest, OverflowDropNewest, OverflowBlock, quote(e.Overflow))
+	}
+
+	m := &c.MQTT
+	if m.Broker == "" {
+		m.Broker = EmbeddedBroker
+	}
+	scheme, brokerErr := checkBroker(m.Broker)
+	if brokerErr != "" {
+		t.errorAt("mqtt.broker", "%s", brokerErr)
+	}
+	if m.Listen == "" {
+		m.Listen = DefaultListen
+	}
+	if msg := checkHostPort(m.Listen, "127.0.0.1:1883"); msg != "" {
+		t.errorAt("mqtt.listen", "%s", msg)
+	}
+	if m.ClientID == "" {
+		m.ClientID = defaultClientID(t.lookup)
+	}
+	if m.QoS < 0 || m.QoS > 2 {
+		t.errorAt("mqtt.qos", "must be 0, 1 or 2, not %d", m.QoS)
+	}
+	if m.TLS != nil {
+		t.checkTLS(c, scheme, brokerErr == "")
+	}
+
+	if c.Metrics.Listen != "" {
+		if msg := checkHostPort(c.Metrics.Listen, "127.0.0.1:9090"); msg != "" {
+			t.errorAt("metrics.listen", "%s", msg)
+		}
+	}
+	t.checkNodes(c)
+}
+
+// checkNodes locates the nodes and checks their names and types.
+func (t *tree) checkNodes(c *Config) {
+	first := map[string]int{} // node name → line
+	for i := range c.Nodes {
+		n := &c.Nodes[i]
+		p := index("nodes", i)
+		n.Index, n.Line, n.src = i, t.lines[p], t.src
+		if n.Params.path == "" { // no params: key
+			n.Params = Params{src: t.src, path: p + ".params"}
+		}
+		if t.failed[p] {
+			continue // not a mapping: reported already
+		}
+		prev, dup := first[n.Name]
+		switch {
+		case n.Name == "":
+			t.errorAt(p+".name", "required")
+		case !validName(n.Name):
+			t.errorAt(p+".name", "%s is not a valid name: use letters, digits, _ and -", quote(n.Name))
+		case dup:
+			t.errorAt(p+".name", "duplicate node name %s (first at line %d)", quote(n.Name), prev)
+		default:
+			first[n.Name] = t.src.line(p + ".name")
+		}
+		if n.Type == "" {
+			t.errorAt(p+".type", "required")
+		}
+		if n.Group != "" && !validName(n.Group) {
+			t.errorAt(p+".group", "%s is not a valid name: use letters, digits, _ and -", quote(n.Group))
+		}
+	}
+}
+
+func (t *tree) checkTLS(c *Config, scheme string, brokerOK bool) {
+	tls := c.MQTT.TLS
+	switch {
+	case tls.Cert != "" && tls.Key == "":
+		t.errorAt("mqtt.tls.key", "required with cert")
+	case tls.Key != "" && tls.Cert == "":
+		t.errorAt("mqtt.tls.cert", "required with key")
+	}
+	switch {
+	case c.MQTT.Broker == EmbeddedBroker:
+		t.errorAt("mqtt.tls", "the embedded broker does not use TLS; set broker to an ssl://, mqtts:// or wss:// URL")
+	case brokerOK && !tlsScheme(scheme):
+		t.errorAt("mqtt.tls", "broker %s does not use TLS; use ssl://, mqtts:// or wss://", quote(redact(c.MQTT.Broker)))
+	}
+	if c.File == "" {
+		return
+	}
+	dir := filepath.Dir(c.File)
+	for _, p := range []*string{&tls.CA, &tls.Cert, &tls.Key} {
+		if *p != "" && !filepath.IsAbs(*p) {
+			*p = filepath.Join(dir, *p)
+		}
+	}
+}
+
+// checkFiles reports the TLS files that cannot be opened.
+func (c *Config) checkFiles() error {
+	if c.MQTT.TLS == nil {
+		return nil
+	}
+	var errs []error
+	for _, f := range []struct{ key, path string }{
+		{"ca", c.MQTT.TLS.CA}, {"cert", c.MQTT.TLS.Cert}, {"key", c.MQTT.TLS.Key},
+	} {
+		if f.path == "" {
+			continue
+		}
+		st, err := os.Stat(f.path)
+		var pe *fs.PathError
+		switch {
+		case errors.As(err, &pe):
+			e := c.Errorf("mqtt.tls."+f.key, "%s: %s", f.path, pe.Err)
+			e.Err = err
+			errs = append(errs, e)
+		case err != nil:
+			errs = append(errs, c.Errorf("mqtt.tls."+f.key, "%s", err))
+		case st.IsDir():
+			errs = append(errs, c.Errorf("mqtt.tls."+f.key, "%s is a directory", f.path))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func (t *tree) errorAt(path, format string, args ...any) {
+	t.errs = append(t.errs, &Error{File: t.file, Line: t.src.line(path), Field: path, Msg: fmt.Sprintf(format, args...)})
+}
+
+// checkBroker returns the scheme of broker URL s ("" for EmbeddedBroker),
+// or why s is not valid.
+func checkBroker(s string) (scheme, msg string) {
+	if s == EmbeddedBroker {
+		return "", ""
+	}
+	if !strings.Contains(s, "://") {
+		return "", fmt.Sprintf("must be %q or a URL such as tcp://host:1883, not %s", EmbeddedBroker, quote(redact(s)))
+	}
+	u, err := url.Parse(s)
+	if err != nil {
+		return "", fmt.Sprintf("%s is not a valid URL", quote(redact(s)))
+	}
+	scheme = strings.ToLower(u.Scheme)
+	shown := quote(u.Redacted())
+	switch scheme {
+	case "tcp", "mqtt", "ssl", "tls", "mqtts", "tcps", "ws", "wss":
+	default:
+		return "", fmt.Sprintf("%s: scheme %q is not tcp, mqtt, ssl, tls, mqtts, tcps, ws or wss", shown, u.Scheme)
+	}
+	if u.Hostname() == "" {
+		return "", fmt.Sprintf("%s has no host", shown)
+	}
+	if scheme != "ws" && scheme != "wss" && u.Port() == "" {
+		port := "1883"
+		if tlsScheme(scheme) {
+			port = "8883"
+		}
+		return "", fmt.Sprintf("%s has no port (e.g. %s://%s:%s)", shown, scheme, u.Hostname(), port)
+	}
+	if p := u.Port(); p != "" {
+		if _, err := strconv.ParseUint(p, 10, 16); err != nil {
+			return "", fmt.Sprintf("%s has no valid port (0 to 65535)", shown)
+		}
+	}
+	return scheme, ""
+}
+
+func tlsScheme(scheme string) bool {
+	switch scheme {
+	case "ssl", "tls", "mqtts", "tcps", "wss":
+		return true
+	}
+	return false
+}
+
+// checkHostPort returns why s is not a host:port address, or "".
+func checkHostPort(s, example string) string {
+	_, port, err := net.SplitHostPort(s)
+	if err != nil {
+		return fmt.Sprintf("must be host:port (e.g. %s), not %s", example, quote(s))
+	}
+	if _, err := strconv.ParseUint(port, 10, 16); err != nil {
+		return fmt.Sprintf("%s has no valid port (0 to 65535)", quote(s))
+	}
+	return ""
+}
+
+// redact hides the password of a broker URL.
+func redact(s string) string {
+	if u, err := url.Parse(s); err == nil && strings.Contains(s, "://") {
+		return u.Redacted()
+	}
+	if i := strings.LastIndex(s, "@"); i >= 0 {
+		scheme, _, ok := strings.Cut(s, "://")
+		if ok {
+			return scheme + "://xxxxx" + s[i:]
+		}
+		return "xxxxx" + s[i:]
+	}
+	return s
+}
+
+// validName reports whether s is a name of letters, digits, _ and -.
+func validName(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c == '_' || c == '-' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9') {
+			return false
+		}
+	}
+	return s != ""
+}

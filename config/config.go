@@ -1,0 +1,237 @@
+package config
+
+import (
+	"fmt"
+	"os"
+	"reflect"
+
+	"gopkg.in/yaml.v3"
+)
+
+// Defaults and allowed values of the configuration.
+const (
+	// EmbeddedBroker is the value of MQTT.Broker that runs a broker in the
+	// process; it is the default.
+	EmbeddedBroker = "embedded"
+	// DefaultListen is where the embedded broker listens by default.
+	DefaultListen = "127.0.0.1:1883"
+	// DefaultQueueDepth is the default QoS depth of a subscription.
+	DefaultQueueDepth = 10
+	// DefaultQoS is the default MQTT QoS of subscriptions and publications.
+	DefaultQoS = 1
+	// OverflowDropOldest, OverflowDropNewest and OverflowBlock are the
+	// values of Executor.Overflow: drop the oldest queued message (the
+	// default, ROS KEEP_LAST), drop the new one, or block the producer.
+	OverflowDropOldest = "drop_oldest"
+	OverflowDropNewest = "drop_newest"
+	OverflowBlock      = "block"
+)
+
+// Config is a loaded config.yaml, defaults applied. Its keys are those of
+// the yaml tags; any other key is an error.
+type Config struct {
+	// File is the file it was loaded from, as named to Load or Parse.
+	File string `yaml:"-"`
+	// Executor configures the executor. (optional)
+	Executor Executor `yaml:"executor"`
+	// MQTT configures the broker connection. (optional) Defaults to the
+	// embedded broker.
+	MQTT MQTT `yaml:"mqtt"`
+	// Metrics configures the metrics and health endpoint. (optional)
+	// Defaults to none.
+	Metrics Metrics `yaml:"metrics"`
+	// Nodes are the nodes to run, in file order. (optional) Defaults to
+	// none.
+	Nodes []Node `yaml:"nodes"`
+
+	src *source
+}
+
+// Executor is the executor: section.
+type Executor struct {
+	// Workers is the number of worker goroutines; 0 means one per CPU
+	// (GOMAXPROCS). (optional) Defaults to 0. Must not be negative.
+	Workers int `yaml:"workers"`
+	// QueueDepth is the default QoS depth of a subscription's queue.
+	// (optional) Defaults to DefaultQueueDepth, 10. At least 1.
+	QueueDepth int `yaml:"queue_depth"`
+	// Overflow is what a full queue does: OverflowDropOldest,
+	// OverflowDropNewest or OverflowBlock. (optional) Defaults to
+	// OverflowDropOldest.
+	Overflow string `yaml:"overflow"`
+}
+
+// MQTT is the mqtt: section.
+type MQTT struct {
+	// Broker is EmbeddedBroker, to run a broker in the process, or the URL
+	// of a broker: tcp://host:port (also mqtt://), ssl://host:port (also
+	// tls://, mqtts://, tcps://), ws:// or wss://. All but WebSocket URLs
+	// need a port. (optional) Defaults to EmbeddedBroker.
+	Broker string `yaml:"broker"`
+	// Listen is the host:port where the embedded broker listens; only
+	// used with EmbeddedBroker. (optional) Defaults to DefaultListen,
+	// 127.0.0.1:1883.
+	Listen string `yaml:"listen"`
+	// ClientID identifies the session at the broker; it must be unique
+	// among the broker's clients and stable across restarts. (optional)
+	// Defaults to "robotexec-" + the host name (HOSTNAME, else
+	// os.Hostname).
+	ClientID string `yaml:"client_id"`
+	// Username and Password authenticate the client. (optional) Default
+	// to none.
+	Username string `yaml:"username"`
+	Password string `yaml:"password"`
+	// QoS is the default QoS of subscriptions and publications: 0, 1 or
+	// 2. (optional) Defaults to DefaultQoS, 1.
+	QoS int `yaml:"qos"`
+	// CleanSession asks the broker to forget the session on each
+	// connection; false keeps a persistent session, whose QoS 1 and 2
+	// messages survive reconnects. (optional) Defaults to false.
+	CleanSession bool `yaml:"clean_session"`
+	// TLS names the PEM files of a TLS connection; it needs a TLS broker
+	// URL (ssl://, tls://, mqtts://, tcps://, wss://). (optional) Defaults
+	// to nil: the system's roots and no client certificate.
+	TLS *TLS `yaml:"tls"`
+}
+
+// TLS is the mqtt.tls: section. Relative paths are resolved against the
+// directory of the config file.
+type TLS struct {
+	// CA is the file of the certificate authorities that sign the
+	// broker's certificate. (optional) Defaults to the system's roots.
+	CA string `yaml:"ca"`
+	// Cert and Key are the client's certificate and private key.
+	// (optional) Set both or neither.
+	Cert string `yaml:"cert"`
+	Key  string `yaml:"key"`
+}
+
+// Metrics is the metrics: section.
+type Metrics struct {
+	// Listen is the host:port of the HTTP server of Prometheus /metrics,
+	// /healthz and pprof. (optional) Defaults to "": no server.
+	Listen string `yaml:"listen"`
+}
+
+// Node is one entry of the nodes: list.
+type Node struct {
+	// Name names the node, in logs and metrics too: unique, of letters,
+	// digits, _ and -. Required.
+	Name string `yaml:"name"`
+	// Type is the node's registered type; Parse does not check it (the
+	// registry lives in package nodes): report an unknown type with
+	// Errorf("type", ...). Required.
+	Type string `yaml:"type"`
+	// Group names a callback group that the node shares with the other
+	// nodes of the same group. (optional) Defaults to "": the node's own
+	// group.
+	Group string `yaml:"group"`
+	// Params are the node's params, for its type to decode. (optional)
+	Params Params `yaml:"params"`
+	// Line is the line of the node's entry in the file.
+	Line int `yaml:"-"`
+	// Index is the node's position in the nodes: list, from 0.
+	Index int `yaml:"-"`
+
+	src *source
+}
+
+// Errorf returns an error located at field of the node, with the text
+// FILE:LINE: nodes[I].FIELD: MSG, for problems Parse cannot see, such as
+// Errorf("type", "unknown node type %q", n.Type). field may reach into the
+// params ("params.period"); the line is that of the field, else of the
+// closest enclosing value that has one.
+func (n Node) Errorf(field, format string, args ...any) *Error {
+	path := index("nodes", n.Index)
+	if field != "" {
+		path = joinPath(path, field)
+	}
+	line := n.src.line(path)
+	if line == 0 {
+		line = n.Line
+	}
+	return &Error{File: n.src.name(), Line: line, Field: path, Msg: fmt.Sprintf(format, args...)}
+}
+
+// Errorf returns an error located at field of the config (a path such as
+// "mqtt.broker" or "nodes[2].params.topic"), with the text FILE:LINE:
+// FIELD: MSG, for problems found after Parse, such as a broker that refuses
+// the credentials. The line is that of the field, else of the closest
+// enclosing value that has one, else 0.
+func (c *Config) Errorf(field, format string, args ...any) *Error {
+	return &Error{File: c.File, Line: c.src.line(field), Field: field, Msg: fmt.Sprintf(format, args...)}
+}
+
+// Load reads the config file at path and parses it with Parse, expanding
+// ${VAR} from the process's environment. It also checks that the TLS files
+// exist. An unreadable file is an error of the form "config.yaml: no such
+// file or directory" that wraps the *fs.PathError.
+func Load(path string) (*Config, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		msg := err.Error()
+		if pe, ok := err.(*os.PathError); ok {
+			msg = pe.Err.Error()
+		}
+		return nil, Join(&Error{File: path, Msg: msg, Err: err})
+	}
+	cfg, err := Parse(path, data, nil)
+	if cfg == nil {
+		return nil, err
+	}
+	return cfg, Join(err, cfg.checkFiles())
+}
+
+// Parse parses data, the content of config file file (named in errors),
+// applies the defaults and checks the result. ${VAR} and ${VAR:-default} in
+// every scalar value, node params included, expand from lookupEnv
+// (os.LookupEnv when nil); HOSTNAME falls back to os.Hostname when unset,
+// because shells do not export it.
+//
+// Parse reports every problem it finds, as *Error values joined in line
+// order (see Join and Errors). When the YAML itself is malformed it returns
+// a nil Config. Otherwise it returns the Config even with an error: invalid
+// values are left at their defaults and invalid nodes are kept, so that a
+// caller can check what Parse cannot (node types, node params) and report
+// those problems together with Parse's, by Join. An empty document is a
+// valid config of defaults only.
+func Parse(file string, data []byte, lookupEnv func(string) (string, bool)) (*Config, error) {
+	root, errs, ok := parseYAML(file, data)
+	if !ok {
+		return nil, joinErrors(errs)
+	}
+	lookup := envLookup(lookupEnv)
+	cfg := &Config{
+		File:     file,
+		Executor: Executor{QueueDepth: DefaultQueueDepth, Overflow: OverflowDropOldest},
+		MQTT: MQTT{
+			Broker:   EmbeddedBroker,
+			Listen:   DefaultListen,
+			ClientID: defaultClientID(lookup),
+			QoS:      DefaultQoS,
+		},
+	}
+	t := newTree(file, root, lookup)
+	t.errs = errs
+	t.lines = map[string]int{}
+	t.src = &source{file: file, lines: t.lines}
+	t.failed = map[string]bool{}
+	switch {
+	case root == nil || isNull(root):
+	case root.Kind != yaml.MappingNode:
+		t.errorf(root, "", "the document must be a mapping, not %s", describe(root))
+	default:
+		t.value(root, "", reflect.ValueOf(cfg).Elem())
+	}
+	cfg.src = t.src
+	t.check(cfg)
+	return cfg, joinErrors(t.errs)
+}
+
+func defaultClientID(lookup func(string) (string, bool)) string {
+	host, ok := lookup("HOSTNAME")
+	if !ok || host == "" {
+		host = "localhost"
+	}
+	return "robotexec-" + host
+}
