@@ -107,8 +107,9 @@ func (t *Timer) Reset() {
 // Call serves a due timer; the executor calls it when the timer's callback
 // starts. It returns the event for the callback, and false if the call must
 // be skipped because the timer was canceled or reset since it fell due.
-// A periodic timer is re-armed for its next deadline that lies in the future,
-// skipping and counting the ones that already passed.
+// A periodic timer is re-armed for its first deadline that has not passed
+// (one equal to now is due at once), skipping and counting the ones that
+// already passed.
 func (t *Timer) Call() (Event, bool) {
 	q := t.q
 	q.mu.Lock()
@@ -124,9 +125,10 @@ func (t *Timer) Call() (Event, bool) {
 		return ev, true
 	}
 	next := t.next.Add(t.period)
-	if !next.After(now) {
-		// rcl's rule: skip every deadline that has passed, count them.
-		skipped := uint64(now.Sub(next)/t.period) + 1
+	if next.Before(now) {
+		// rcl's rule: skip every deadline that has passed, count them. A
+		// deadline equal to now has not passed: it is due, as in ring.
+		skipped := uint64((now.Sub(next)-1)/t.period) + 1
 		next = next.Add(time.Duration(skipped) * t.period)
 		ev.Missed = skipped
 		t.missed.Add(skipped)

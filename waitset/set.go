@@ -66,12 +66,16 @@ func (s *Set) ready(e *Entity) {
 // enter waiting ∩ wait set land in the same batch: a timer queue uses it for
 // the timers that fall due together. Every entity must be registered with s.
 func (s *Set) TriggerAll(es []*Entity) {
+	for _, e := range es {
+		if e.set != s {
+			// Checked before any entity is touched, so that a misuse
+			// leaves every entity as it was.
+			panic("waitset: TriggerAll of an entity of another set")
+		}
+	}
 	var first, last *Entity
 	var entered []Event // kept only for the observer
 	for _, e := range es {
-		if e.set != s {
-			panic("waitset: TriggerAll of an entity of another set")
-		}
 		old := e.word.Or(inSet)
 		if old&inSet != 0 || old&stateMask != uint32(Waiting) {
 			continue

@@ -1,0 +1,105 @@
+package timers_test
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/robotexec/robotexec/timers"
+	"github.com/robotexec/robotexec/waitset"
+)
+
+// armedRig returns a rig with n armed timers whose deadlines lie far beyond
+// any benchmark, and one 1µs timer that falls due at every step.
+func armedRig(tb testing.TB, n int) (*rig, *timers.Timer) {
+	r := newRig(tb)
+	for i := range n {
+		r.started(1000*time.Hour+time.Duration(i), false)
+	}
+	hot := r.started(time.Microsecond, false)
+	return r, hot
+}
+
+// fire steps the clock one period of hot, which rings the queue's alarm, and
+// runs hot: ring, trigger, take, start, call, finish.
+func fire(r *rig, hot *timers.Timer) {
+	r.clock.Advance(time.Microsecond)
+	r.set.Take(&r.run)
+	x := r.run.Pop()
+	if x == nil {
+		r.t.Fatal("the timer did not fall due")
+	}
+	x.Start()
+	hot.Call()
+	x.Finish(false)
+}
+
+func TestRingAndCallDoNotAllocate(t *testing.T) {
+	for _, n := range []int{0, 1000} {
+		t.Run(fmt.Sprintf("armed=%d", n), func(t *testing.T) {
+			r, hot := armedRig(t, n)
+			fire(r, hot) // let the queue's buffers grow
+			require.Zero(t, testing.AllocsPerRun(1000, func() { fire(r, hot) }))
+			require.Equal(t, uint64(1001+1), hot.Calls())
+			require.Zero(t, hot.Missed())
+		})
+	}
+}
+
+// BenchmarkQueue measures the timer path with 10 and 100,000 other armed
+// timers: "fire" is a ring, trigger, take and call of one due timer (heap
+// pop and push); "reset" re-arms one timer (heap remove and push).
+func BenchmarkQueue(b *testing.B) {
+	for _, n := range []int{10, 100_000} {
+		b.Run(fmt.Sprintf("fire/armed=%d", n), func(b *testing.B) {
+			r, hot := armedRig(b, n)
+			b.ReportAllocs()
+			for b.Loop() {
+				fire(r, hot)
+			}
+		})
+		b.Run(fmt.Sprintf("reset/armed=%d", n), func(b *testing.B) {
+			r, hot := armedRig(b, n)
+			b.ReportAllocs()
+			for b.Loop() {
+				hot.Reset()
+			}
+			_ = r
+		})
+		b.Run(fmt.Sprintf("ring-many/armed=%d", n), func(b *testing.B) {
+			// 10 timers falling due together, among n armed ones.
+			r := newRig(b)
+			for i := range n {
+				r.started(1000*time.Hour+time.Duration(i), false)
+			}
+			due := make([]*timers.Timer, 10)
+			for i := range due {
+				due[i] = r.started(time.Microsecond, false)
+			}
+			b.ReportAllocs()
+			for b.Loop() {
+				r.clock.Advance(time.Microsecond)
+				r.set.Take(&r.run)
+				for x := r.run.Pop(); x != nil; x = r.run.Pop() {
+					x.Start()
+					x.Data.(*timers.Timer).Call()
+					x.Finish(false)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkNewTimer measures making and arming a timer.
+func BenchmarkNewTimer(b *testing.B) {
+	clock := timers.NewSim(epoch)
+	q := timers.NewQueue(clock, waitset.New(nil, nil))
+	b.ReportAllocs()
+	for b.Loop() {
+		tm, _ := q.NewTimer(time.Hour, false)
+		tm.Reset()
+		tm.Detach()
+	}
+}
