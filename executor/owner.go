@@ -125,19 +125,42 @@ func (o *Owner) Subscribe(src subscribers.Source, filter string, cb func(subscri
 		return nil, fmt.Errorf("executor: %s: %w", o.name, err)
 	}
 	e := o.ex
-	e.regMu.Lock()
-	defer e.regMu.Unlock()
-	if e.closed {
-		return nil, ErrClosed
-	}
 	en := &entity{owner: o, name: r.name, group: serializing(r.group), sub: s, onMsg: cb}
 	s.Data = en
+	e.regMu.Lock()
+	if e.closed {
+		e.regMu.Unlock()
+		return nil, ErrClosed
+	}
 	e.set.Register(&s.Entity, waitset.Subscription)
+	e.entities = append(e.entities, en)
+	e.regMu.Unlock()
+	// Attaching may wait for the network (an MQTT SUBACK); it happens
+	// outside the lock so that other registrations and a stop go on.
 	if err := src.Attach(s); err != nil {
+		e.forget(en)
+		s.Close()
 		return nil, fmt.Errorf("executor: %s: subscribe %q: %w", o.name, filter, err)
 	}
-	e.entities = append(e.entities, en)
+	if s.Closed() {
+		// The executor stopped while attaching: Close found no source to
+		// detach from yet.
+		src.Detach(s)
+		return nil, ErrClosed
+	}
 	return s, nil
+}
+
+// forget removes en from the executor's entities.
+func (e *Executor) forget(en *entity) {
+	e.regMu.Lock()
+	defer e.regMu.Unlock()
+	for i, x := range e.entities {
+		if x == en {
+			e.entities = append(e.entities[:i], e.entities[i+1:]...)
+			return
+		}
+	}
 }
 
 // serializing returns g if its callbacks must be serialized.

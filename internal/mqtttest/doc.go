@@ -1,0 +1,21 @@
+// Package mqtttest starts real MQTT brokers for tests: the embedded broker
+// (package subscribers/mqtt/broker) on a free loopback port, and Debian's
+// mosquitto with its own config file on a free loopback port, stopped by
+// its PID and restarted on the same port. A TCP [Proxy] between a client
+// and a broker lets a test cut connections without a clean MQTT
+// DISCONNECT, as a crash or a lost network link would.
+//
+// Tests that need mosquitto call [Mosquitto]: it finds the binary through
+// the ROBOTEXEC_MOSQUITTO environment variable, PATH or /usr/sbin, skips
+// the test when there is none, and fails it instead when the environment
+// variable CI is set, so that CI never silently skips them.
+//
+// Every helper registers its cleanup with the test and bounds each wait
+// with a deadline, so a broken broker fails the test instead of hanging it.
+//
+// # Concurrency
+//
+// The helpers may be called from parallel tests. A [Broker]'s Stop and
+// Start and a Proxy's Cut are safe for concurrent use, but Stop and Start
+// of one broker must not race each other.
+package mqtttest

@@ -1,0 +1,122 @@
+package mqtttest
+
+import (
+	"io"
+	"net"
+	"sync"
+)
+
+// Proxy relays TCP connections from its own loopback address to a broker.
+// Cut closes the connections it relays without an MQTT DISCONNECT, as a
+// crash or a broken link would: the broker publishes the client's last
+// will and keeps its persistent session, and the client reconnects through
+// the proxy.
+type Proxy struct {
+	ln     net.Listener
+	target string
+
+	mu      sync.Mutex
+	pairs   map[net.Conn]net.Conn
+	closed  bool
+	refused bool
+	wg      sync.WaitGroup
+}
+
+// NewProxy starts a proxy to target (host:port) and stops it when the test
+// ends.
+func NewProxy(t TB, target string) *Proxy {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatalf("mqtttest: proxy listen: %v", err)
+	}
+	p := &Proxy{ln: ln, target: target, pairs: make(map[net.Conn]net.Conn)}
+	p.wg.Add(1)
+	go p.serve()
+	t.Cleanup(p.Close)
+	return p
+}
+
+// Addr returns the proxy's address.
+func (p *Proxy) Addr() string { return p.ln.Addr().String() }
+
+// URL returns tcp://Addr().
+func (p *Proxy) URL() string { return "tcp://" + p.Addr() }
+
+func (p *Proxy) serve() {
+	defer p.wg.Done()
+	for {
+		c, err := p.ln.Accept()
+		if err != nil {
+			return
+		}
+		p.mu.Lock()
+		refused := p.refused
+		p.mu.Unlock()
+		if refused {
+			_ = c.Close()
+			continue
+		}
+		b, err := net.Dial("tcp", p.target)
+		if err != nil {
+			_ = c.Close()
+			continue
+		}
+		p.mu.Lock()
+		if p.closed {
+			p.mu.Unlock()
+			_ = c.Close()
+			_ = b.Close()
+			return
+		}
+		p.pairs[c] = b
+		p.wg.Add(2)
+		p.mu.Unlock()
+		go p.pipe(c, b)
+		go p.pipe(b, c)
+	}
+}
+
+func (p *Proxy) pipe(dst, src net.Conn) {
+	defer p.wg.Done()
+	_, _ = io.Copy(dst, src)
+	_ = dst.Close()
+	_ = src.Close()
+	p.mu.Lock()
+	delete(p.pairs, dst)
+	delete(p.pairs, src)
+	p.mu.Unlock()
+}
+
+// Cut closes every connection the proxy relays now; new connections are
+// still accepted. It returns how many it closed.
+func (p *Proxy) Cut() int {
+	p.mu.Lock()
+	pairs := p.pairs
+	p.pairs = make(map[net.Conn]net.Conn)
+	p.mu.Unlock()
+	for c, b := range pairs {
+		_ = c.Close()
+		_ = b.Close()
+	}
+	return len(pairs)
+}
+
+// Refuse makes the proxy close new connections at once (refuse true) or
+// relay them again (false), so that a test can keep a client away from the
+// broker for a while.
+func (p *Proxy) Refuse(refuse bool) {
+	p.mu.Lock()
+	p.refused = refuse
+	p.mu.Unlock()
+}
+
+// Close stops the proxy and closes its connections.
+func (p *Proxy) Close() {
+	p.mu.Lock()
+	p.closed = true
+	p.mu.Unlock()
+	_ = p.ln.Close()
+	p.Cut()
+	p.wg.Wait()
+}

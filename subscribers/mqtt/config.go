@@ -1,0 +1,292 @@
+package mqtt
+
+import (
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/robotexec/robotexec/subscribers"
+)
+
+// Defaults of Config's fields.
+const (
+	DefaultBroker         = "tcp://127.0.0.1:1883"
+	DefaultMaxPayload     = 1 << 20
+	DefaultMaxPendingQoS0 = 10000
+	DefaultKeepAlive      = 30 * time.Second
+	DefaultPingTimeout    = 10 * time.Second
+	DefaultConnectTimeout = 10 * time.Second
+	DefaultWriteTimeout   = 10 * time.Second
+	DefaultMinBackoff     = 250 * time.Millisecond
+	DefaultMaxBackoff     = 10 * time.Second
+	// DefaultStatusTopic is the status topic's template; %s is the client
+	// ID.
+	DefaultStatusTopic = "robotexec/%s/status"
+	// StatusOnline and StatusOffline are the status topic's payloads.
+	StatusOnline  = "online"
+	StatusOffline = "offline"
+)
+
+// Config configures a [Client]. The zero value is valid: a client of the
+// broker on 127.0.0.1:1883 with a persistent session under the client ID
+// robotexec-HOSTNAME.
+type Config struct {
+	// Broker is the broker's URL: tcp://host:port (also mqtt://), ssl://
+	// (also tls://, mqtts://) for TLS, ws:// or wss:// for WebSocket.
+	// Credentials in the URL are moved to Username and Password (when
+	// those are empty) and never logged. (optional) Defaults to
+	// DefaultBroker, tcp://127.0.0.1:1883.
+	Broker string
+	// ClientID identifies the client's session at the broker; it must be
+	// unique among the broker's clients (the broker disconnects the older
+	// of two clients with one ID) and stable across restarts for a
+	// persistent session to resume. (optional) Defaults to
+	// "robotexec-" + the host name.
+	ClientID string
+	// Username and Password authenticate the client. The password is
+	// sent in clear text unless the URL is ssl:// or wss://, and never
+	// appears in logs or errors. (optional) Default to none.
+	Username string
+	Password string
+	// QoS is the default QoS of subscriptions attached to the client
+	// (see [Client.QoS] for others): 0 at most once, 1 at least once, 2
+	// exactly once (to the broker; paho does not remove the duplicates of
+	// a redelivery). (optional) Defaults to 0.
+	QoS byte
+	// CleanSession asks the broker to forget the session on each
+	// connection. false, the default, is a persistent session: the broker
+	// keeps the client's subscriptions and queues QoS 1 and 2 messages
+	// while it is away, and they arrive when it returns. (optional)
+	CleanSession bool
+	// StartPaused holds incoming messages, delivering and acknowledging
+	// none, until [Client.Resume]. With a persistent session the broker
+	// sends the messages queued during the client's absence right after
+	// connecting, maybe before the subscriptions are attached (they would
+	// then match none and be dropped): dial paused, attach, then Resume.
+	// (optional) Defaults to false.
+	StartPaused bool
+	// TLS configures TLS for ssl:// and wss:// brokers from files.
+	// (optional) Defaults to the system's roots and no client certificate.
+	TLS TLSFiles
+	// TLSConfig, when set, is used as is instead of TLS. (optional)
+	TLSConfig *tls.Config
+	// MaxPayload is the largest payload, in bytes, delivered to
+	// subscriptions; a larger one is dropped and counted (reason
+	// too_large) on each subscription it would have gone to. A negative
+	// value means no limit. (optional) Defaults to DefaultMaxPayload, 1
+	// MiB.
+	MaxPayload int
+	// MaxPendingQoS0 bounds the QoS 0 messages received and not yet
+	// handed to subscriptions, which happens only while a subscription
+	// with the Block policy is full; newer QoS 0 messages are dropped and
+	// counted (reason queue_full). QoS 1 and 2 messages are not dropped:
+	// they are acknowledged only once handed over, so the broker's
+	// in-flight window holds them back instead. (optional) Defaults to
+	// DefaultMaxPendingQoS0.
+	MaxPendingQoS0 int
+	// StatusTopic is where the client keeps its status, retained:
+	// "online" after each connection, "offline" on Close, and "offline"
+	// as its last will (QoS 1), which the broker publishes when the
+	// client vanishes without Close. (optional) Defaults to
+	// "robotexec/<ClientID>/status"; "-" turns the status off.
+	StatusTopic string
+	// Logger receives the client's logs. (optional) Defaults to
+	// slog.Default().
+	Logger *slog.Logger
+	// KeepAlive is the interval of MQTT keep-alive pings, in whole
+	// seconds (at least 1 s); a broker that does not answer a ping within
+	// PingTimeout is considered gone. Use at least 2 s with the embedded
+	// broker, which drops a client silent for 1.5 × KeepAlive rounded
+	// down to whole seconds. (optional) Default to DefaultKeepAlive (30 s)
+	// and DefaultPingTimeout (10 s).
+	KeepAlive   time.Duration
+	PingTimeout time.Duration
+	// ConnectTimeout bounds one connection attempt (dial, TLS, CONNECT).
+	// (optional) Defaults to DefaultConnectTimeout, 10 s.
+	ConnectTimeout time.Duration
+	// WriteTimeout bounds the writing of a publication to the network and
+	// the wait of a Publish for the connection's writer; a write that
+	// takes longer counts as a lost connection. (optional) Defaults to
+	// DefaultWriteTimeout, 10 s.
+	WriteTimeout time.Duration
+	// MinBackoff and MaxBackoff bound the wait between connection
+	// attempts: it starts at MinBackoff and doubles up to MaxBackoff
+	// while the broker cannot be reached at start. Reconnection after a
+	// lost connection is paho's: at once, then from 1 s doubling up to
+	// MaxBackoff. (optional) Default to DefaultMinBackoff (250 ms) and
+	// DefaultMaxBackoff (10 s).
+	MinBackoff time.Duration
+	MaxBackoff time.Duration
+}
+
+// TLSFiles names the PEM files of a TLS configuration.
+type TLSFiles struct {
+	// CA is the file of the certificate authorities that sign the
+	// broker's certificate. (optional) Defaults to the system's roots.
+	CA string
+	// Cert and Key are the client's certificate and private key, for
+	// brokers that require client certificates. (optional) Set both or
+	// neither.
+	Cert string
+	Key  string
+	// ServerName overrides the name checked in the broker's certificate.
+	// (optional) Defaults to the URL's host.
+	ServerName string
+}
+
+// Empty reports whether no file is named.
+func (f TLSFiles) Empty() bool { return f == TLSFiles{} }
+
+// Config returns the tls.Config that the files describe.
+func (f TLSFiles) Config() (*tls.Config, error) {
+	cfg := &tls.Config{MinVersion: tls.VersionTLS12, ServerName: f.ServerName}
+	if f.CA != "" {
+		pem, err := os.ReadFile(f.CA)
+		if err != nil {
+			return nil, fmt.Errorf("mqtt: tls ca: %w", err)
+		}
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("mqtt: tls ca: %s holds no PEM certificate", f.CA)
+		}
+		cfg.RootCAs = pool
+	}
+	switch {
+	case f.Cert != "" && f.Key != "":
+		cert, err := tls.LoadX509KeyPair(f.Cert, f.Key)
+		if err != nil {
+			return nil, fmt.Errorf("mqtt: tls client certificate: %w", err)
+		}
+		cfg.Certificates = []tls.Certificate{cert}
+	case f.Cert != "" || f.Key != "":
+		return nil, errors.New("mqtt: tls: cert and key go together; one of them is missing")
+	}
+	return cfg, nil
+}
+
+// settings is a validated Config with defaults applied.
+type settings struct {
+	Config
+	url     *url.URL // without credentials
+	display string   // the URL for logs and errors
+	tls     *tls.Config
+}
+
+func (cfg Config) settings() (*settings, error) {
+	s := &settings{Config: cfg}
+	var errs []error
+	if s.Broker == "" {
+		s.Broker = DefaultBroker
+	}
+	u, err := url.Parse(s.Broker)
+	if err != nil {
+		// url.Parse's error repeats the URL, password included.
+		errs = append(errs, fmt.Errorf("mqtt: broker URL %q does not parse", redactRaw(s.Broker)))
+	} else {
+		if u.User != nil {
+			if s.Username == "" {
+				s.Username = u.User.Username()
+			}
+			if p, ok := u.User.Password(); ok && s.Password == "" {
+				s.Password = p
+			}
+			u.User = nil
+		}
+		switch strings.ToLower(u.Scheme) {
+		case "tcp", "mqtt", "ssl", "tls", "mqtts", "tcps", "ws", "wss":
+		default:
+			errs = append(errs, fmt.Errorf("mqtt: broker URL %s: scheme %q is not tcp, mqtt, ssl, tls, mqtts, ws or wss", u.Redacted(), u.Scheme))
+		}
+		if u.Host == "" {
+			errs = append(errs, fmt.Errorf("mqtt: broker URL %s has no host", u.Redacted()))
+		}
+		s.url = u
+		s.display = u.String()
+	}
+	if s.ClientID == "" {
+		host, err := os.Hostname()
+		if err != nil || host == "" {
+			host = "localhost"
+		}
+		s.ClientID = "robotexec-" + host
+	}
+	if s.QoS > 2 {
+		errs = append(errs, fmt.Errorf("mqtt: QoS %d is not 0, 1 or 2", s.QoS))
+	}
+	if s.MaxPayload == 0 {
+		s.MaxPayload = DefaultMaxPayload
+	}
+	if s.MaxPendingQoS0 <= 0 {
+		s.MaxPendingQoS0 = DefaultMaxPendingQoS0
+	}
+	switch s.StatusTopic {
+	case "":
+		s.StatusTopic = fmt.Sprintf(DefaultStatusTopic, s.ClientID)
+		if err := subscribers.ValidateTopic(s.StatusTopic); err != nil {
+			errs = append(errs, fmt.Errorf("mqtt: client ID %q makes no valid status topic: %w", s.ClientID, err))
+		}
+	case "-":
+		s.StatusTopic = ""
+	default:
+		if err := subscribers.ValidateTopic(s.StatusTopic); err != nil {
+			errs = append(errs, fmt.Errorf("mqtt: status topic: %w", err))
+		}
+	}
+	if s.Logger == nil {
+		s.Logger = slog.Default()
+	}
+	defaultDuration(&s.KeepAlive, DefaultKeepAlive)
+	if s.KeepAlive < time.Second {
+		// paho keeps whole seconds; under 1 s would turn keep-alive off.
+		s.KeepAlive = time.Second
+	}
+	defaultDuration(&s.PingTimeout, DefaultPingTimeout)
+	defaultDuration(&s.ConnectTimeout, DefaultConnectTimeout)
+	defaultDuration(&s.WriteTimeout, DefaultWriteTimeout)
+	defaultDuration(&s.MinBackoff, DefaultMinBackoff)
+	defaultDuration(&s.MaxBackoff, DefaultMaxBackoff)
+	if s.MaxBackoff < s.MinBackoff {
+		s.MaxBackoff = s.MinBackoff
+	}
+	switch {
+	case s.TLSConfig != nil:
+		s.tls = s.TLSConfig
+	case !s.TLS.Empty():
+		t, err := s.TLS.Config()
+		if err != nil {
+			errs = append(errs, err)
+		}
+		s.tls = t
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+func defaultDuration(d *time.Duration, def time.Duration) {
+	if *d <= 0 {
+		*d = def
+	}
+}
+
+// redactRaw hides the user information of a URL that does not parse.
+func redactRaw(raw string) string {
+	scheme, rest, ok := strings.Cut(raw, "://")
+	if !ok {
+		scheme, rest = "", raw
+	}
+	if at := strings.LastIndex(rest, "@"); at >= 0 {
+		rest = "xxxxx@" + rest[at+1:]
+	}
+	if scheme == "" {
+		return rest
+	}
+	return scheme + "://" + rest
+}
