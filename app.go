@@ -1,0 +1,184 @@
+package robotexec
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/robotexec/robotexec/config"
+	"github.com/robotexec/robotexec/executor"
+	"github.com/robotexec/robotexec/nodes"
+	"github.com/robotexec/robotexec/subscribers"
+	"github.com/robotexec/robotexec/subscribers/mqtt"
+	"github.com/robotexec/robotexec/subscribers/mqtt/broker"
+	"github.com/robotexec/robotexec/timers"
+)
+
+// check checks what config.Load cannot: node types, and node params by
+// building every node in a dry run, on an executor that never runs, a
+// simulated clock and an in-process bus. It returns every problem,
+// parseErr's included, in file order.
+func check(cfg *config.Config, parseErr error) error {
+	errs := []error{parseErr}
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	env := dryEnv(cfg, quiet)
+	for _, n := range cfg.Nodes {
+		if n.Name == "" || n.Type == "" {
+			continue // Parse reported it
+		}
+		if _, ok := nodes.Lookup(n.Type); !ok {
+			errs = append(errs, n.Errorf("type", "unknown node type %q (known: %s)", n.Type, strings.Join(nodes.TypeNames(), ", ")))
+			continue
+		}
+		_, err := nodes.Build(env, spec(n))
+		errs = append(errs, nodeErrors(n, err)...)
+	}
+	return config.Join(errs...)
+}
+
+func dryEnv(cfg *config.Config, logger *slog.Logger) *nodes.Env {
+	ex := executor.New(executor.Options{Workers: 1, Clock: timers.NewSim(time.Now()), Logger: logger})
+	return env(cfg, ex, nodes.BusTransport(subscribers.NewBus()), logger)
+}
+
+func env(cfg *config.Config, ex *executor.Executor, t nodes.Transport, logger *slog.Logger) *nodes.Env {
+	policy, _ := subscribers.ParsePolicy(cfg.Executor.Overflow) // checked by config
+	return &nodes.Env{
+		Executor:  ex,
+		Transport: t,
+		Logger:    logger,
+		QoS:       byte(cfg.MQTT.QoS),
+		Depth:     cfg.Executor.QueueDepth,
+		Overflow:  policy,
+	}
+}
+
+func spec(n config.Node) nodes.Spec {
+	return nodes.Spec{Name: n.Name, Type: n.Type, Group: n.Group, Params: n.Params}
+}
+
+// nodeErrors locates the problems of building node n in the config file:
+// params errors carry their own lines; the others get the node's.
+func nodeErrors(n config.Node, err error) []error {
+	if err == nil {
+		return nil
+	}
+	var be *nodes.BuildError
+	if !errors.As(err, &be) {
+		return []error{n.Errorf("", "%v", err)}
+	}
+	var out []error
+	for _, e := range be.Errs {
+		if ces := config.Errors(e); len(ces) > 0 {
+			for _, ce := range ces {
+				out = append(out, ce)
+			}
+			continue
+		}
+		out = append(out, n.Errorf("", "%s (%s): %v", be.Node, be.Type, e))
+	}
+	return out
+}
+
+// app is a running config: executor, broker, client and nodes.
+type app struct {
+	cfg    *config.Config
+	log    *slog.Logger
+	ex     *executor.Executor
+	broker *broker.Broker
+	client *mqtt.Client
+	nodes  []*nodes.Node
+	cancel context.CancelFunc
+	done   chan error
+}
+
+// start starts what cfg describes. The config must have passed check.
+func start(cfg *config.Config, logger *slog.Logger) (*app, error) {
+	a := &app{cfg: cfg, log: logger}
+	url := cfg.MQTT.Broker
+	if url == config.EmbeddedBroker {
+		b, err := broker.New(broker.Config{Listen: cfg.MQTT.Listen, Logger: logger.With("component", "broker")})
+		if err != nil {
+			return nil, fmt.Errorf("embedded broker on %s: %w", cfg.MQTT.Listen, err)
+		}
+		a.broker = b
+		url = b.URL()
+		logger.Info("embedded MQTT broker listening", "addr", b.Addr())
+	}
+	mc := mqtt.Config{
+		Broker:       url,
+		ClientID:     cfg.MQTT.ClientID,
+		Username:     cfg.MQTT.Username,
+		Password:     cfg.MQTT.Password,
+		QoS:          byte(cfg.MQTT.QoS),
+		CleanSession: cfg.MQTT.CleanSession,
+		// A persistent session's queued messages arrive right after
+		// connecting: hold them until every node has subscribed.
+		StartPaused: true,
+		Logger:      logger.With("component", "mqtt"),
+	}
+	if t := cfg.MQTT.TLS; t != nil {
+		mc.TLS = mqtt.TLSFiles{CA: t.CA, Cert: t.Cert, Key: t.Key}
+	}
+	client, err := mqtt.Dial(mc)
+	if err != nil {
+		a.close()
+		return nil, err
+	}
+	a.client = client
+	a.ex = executor.New(executor.Options{Workers: cfg.Executor.Workers, Logger: logger})
+	e := env(cfg, a.ex, mqttTransport{client}, logger)
+	for _, n := range cfg.Nodes {
+		node, err := nodes.Build(e, spec(n))
+		if err != nil {
+			a.close()
+			return nil, config.Join(nodeErrors(n, err)...)
+		}
+		a.nodes = append(a.nodes, node)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	a.cancel = cancel
+	a.done = make(chan error, 1)
+	go func() { a.done <- a.ex.Run(ctx) }()
+	client.Resume()
+	logger.Info("robotexec running", "config", cfg.File, "nodes", len(a.nodes), "workers", a.ex.Workers(), "broker", client.Broker())
+	return a, nil
+}
+
+// stop stops the executor (which drains), runs the nodes' shutdown
+// functions, then closes the client and the broker.
+func (a *app) stop() error {
+	// Messages that arrive from now on stay unacknowledged (at the broker,
+	// for a persistent session) instead of being taken and then dropped by
+	// the closing subscriptions.
+	a.client.Pause()
+	a.cancel()
+	err := <-a.done
+	for i := len(a.nodes) - 1; i >= 0; i-- {
+		a.nodes[i].Shutdown()
+	}
+	a.close()
+	return err
+}
+
+func (a *app) close() {
+	if a.client != nil {
+		a.client.Close()
+	}
+	if a.broker != nil {
+		a.broker.Close()
+	}
+}
+
+// mqttTransport carries nodes' messages over the MQTT client.
+type mqttTransport struct{ c *mqtt.Client }
+
+func (t mqttTransport) Source(qos byte) subscribers.Source { return t.c.QoS(qos) }
+
+func (t mqttTransport) Publisher(topic string, qos byte, retain bool) (nodes.Sender, error) {
+	return t.c.Publisher(topic, qos, retain)
+}

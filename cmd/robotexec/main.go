@@ -1,0 +1,19 @@
+// Command robotexec runs robot nodes' callbacks on timers and MQTT messages:
+// the stock binary, with the built-in node types and the example ones (the
+// simulated sensors and the IMU filter of examples/config.yaml).
+//
+//	robotexec run config.yaml
+//
+// See the README for the config file and SPEC-level details of every
+// subcommand; 'robotexec -h' lists them.
+package main
+
+import (
+	"github.com/robotexec/robotexec"
+
+	// The example node types, so that examples/config.yaml runs as is.
+	_ "github.com/robotexec/robotexec/examples/imufilter"
+	_ "github.com/robotexec/robotexec/examples/simsensor"
+)
+
+func main() { robotexec.Main() }

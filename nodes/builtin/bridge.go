@@ -1,0 +1,159 @@
+package builtin
+
+import (
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/robotexec/robotexec/internal/ratelog"
+	"github.com/robotexec/robotexec/nodes"
+	"github.com/robotexec/robotexec/subscribers"
+)
+
+func init() {
+	nodes.Register("bridge", "republishes a topic filter to a topic template (wildcards mapped in order), with max_rate and json checks", NewBridge)
+}
+
+// BridgeParams are the params of a bridge node.
+type BridgeParams struct {
+	// From is the MQTT topic filter to read.
+	From string `yaml:"from"`
+	// To is the topic template to publish to: each '+' or '#' in it is
+	// replaced, in order, by what the same wildcard matched in From.
+	To string `yaml:"to"`
+	// QoS of the publications (optional); defaults to mqtt.qos.
+	QoS *int `yaml:"qos"`
+	// Retain the publications (optional); defaults to false.
+	Retain bool `yaml:"retain"`
+	// MaxRate, in Hz per source topic (optional); 0 means no limit. A
+	// message that comes sooner than 1/MaxRate after the last one forwarded
+	// from its topic is dropped and counted.
+	MaxRate float64 `yaml:"max_rate"`
+	// JSON drops and counts payloads that are not valid JSON (optional).
+	JSON bool `yaml:"json"`
+}
+
+// NewBridge builds a bridge node.
+func NewBridge(n *nodes.Node) error {
+	var p BridgeParams
+	if err := n.Params(&p); err != nil {
+		return err
+	}
+	mapper, err := newTopicMap(p.From, p.To)
+	if err != nil {
+		return err
+	}
+	if p.MaxRate < 0 {
+		return fmt.Errorf("max_rate %v is negative", p.MaxRate)
+	}
+	var opts []nodes.Option
+	if p.QoS != nil {
+		if *p.QoS < 0 || *p.QoS > 2 {
+			return fmt.Errorf("qos %d is not 0, 1 or 2", *p.QoS)
+		}
+		opts = append(opts, nodes.QoS(byte(*p.QoS)))
+	}
+	if p.Retain {
+		opts = append(opts, nodes.Retain())
+	}
+	var interval time.Duration
+	if p.MaxRate > 0 {
+		interval = time.Duration(float64(time.Second) / p.MaxRate)
+	}
+	last := map[string]time.Time{}
+	warn := ratelog.New(10 * time.Second) // a broker outage must not flood the log // source topic → arrival of the last message forwarded
+	clock := n.Clock()
+	n.SubscribeSelf(p.From, func(sub *subscribers.Subscription, m subscribers.Message) {
+		if p.JSON && !json.Valid(m.Payload) {
+			sub.Drop(subscribers.Invalid)
+			return
+		}
+		if interval > 0 {
+			at := m.Received
+			if at.IsZero() {
+				at = clock.Now()
+			}
+			if prev, ok := last[m.Topic]; ok && at.Sub(prev) < interval {
+				sub.Drop(subscribers.RateLimited)
+				return
+			}
+			last[m.Topic] = at
+		}
+		to, ok := mapper.apply(m.Topic)
+		if !ok {
+			return
+		}
+		if err := n.Publish(to, m.Payload, opts...); err != nil {
+			warn.Log(n.Logger(), slog.LevelWarn, "bridge: publish failed", "topic", to, "err", err)
+		}
+	}, nodes.Name("bridge"))
+	return nil
+}
+
+// topicMap maps topics matched by a filter onto a template.
+type topicMap struct {
+	from []string
+	to   []string
+}
+
+func newTopicMap(from, to string) (*topicMap, error) {
+	if from == "" {
+		return nil, fmt.Errorf("from is required")
+	}
+	if to == "" {
+		return nil, fmt.Errorf("to is required")
+	}
+	if err := subscribers.ValidateFilter(from); err != nil {
+		return nil, err
+	}
+	if err := subscribers.ValidateFilter(to); err != nil {
+		return nil, err
+	}
+	m := &topicMap{from: strings.Split(from, "/"), to: strings.Split(to, "/")}
+	if have, need := wildcards(m.from), wildcards(m.to); need > have {
+		return nil, fmt.Errorf("to %q has %d wildcards, from %q only %d", to, need, from, have)
+	}
+	return m, nil
+}
+
+func wildcards(levels []string) int {
+	n := 0
+	for _, l := range levels {
+		if l == "+" || l == "#" {
+			n++
+		}
+	}
+	return n
+}
+
+// apply returns the template with each wildcard replaced by what the same
+// wildcard of the filter matched in topic.
+func (m *topicMap) apply(topic string) (string, bool) {
+	levels := strings.Split(topic, "/")
+	var matched []string
+	for i, f := range m.from {
+		switch {
+		case f == "#":
+			matched = append(matched, strings.Join(levels[min(i, len(levels)):], "/"))
+		case i >= len(levels):
+			return "", false
+		case f == "+":
+			matched = append(matched, levels[i])
+		}
+	}
+	var out []string
+	k := 0
+	for _, t := range m.to {
+		if t == "+" || t == "#" {
+			if v := matched[k]; v != "" || t == "+" {
+				out = append(out, v)
+			}
+			k++
+			continue
+		}
+		out = append(out, t)
+	}
+	return strings.Join(out, "/"), true
+}

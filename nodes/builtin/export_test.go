@@ -1,0 +1,11 @@
+package builtin
+
+// MapTopic exposes the bridge's topic mapping to the tests.
+func MapTopic(from, to, topic string) (string, bool, error) {
+	m, err := newTopicMap(from, to)
+	if err != nil {
+		return "", false, err
+	}
+	out, ok := m.apply(topic)
+	return out, ok, nil
+}

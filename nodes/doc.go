@@ -1,0 +1,37 @@
+// Package nodes is the API that robot software is written against: a node
+// type registers a constructor, and each node of that type built from
+// config.yaml subscribes, publishes and sets timers through its *Node.
+//
+//	func init() { nodes.Register("imu_filter", "low-pass filter for IMU samples", New) }
+//
+//	func New(n *nodes.Node) error {
+//		p := Params{Alpha: 0.2, Period: 50 * time.Millisecond}
+//		if err := n.Params(&p); err != nil { // strict decode, defaults kept
+//			return err
+//		}
+//		out := n.Publisher(p.Output)
+//		nodes.Subscribe(n, p.Input, func(s Sample) { ... })
+//		n.Timer(p.Period, func(nodes.TimerEvent) { out.PublishJSON(avg) })
+//		return nil
+//	}
+//
+// A constructor registers callbacks and returns; it must not block. The
+// registration calls do not return errors: a bad topic, say, is recorded on
+// the node and fails its construction with a message naming the node, so a
+// constructor reads as a plain list of what the node does.
+//
+// Every callback of a node joins the node's default group, which is
+// mutually exclusive unless the config puts the node in a shared group:
+// callbacks of one node never overlap, so they share the node's state
+// without locks. [Node.Group] makes another group, and [InGroup] puts a
+// callback in it.
+//
+// Messages travel through a [Transport]: the MQTT client when robotexec runs
+// a config, the in-process bus ([BusTransport]) in tests and in the dry run
+// that checks a config.
+//
+// # Concurrency
+//
+// Register is meant for init functions. A Node is used by its constructor
+// and its callbacks; its methods are safe for concurrent use.
+package nodes

@@ -1,0 +1,281 @@
+package nodes
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/robotexec/robotexec/executor"
+	"github.com/robotexec/robotexec/internal/ratelog"
+	"github.com/robotexec/robotexec/subscribers"
+	"github.com/robotexec/robotexec/timers"
+)
+
+// Params decodes a node's params; config.Params implements it.
+type Params interface {
+	// Decode decodes the params strictly into dst, a pointer to a struct:
+	// unknown keys are errors, absent keys keep dst's values.
+	Decode(dst any) error
+}
+
+// Env is what nodes are built in: the executor, the transport and the
+// defaults of the config.
+type Env struct {
+	// Executor runs the nodes' callbacks.
+	Executor *executor.Executor
+	// Transport carries their messages.
+	Transport Transport
+	// Logger is the parent of every node's logger; nil means slog.Default().
+	Logger *slog.Logger
+	// QoS is the default QoS of subscriptions and publishers.
+	QoS byte
+	// Depth and Overflow are the default queue of subscriptions.
+	Depth    int
+	Overflow subscribers.Policy
+
+	mu     sync.Mutex
+	groups map[string]*executor.Group
+}
+
+// group returns the shared mutually exclusive group named name.
+func (env *Env) group(name string) *executor.Group {
+	env.mu.Lock()
+	defer env.mu.Unlock()
+	if env.groups == nil {
+		env.groups = map[string]*executor.Group{}
+	}
+	g := env.groups[name]
+	if g == nil {
+		g = env.Executor.NewGroup(name, executor.MutuallyExclusive)
+		env.groups[name] = g
+	}
+	return g
+}
+
+// Spec says which node to build.
+type Spec struct {
+	// Name is the node's unique name, its log and metrics label.
+	Name string
+	// Type is a registered node type.
+	Type string
+	// Group, if not empty, names a mutually exclusive callback group shared
+	// with the other nodes that name it; it replaces the node's own default
+	// group.
+	Group string
+	// Params are the node's params; nil means none.
+	Params Params
+}
+
+// Node is one node: its name, its params and the callbacks it registers.
+type Node struct {
+	env    *Env
+	spec   Spec
+	owner  *executor.Owner
+	logger *slog.Logger
+	decode *ratelog.Limiter
+
+	mu       sync.Mutex
+	errs     []error
+	shutdown []func()
+	pubs     map[pubKey]*Publisher
+}
+
+type pubKey struct {
+	topic  string
+	qos    byte
+	retain bool
+}
+
+// ErrUnknownType is returned by Build for a type that is not registered.
+var ErrUnknownType = errors.New("nodes: unknown node type")
+
+// BuildError holds every problem met building one node.
+type BuildError struct {
+	Node, Type string
+	Errs       []error
+}
+
+// Error names the node and lists its problems.
+func (e *BuildError) Error() string {
+	return fmt.Sprintf("node %s (%s): %v", e.Node, e.Type, errors.Join(e.Errs...))
+}
+
+// Unwrap returns the problems, for errors.Is and errors.As.
+func (e *BuildError) Unwrap() []error { return e.Errs }
+
+// Build builds the node spec describes in env: it runs the type's
+// constructor, which registers the node's callbacks on env's executor. A
+// failure is a *BuildError with every problem the constructor met.
+func Build(env *Env, spec Spec) (*Node, error) {
+	t, ok := Lookup(spec.Type)
+	if !ok {
+		return nil, &BuildError{Node: spec.Name, Type: spec.Type, Errs: []error{
+			fmt.Errorf("%w %q (known: %s)", ErrUnknownType, spec.Type, strings.Join(TypeNames(), ", ")),
+		}}
+	}
+	logger := env.Logger
+	if logger == nil {
+		logger = slog.Default()
+	}
+	n := &Node{
+		env:    env,
+		spec:   spec,
+		logger: logger.With("node", spec.Name),
+		decode: ratelog.New(time.Second),
+	}
+	var group *executor.Group
+	if spec.Group != "" {
+		group = env.group(spec.Group)
+	}
+	n.owner = env.Executor.NewOwner(spec.Name, group)
+	err := t.New(n)
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	errs := n.errs
+	if err != nil {
+		errs = append([]error{err}, errs...)
+	}
+	if len(errs) > 0 {
+		return n, &BuildError{Node: spec.Name, Type: spec.Type, Errs: errs}
+	}
+	return n, nil
+}
+
+// Name returns the node's name.
+func (n *Node) Name() string { return n.spec.Name }
+
+// Type returns the node's type.
+func (n *Node) Type() string { return n.spec.Type }
+
+// Logger returns the node's logger; every line carries node=NAME.
+func (n *Node) Logger() *slog.Logger { return n.logger }
+
+// Executor returns the executor that runs the node's callbacks.
+func (n *Node) Executor() *executor.Executor { return n.env.Executor }
+
+// Clock returns the clock of the node's timers.
+func (n *Node) Clock() timers.Clock { return n.env.Executor.Clock() }
+
+// Params decodes the node's params into dst, a pointer to a struct with
+// yaml tags, strictly: a key dst has no field for is an error, and fields
+// whose keys are absent keep their values, so set defaults before calling.
+func (n *Node) Params(dst any) error {
+	if n.spec.Params == nil {
+		return nil
+	}
+	return n.spec.Params.Decode(dst)
+}
+
+// fail records a registration error; it fails the node's construction.
+func (n *Node) fail(err error) {
+	n.mu.Lock()
+	n.errs = append(n.errs, err)
+	n.mu.Unlock()
+}
+
+func (n *Node) options(opts []Option) options {
+	var o options
+	for _, opt := range opts {
+		opt(&o)
+	}
+	return o
+}
+
+func (n *Node) regOptions(o options) []executor.Option {
+	var out []executor.Option
+	if o.group != nil {
+		out = append(out, executor.InGroup(o.group))
+	}
+	if o.name != "" {
+		out = append(out, executor.Name(o.name))
+	}
+	depth := n.env.Depth
+	if o.depth != 0 {
+		depth = o.depth
+	}
+	if depth != 0 {
+		out = append(out, executor.Depth(depth))
+	}
+	policy := n.env.Overflow
+	if o.overflow != nil {
+		policy = *o.overflow
+	}
+	return append(out, executor.Overflow(policy))
+}
+
+func (n *Node) qos(o options) byte {
+	if o.qos != nil {
+		return *o.qos
+	}
+	return n.env.QoS
+}
+
+// Subscribe calls cb with every message whose topic matches the MQTT filter
+// topic ('+' one level, '#' the rest), one at a time, in arrival order. It
+// returns the subscription (for its counters), or nil if it could not be
+// made; the error then fails the node.
+func (n *Node) Subscribe(topic string, cb func(subscribers.Message), opts ...Option) *subscribers.Subscription {
+	o := n.options(opts)
+	s, err := n.owner.Subscribe(n.env.Transport.Source(n.qos(o)), topic, cb, n.regOptions(o)...)
+	if err != nil {
+		n.fail(err)
+		return nil
+	}
+	return s
+}
+
+// Timer calls cb every period, on drift-free deadlines; a call that comes
+// more than a period late skips the deadlines that passed and counts them in
+// the event. It returns the timer (to cancel or reset it), or nil if it
+// could not be made; the error then fails the node.
+func (n *Node) Timer(period time.Duration, cb func(TimerEvent), opts ...Option) *timers.Timer {
+	o := n.options(opts)
+	t, err := n.owner.NewTimer(period, cb, n.regOptions(o)...)
+	if err != nil {
+		n.fail(err)
+		return nil
+	}
+	return t
+}
+
+// OneShot calls cb once, delay from now; Reset on the returned timer arms
+// it again.
+func (n *Node) OneShot(delay time.Duration, cb func(TimerEvent), opts ...Option) *timers.Timer {
+	o := n.options(opts)
+	t, err := n.owner.NewOneShot(delay, cb, n.regOptions(o)...)
+	if err != nil {
+		n.fail(err)
+		return nil
+	}
+	return t
+}
+
+// Group returns a new callback group of the node. Put callbacks in it with
+// InGroup.
+func (n *Node) Group(kind GroupKind) *executor.Group {
+	return n.env.Executor.NewGroup(n.spec.Name, kind)
+}
+
+// OnShutdown registers f to run when robotexec stops, after the executor
+// has drained and before the transport closes, so f may still publish.
+// Functions run in the reverse order of registration.
+func (n *Node) OnShutdown(f func()) {
+	n.mu.Lock()
+	n.shutdown = append(n.shutdown, f)
+	n.mu.Unlock()
+}
+
+// Shutdown runs the functions registered with OnShutdown, last first. The
+// program that built the node calls it once.
+func (n *Node) Shutdown() {
+	n.mu.Lock()
+	fs := n.shutdown
+	n.shutdown = nil
+	n.mu.Unlock()
+	for i := len(fs) - 1; i >= 0; i-- {
+		fs[i]()
+	}
+}

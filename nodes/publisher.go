@@ -1,0 +1,73 @@
+package nodes
+
+import (
+	"encoding/json"
+	"fmt"
+)
+
+// Publisher publishes on one topic for a node.
+type Publisher struct {
+	n      *Node
+	topic  string
+	sender Sender
+	err    error
+}
+
+// Publisher returns a publisher on topic (a topic name, no wildcards) with
+// the node's default QoS, or QoS and Retain options. A bad topic fails the
+// node's construction, and the publisher's Publish returns the error.
+func (n *Node) Publisher(topic string, opts ...Option) *Publisher {
+	o := n.options(opts)
+	key := pubKey{topic: topic, qos: n.qos(o), retain: o.retain}
+	n.mu.Lock()
+	if p := n.pubs[key]; p != nil {
+		n.mu.Unlock()
+		return p
+	}
+	n.mu.Unlock()
+	p := &Publisher{n: n, topic: topic}
+	p.sender, p.err = n.env.Transport.Publisher(topic, key.qos, key.retain)
+	if p.err != nil {
+		p.err = fmt.Errorf("publisher %q: %w", topic, p.err)
+		n.fail(p.err)
+		return p
+	}
+	n.mu.Lock()
+	if n.pubs == nil {
+		n.pubs = map[pubKey]*Publisher{}
+	}
+	n.pubs[key] = p
+	n.mu.Unlock()
+	return p
+}
+
+// Topic returns the publisher's topic.
+func (p *Publisher) Topic() string { return p.topic }
+
+// Publish publishes payload; the payload must not be modified afterwards. It
+// never waits for the network.
+func (p *Publisher) Publish(payload []byte) error {
+	if p.err != nil {
+		return p.err
+	}
+	return p.sender.Publish(payload)
+}
+
+// PublishJSON publishes v encoded with encoding/json.
+func (p *Publisher) PublishJSON(v any) error {
+	if p.err != nil {
+		return p.err
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Errorf("publisher %q: %w", p.topic, err)
+	}
+	return p.sender.Publish(b)
+}
+
+// Publish publishes payload on topic, for topics known only at run time
+// (a bridge's mapped topics); publishers are kept per topic, so repeated
+// topics cost no lookup.
+func (n *Node) Publish(topic string, payload []byte, opts ...Option) error {
+	return n.Publisher(topic, opts...).Publish(payload)
+}

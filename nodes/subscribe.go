@@ -1,0 +1,46 @@
+package nodes
+
+import (
+	"encoding/json"
+	"log/slog"
+	"sync/atomic"
+
+	"github.com/robotexec/robotexec/subscribers"
+)
+
+// Subscribe calls cb with every message on topic decoded from JSON into a
+// T (encoding/json). A payload that does not decode is counted as dropped
+// (reason malformed) and logged, at most once a second with a count of the
+// rest, and cb is not called.
+func Subscribe[T any](n *Node, topic string, cb func(T), opts ...Option) *subscribers.Subscription {
+	return n.SubscribeSelf(topic, func(s *subscribers.Subscription, m subscribers.Message) {
+		var v T
+		if err := json.Unmarshal(m.Payload, &v); err != nil {
+			s.Drop(subscribers.Malformed)
+			n.decode.Log(n.logger, slog.LevelWarn, "payload does not decode", "topic", m.Topic, "err", err)
+			return
+		}
+		cb(v)
+	}, opts...)
+}
+
+// SubscribeSelf is Subscribe with raw messages whose callback also
+// receives its own subscription, to count the messages it drops with
+// s.Drop(reason).
+func (n *Node) SubscribeSelf(topic string, cb func(s *subscribers.Subscription, m subscribers.Message), opts ...Option) *subscribers.Subscription {
+	// A message may arrive (a retained one, say) before the subscription
+	// is known here; the callback then waits for it.
+	var sub atomic.Pointer[subscribers.Subscription]
+	ready := make(chan struct{})
+	s := n.Subscribe(topic, func(m subscribers.Message) {
+		s := sub.Load()
+		if s == nil {
+			<-ready
+			s = sub.Load()
+		}
+		cb(s, m)
+	}, opts...)
+	sub.Store(s)
+	close(ready)
+	return s
+}
