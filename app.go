@@ -99,6 +99,9 @@ type app struct {
 // start starts what cfg describes. The config must have passed check.
 func start(cfg *config.Config, logger *slog.Logger) (*app, error) {
 	a := &app{cfg: cfg, log: logger}
+	if cfg.Metrics.Listen != "" {
+		logger.Warn("metrics.listen is accepted but not served yet; no /metrics endpoint", "listen", cfg.Metrics.Listen)
+	}
 	url := cfg.MQTT.Broker
 	if url == config.EmbeddedBroker {
 		b, err := broker.New(broker.Config{Listen: cfg.MQTT.Listen, Logger: logger.With("component", "broker")})

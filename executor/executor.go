@@ -57,7 +57,8 @@ type Executor struct {
 	// mu guards the run queue and the parking of workers.
 	mu       sync.Mutex
 	runq     waitset.List
-	idle     []*worker // parked workers, most recently parked last
+	held     waitset.List // entities workers finished ready again (waitset.Set.Hold)
+	idle     []*worker    // parked workers, most recently parked last
 	nidle    atomic.Int32
 	stopping bool
 	done     bool
@@ -84,7 +85,11 @@ type worker struct {
 	id   int
 	wake chan struct{}
 	runs atomic.Uint64
-	_    [64]byte // keeps workers' counters off each other's cache lines
+	// requeue is an entity the worker just finished that is ready again;
+	// the worker holds it (waitset.Set.Hold) when it next takes the lock,
+	// which it does at once, sparing the wait set's stack.
+	requeue *waitset.Entity
+	_       [64]byte // keeps workers' counters off each other's cache lines
 }
 
 // New returns an executor. Register callbacks through owners
@@ -244,13 +249,14 @@ func (e *Executor) work(w *worker) {
 func (e *Executor) next(w *worker, park bool) *waitset.Entity {
 	for {
 		e.mu.Lock()
+		e.holdLocked(w)
 		x := e.runq.Pop()
 		if x == nil {
 			// The scheduler's step (seed 000): waiting ∩ wait set becomes
 			// one batch, timers first, only when the run queue is empty,
 			// so a timer that becomes ready waits for at most one run
 			// queue's worth of entities before it leads the next batch.
-			if n, _ := e.set.Take(&e.runq); n > 0 {
+			if n, _ := e.set.TakeWith(&e.runq, &e.held); n > 0 {
 				x = e.runq.Pop()
 			}
 		}
@@ -303,13 +309,24 @@ func (e *Executor) next(w *worker, park bool) *waitset.Entity {
 	}
 }
 
+// holdLocked moves the entity w finished ready again, if any, into the
+// held list, where the next batch takes it. e.mu must be held.
+func (e *Executor) holdLocked(w *worker) {
+	if x := w.requeue; x != nil {
+		w.requeue = nil
+		e.set.Hold(x, &e.held)
+	}
+}
+
 // dispatch runs x, or hands it to the worker that holds its mutually
 // exclusive group (seed 001). It returns the number of runs it made.
 func (e *Executor) dispatch(w *worker, x *waitset.Entity) int {
 	en := x.Data.(*entity)
 	g := en.group
 	if g == nil {
-		e.run(w, x, en)
+		// The worker goes to the run queue's lock right after: it holds
+		// x there if x is ready again.
+		e.run(w, x, en, true)
 		return 1
 	}
 	g.mu.Lock()
@@ -325,7 +342,7 @@ func (e *Executor) dispatch(w *worker, x *waitset.Entity) int {
 		g.mu.Lock()
 		y := g.q.Pop()
 		g.mu.Unlock()
-		e.run(w, y, y.Data.(*entity))
+		e.run(w, y, y.Data.(*entity), false)
 		n++
 		if g.scheduled.Add(-1) == 0 {
 			return n
@@ -335,7 +352,7 @@ func (e *Executor) dispatch(w *worker, x *waitset.Entity) int {
 
 // run runs one callback of x: a timer's call or a subscription's front
 // message.
-func (e *Executor) run(w *worker, x *waitset.Entity, en *entity) {
+func (e *Executor) run(w *worker, x *waitset.Entity, en *entity, hold bool) {
 	x.Start()
 	more := false
 	if en.timer != nil {
@@ -360,5 +377,11 @@ func (e *Executor) run(w *worker, x *waitset.Entity, en *entity) {
 		e.obs.Observe(waitset.Event{Op: waitset.Finish, Entity: x, Worker: w.id})
 	}
 	w.runs.Add(1)
+	if hold {
+		if x.FinishHeld(more) {
+			w.requeue = x
+		}
+		return
+	}
 	x.Finish(more)
 }

@@ -38,6 +38,9 @@ func (e *Executor) SpinOnce(ctx context.Context) error {
 	for {
 		if x := e.next(w, false); x != nil {
 			e.dispatch(w, x)
+			e.mu.Lock()
+			e.holdLocked(w)
+			e.mu.Unlock()
 			return nil
 		}
 		e.mu.Lock()
@@ -87,6 +90,9 @@ func (e *Executor) spinSome() int {
 		}
 		n += e.dispatch(w, x)
 	}
+	e.mu.Lock()
+	e.holdLocked(w)
+	e.mu.Unlock()
 	return n
 }
 
@@ -101,7 +107,7 @@ func (e *Executor) SpinAll() int {
 		k := e.spinSome()
 		if k == 0 {
 			e.mu.Lock()
-			empty := e.runq.Len() == 0 && e.set.Empty()
+			empty := e.runq.Len() == 0 && e.held.Len() == 0 && e.set.Empty()
 			e.mu.Unlock()
 			if empty {
 				return n

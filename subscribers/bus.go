@@ -66,7 +66,7 @@ func (b *Bus) Publish(m Message) (int, error) {
 
 func (b *Bus) deliver(m Message, subs []*Subscription) int {
 	if m.Received.IsZero() {
-		m.Received = time.Now()
+		m.Received = now()
 	}
 	n := 0
 	for _, s := range subs {
@@ -85,7 +85,7 @@ func (b *Bus) deliver(m Message, subs []*Subscription) int {
 // Attach came first, retained if not.
 func (b *Bus) retain(m Message) Message {
 	if m.Received.IsZero() {
-		m.Received = time.Now()
+		m.Received = now()
 	}
 	if len(m.Payload) == 0 {
 		delete(b.retained, m.Topic)
@@ -157,3 +157,31 @@ func (p *Publisher) subscribers() []*Subscription {
 
 // String describes the publisher.
 func (p *Publisher) String() string { return fmt.Sprintf("publisher(%s)", p.topic) }
+
+// anchor is a recent time.Now; now adds the monotonic time elapsed since.
+var anchor atomic.Pointer[time.Time]
+
+func init() {
+	t := time.Now()
+	anchor.Store(&t)
+}
+
+// reanchor bounds how far now's wall clock may lag a step of the system
+// clock (an NTP correction, say).
+const reanchor = 100 * time.Millisecond
+
+// now returns the current time for stamping messages. It reads only the
+// monotonic clock (time.Now reads the wall clock too, and the bus stamps
+// every message), adding the elapsed time to an anchor taken with time.Now
+// at most reanchor ago; its monotonic reading is exact, its wall clock
+// follows a step of the system clock within reanchor.
+func now() time.Time {
+	a := anchor.Load()
+	d := time.Since(*a)
+	if d >= reanchor {
+		t := time.Now()
+		anchor.Store(&t)
+		return t
+	}
+	return a.Add(d)
+}

@@ -156,8 +156,10 @@ func (s *Subscription) Take() (m Message, seq uint64, ok, more bool) {
 	s.head = (s.head + 1) % len(s.ring)
 	s.n--
 	more = s.n > 0
-	if s.waiters > 0 {
-		s.space.Signal()
+	if s.waiters > 0 && s.n <= len(s.ring)/2 {
+		// Blocked producers resume once the queue is half empty, not at
+		// every free slot: one wake-up per half queue, not per message.
+		s.space.Broadcast()
 	}
 	s.mu.Unlock()
 	return it.msg, it.seq, true, more

@@ -129,6 +129,20 @@ func (e *Entity) Start() {
 // set. If the entity is in the wait set after the run, because of more or of
 // a trigger during the run, it is ready again and Finish reports true.
 func (e *Entity) Finish(more bool) bool {
+	if e.finish(more) {
+		e.set.ready(e)
+		return true
+	}
+	return false
+}
+
+// FinishHeld is Finish for a scheduler that keeps the entities its workers
+// finish in a list of its own instead of the set's stack (saving the
+// stack's atomic operations): when it reports true, the caller must pass the
+// entity to [Set.Hold] and later take it with [Set.TakeWith].
+func (e *Entity) FinishHeld(more bool) bool { return e.finish(more) }
+
+func (e *Entity) finish(more bool) bool {
 	for {
 		old := e.word.Load()
 		if old&stateMask != uint32(Running) {
@@ -139,11 +153,7 @@ func (e *Entity) Finish(more bool) bool {
 			next |= inSet
 		}
 		if e.word.CompareAndSwap(old, next) {
-			if next&inSet != 0 {
-				e.set.ready(e)
-				return true
-			}
-			return false
+			return next&inSet != 0
 		}
 	}
 }

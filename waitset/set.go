@@ -109,25 +109,63 @@ func (s *Set) TriggerAll(es []*Entity) {
 	}
 }
 
+// Hold puts e, which FinishHeld reported ready, in held, a list of the
+// caller's that it guards and later passes to TakeWith: from now on e counts
+// as in waiting ∩ wait set. Entities on the set's stack, which became ready
+// before e, move to held first, so that held stays in readiness order; when
+// the stack is empty, as it mostly is while workers keep the queues busy,
+// Hold makes no atomic write.
+func (s *Set) Hold(e *Entity, held *List) {
+	if s.pending.Load() != nil {
+		s.drain(held)
+	}
+	e.readies++
+	held.Push(e)
+	if s.obs != nil {
+		s.obs.Observe(Event{Op: Ready, Entity: e, Seq: e.readies})
+	}
+}
+
+// drain moves the set's stack to the back of l, oldest first.
+func (s *Set) drain(l *List) {
+	if s.pending.Load() == nil {
+		return // no atomic write when there is nothing to take
+	}
+	head := s.pending.Swap(nil)
+	var ready List
+	for e := head; e != nil; {
+		next := e.next
+		e.next = ready.head
+		ready.head = e
+		if ready.tail == nil {
+			ready.tail = e
+		}
+		ready.n++
+		e = next
+	}
+	l.Append(&ready)
+}
+
 // Take moves every entity in waiting ∩ wait set to queued and appends them to
 // dst as one batch: all timers first, then all subscriptions, each in the
 // order they became ready. It returns how many it appended and the batch
 // number (counting from 1), or 0, 0 if none was ready.
-func (s *Set) Take(dst *List) (n int, batch uint64) {
-	head := s.pending.Swap(nil)
-	if head == nil {
+func (s *Set) Take(dst *List) (n int, batch uint64) { return s.TakeWith(dst, nil) }
+
+// TakeWith is Take that also takes the entities of held (see Hold), which
+// became ready before those on the set's stack, leaving held empty.
+func (s *Set) TakeWith(dst *List, held *List) (n int, batch uint64) {
+	var ready List
+	if held != nil {
+		ready.Append(held)
+	}
+	s.drain(&ready)
+	if ready.Len() == 0 {
 		return 0, 0
 	}
 	batch = s.batches.Add(1)
-	// The stack holds the newest first; reversing restores readiness order.
-	var prev *Entity
-	for e := head; e != nil; {
-		next := e.next
-		e.next = prev
-		prev, e = e, next
-	}
 	var timers, subs List
-	for e := prev; e != nil; {
+	for e := ready.head; e != nil; {
 		next := e.next
 		e.take()
 		if e.kind == Timer {
