@@ -57,3 +57,28 @@ func (e *Executor) recoverPanic(en *entity) {
 	e.log.Error("executor: callback panicked",
 		"node", en.owner.name, "callback", en.name, "panic", r, "stack", string(debug.Stack()))
 }
+
+// Callback describes a registered callback, for metrics and tools.
+type Callback struct {
+	// Owner and Name are the owner's and the callback's names.
+	Owner, Name string
+	// Timer is the callback's timer, or nil for a subscription.
+	Timer *timers.Timer
+	// Subscription is the callback's subscription, or nil for a timer.
+	Subscription *subscribers.Subscription
+	// Panics counts the callback's panics.
+	Panics uint64
+}
+
+// Callbacks returns every callback registered with the executor, in
+// registration order.
+func (e *Executor) Callbacks() []Callback {
+	e.regMu.Lock()
+	ents := append([]*entity(nil), e.entities...)
+	e.regMu.Unlock()
+	out := make([]Callback, len(ents))
+	for i, en := range ents {
+		out[i] = Callback{Owner: en.owner.name, Name: en.name, Timer: en.timer, Subscription: en.sub, Panics: en.panics.Load()}
+	}
+	return out
+}

@@ -478,3 +478,20 @@ func TestTimerKeepsFiringUnderSubscriptionFlood(t *testing.T) {
 		Workers: 2, Drained: true, Entities: nsubs + 1, Timers: 1,
 	}))
 }
+
+func TestCallbacksListsRegistrations(t *testing.T) {
+	ex := executor.New(executor.Options{Logger: quiet()})
+	o := ex.NewOwner("imu", nil)
+	bus := subscribers.NewBus()
+	s, err := o.Subscribe(bus, "imu/raw", func(subscribers.Message) { panic("x") }, executor.Name("filter"))
+	require.NoError(t, err)
+	tm, err := o.NewTimer(time.Second, func(timers.Event) {})
+	require.NoError(t, err)
+	publish(t, bus, "imu/raw", "")
+	ex.SpinAll()
+	cbs := ex.Callbacks()
+	require.Len(t, cbs, 2)
+	require.Equal(t, executor.Callback{Owner: "imu", Name: "filter", Subscription: s, Panics: 1}, cbs[0])
+	require.Same(t, tm, cbs[1].Timer)
+	require.Nil(t, cbs[1].Subscription)
+}
