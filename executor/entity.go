@@ -19,6 +19,7 @@ type entity struct {
 	sub     *subscribers.Subscription
 	onTimer func(timers.Event)
 	onMsg   func(subscribers.Message)
+	acq     *acquisition // the callback's resources, or nil
 	panics  atomic.Uint64
 }
 

@@ -33,6 +33,9 @@ type Options struct {
 	// Observer receives every scheduling step (package waitset's events);
 	// nil means none. It runs on the dispatch path.
 	Observer waitset.Observer
+	// NoHandoff turns off the hand-off of in-process publications (see
+	// Publisher): every one then wakes an idle worker. For measurements.
+	NoHandoff bool
 }
 
 // Stats counts what an executor did.
@@ -41,6 +44,10 @@ type Stats struct {
 	Runs uint64
 	// Panics counts callbacks that panicked.
 	Panics uint64
+	// Wakeups counts the times a parked worker was woken for work.
+	Wakeups uint64
+	// Parked is the number of workers parked for lack of work now.
+	Parked int
 }
 
 // Executor runs the callbacks of timers and subscriptions on a pool of
@@ -66,12 +73,13 @@ type Executor struct {
 
 	mode atomic.Int32 // modeIdle, modeRunning, modeSpinning or modeClosed
 
-	regMu    sync.Mutex
-	closed   bool
-	entities []*entity
-	groups   atomic.Uint64
+	regMu     sync.Mutex
+	closed    bool
+	entities  []*entity
+	resources map[string]*Resource
 
-	panics atomic.Uint64
+	panics  atomic.Uint64
+	wakeups atomic.Uint64
 }
 
 const (
@@ -89,7 +97,10 @@ type worker struct {
 	// the worker holds it (waitset.Set.Hold) when it next takes the lock,
 	// which it does at once, sparing the wait set's stack.
 	requeue *waitset.Entity
-	_       [64]byte // keeps workers' counters off each other's cache lines
+	// runnable holds dequeued entities whose resource requests the worker's
+	// releases completed; the worker runs them before taking new work.
+	runnable waitset.List
+	_        [64]byte // keeps workers' counters off each other's cache lines
 }
 
 // New returns an executor. Register callbacks through owners
@@ -128,6 +139,8 @@ func (e *Executor) Stats() Stats {
 		s.Runs += w.runs.Load()
 	}
 	s.Panics = e.panics.Load()
+	s.Wakeups = e.wakeups.Load()
+	s.Parked = int(e.nidle.Load())
 	return s
 }
 
@@ -199,6 +212,7 @@ func (e *Executor) wake() {
 	w := e.popIdle()
 	e.mu.Unlock()
 	if w != nil {
+		e.wakeups.Add(1)
 		w.signal()
 	}
 }
@@ -247,6 +261,16 @@ func (e *Executor) work(w *worker) {
 // the executor has stopped and drained; without, it returns nil at once when
 // there is nothing to do.
 func (e *Executor) next(w *worker, park bool) *waitset.Entity {
+	if x := w.runnable.Pop(); x != nil {
+		// Dequeued before, it waited for its resources; the worker's
+		// release completed them.
+		if w.requeue != nil {
+			e.mu.Lock()
+			e.holdLocked(w)
+			e.mu.Unlock()
+		}
+		return x
+	}
 	for {
 		e.mu.Lock()
 		e.holdLocked(w)
@@ -266,10 +290,12 @@ func (e *Executor) next(w *worker, park bool) *waitset.Entity {
 				// in the order they happen.
 				e.obs.Observe(waitset.Event{Op: waitset.Dequeue, Entity: x, Worker: w.id})
 			}
-			more := e.runq.Len() > 0
+			more := e.runq.Len() > 0 || !e.set.Empty()
 			e.mu.Unlock()
 			if more {
-				// Each worker that finds more work wakes the next one.
+				// Each worker that finds more work wakes the next one;
+				// this also wakes a worker for work made ready quietly
+				// (a hand-off the publishing worker did not take).
 				e.wake()
 			}
 			return x
@@ -318,10 +344,16 @@ func (e *Executor) holdLocked(w *worker) {
 	}
 }
 
-// dispatch runs x, or hands it to the worker that holds its mutually
-// exclusive group (seed 001). It returns the number of runs it made.
+// dispatch runs x: it acquires x's resources (seed 002) and, if it holds
+// them all, runs x or hands it to the worker that holds its mutually
+// exclusive group (seed 001). A request that must wait for a resource
+// leaves x to the worker whose release completes it. dispatch returns the
+// number of runs it made.
 func (e *Executor) dispatch(w *worker, x *waitset.Entity) int {
 	en := x.Data.(*entity)
+	if a := en.acq; a != nil && !a.done && !e.acquire(a) {
+		return 0
+	}
 	g := en.group
 	if g == nil {
 		// The worker goes to the run queue's lock right after: it holds
@@ -347,6 +379,11 @@ func (e *Executor) dispatch(w *worker, x *waitset.Entity) int {
 		if g.scheduled.Add(-1) == 0 {
 			return n
 		}
+		if !e.set.Empty() {
+			// Work made ready quietly by the group's callbacks (a
+			// hand-off) must not wait for the group's loop to end.
+			e.wake()
+		}
 	}
 }
 
@@ -354,6 +391,11 @@ func (e *Executor) dispatch(w *worker, x *waitset.Entity) int {
 // message.
 func (e *Executor) run(w *worker, x *waitset.Entity, en *entity, hold bool) {
 	x.Start()
+	o := en.owner
+	tracked := o.tracked.Load()
+	if tracked {
+		o.running.Add(1)
+	}
 	more := false
 	if en.timer != nil {
 		ev, ok := en.timer.Call()
@@ -372,6 +414,15 @@ func (e *Executor) run(w *worker, x *waitset.Entity, en *entity, hold bool) {
 		if ok {
 			e.callMessage(en, m)
 		}
+	}
+	if tracked {
+		o.running.Add(-1)
+		if s := o.mutor.Swap(nil); s != nil {
+			e.mute(x, en, s)
+		}
+	}
+	if en.acq != nil {
+		e.release(en.acq, &w.runnable)
 	}
 	if e.obs != nil {
 		e.obs.Observe(waitset.Event{Op: waitset.Finish, Entity: x, Worker: w.id})

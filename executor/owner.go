@@ -2,6 +2,7 @@ package executor
 
 import (
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"github.com/robotexec/robotexec/subscribers"
@@ -17,6 +18,14 @@ type Owner struct {
 	ex    *Executor
 	name  string
 	group *Group
+
+	// Publishers of the owner attribute backpressure to the callbacks
+	// that run while they publish: tracked is set once the owner has a
+	// publisher, running counts its callbacks running then, and mutor is
+	// the overloaded subscription a publication found.
+	tracked atomic.Bool
+	running atomic.Int32
+	mutor   atomic.Pointer[subscribers.Subscription]
 }
 
 // NewOwner returns an owner named name (the node's name, used in logs,
@@ -42,9 +51,10 @@ func (o *Owner) Executor() *Executor { return o.ex }
 type Option func(*regOptions)
 
 type regOptions struct {
-	group *Group
-	name  string
-	queue subscribers.Options
+	group     *Group
+	name      string
+	queue     subscribers.Options
+	resources []*Resource
 }
 
 // InGroup puts the callback in group g instead of its owner's default group.
@@ -102,7 +112,10 @@ func (o *Owner) addTimer(period time.Duration, oneShot bool, cb func(timers.Even
 		}
 		return nil, fmt.Errorf("executor: %s: %w", o.name, err)
 	}
-	en := &entity{owner: o, name: r.name, group: serializing(r.group), timer: t, onTimer: cb}
+	en := &entity{owner: o, name: r.name, group: serializing(r.group), timer: t, onTimer: cb, acq: newAcquisition(r.resources)}
+	if en.acq != nil {
+		en.acq.x = &t.Entity
+	}
 	t.Data = en
 	e.entities = append(e.entities, en)
 	t.Reset()
@@ -125,7 +138,10 @@ func (o *Owner) Subscribe(src subscribers.Source, filter string, cb func(subscri
 		return nil, fmt.Errorf("executor: %s: %w", o.name, err)
 	}
 	e := o.ex
-	en := &entity{owner: o, name: r.name, group: serializing(r.group), sub: s, onMsg: cb}
+	en := &entity{owner: o, name: r.name, group: serializing(r.group), sub: s, onMsg: cb, acq: newAcquisition(r.resources)}
+	if en.acq != nil {
+		en.acq.x = &s.Entity
+	}
 	s.Data = en
 	e.regMu.Lock()
 	if e.closed {

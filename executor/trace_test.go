@@ -19,6 +19,7 @@ import (
 	"github.com/robotexec/robotexec/internal/tracecheck"
 	"github.com/robotexec/robotexec/subscribers"
 	"github.com/robotexec/robotexec/timers"
+	"github.com/robotexec/robotexec/waitset"
 )
 
 // traceSeeds is how many random workloads TestTraceRandomWorkloads runs;
@@ -47,6 +48,7 @@ type workload struct {
 	group     map[uint64]string
 	subs      []*subscribers.Subscription
 	pubs      []*subscribers.Publisher
+	out       [][]*executor.Publisher // out[i][j]: sub i's owner's publisher on topic j
 	entities  int
 	timers    int
 	panicked  atomic.Int64
@@ -73,15 +75,29 @@ func newWorkload(t *testing.T, seed uint64) *workload {
 	}
 	shared := w.ex.NewGroup("shared", executor.MutuallyExclusive)
 	reentrant := w.ex.NewGroup("reentrant", executor.Reentrant)
+	// Resources (seed 002): some callbacks need a random subset, named in
+	// a random order.
+	var resources []*executor.Resource
+	for i := range w.rng.IntN(4) {
+		resources = append(resources, w.ex.Resource(fmt.Sprintf("res%d", i)))
+	}
 	pick := func() (*executor.Owner, []executor.Option, string) {
 		o := owners[w.rng.IntN(len(owners))]
+		var opts []executor.Option
+		if len(resources) > 0 && w.rng.IntN(3) == 0 {
+			var needs []*executor.Resource
+			for range 1 + w.rng.IntN(len(resources)) {
+				needs = append(needs, resources[w.rng.IntN(len(resources))])
+			}
+			opts = append(opts, executor.Needs(needs...))
+		}
 		switch w.rng.IntN(4) {
 		case 0:
-			return o, []executor.Option{executor.InGroup(shared)}, "shared"
+			return o, append(opts, executor.InGroup(shared)), "shared"
 		case 1:
-			return o, []executor.Option{executor.InGroup(reentrant)}, ""
+			return o, append(opts, executor.InGroup(reentrant)), ""
 		default:
-			return o, nil, o.Name()
+			return o, opts, o.Name()
 		}
 	}
 
@@ -92,14 +108,12 @@ func newWorkload(t *testing.T, seed uint64) *workload {
 		require.NoError(t, err)
 		w.pubs = append(w.pubs, p)
 	}
+	w.out = make([][]*executor.Publisher, nsubs)
 	for i := range nsubs {
 		o, opts, g := pick()
-		// Subscriptions fed by callbacks never block: a worker blocked on
-		// a full queue could wait for itself.
-		policy := subscribers.Policy(w.rng.IntN(2))
-		if i == 0 && w.rng.IntN(2) == 0 {
-			policy = subscribers.Block // fed only by producers, never by callbacks
-		}
+		// Callbacks publish through the executor's publishers, which never
+		// block: Block subscriptions mute them instead (seed 002).
+		policy := subscribers.Policy(w.rng.IntN(3))
 		opts = append(opts, executor.Depth(1+w.rng.IntN(16)), executor.Overflow(policy))
 		i := i
 		s, err := o.Subscribe(w.bus, fmt.Sprintf("t/%d", i), func(m subscribers.Message) { w.work(i) }, opts...)
@@ -108,11 +122,26 @@ func newWorkload(t *testing.T, seed uint64) *workload {
 		if g != "" {
 			w.group[s.ID()] = g
 		}
+		w.out[i] = make([]*executor.Publisher, nsubs)
+		for j := range nsubs {
+			p, err := o.Publisher(w.bus, fmt.Sprintf("t/%d", j))
+			require.NoError(t, err)
+			w.out[i][j] = p
+		}
 	}
-	for range w.rng.IntN(4) {
+	for k := range w.rng.IntN(4) {
 		o, opts, g := pick()
 		period := time.Duration(1+w.rng.IntN(5)) * time.Millisecond
-		tm, err := o.NewTimer(period, func(timers.Event) { w.work(-1) }, opts...)
+		// Timers publish through their owner's publishers too.
+		idx := len(w.out)
+		w.out = append(w.out, make([]*executor.Publisher, nsubs))
+		for j := range nsubs {
+			p, err := o.Publisher(w.bus, fmt.Sprintf("t/%d", j))
+			require.NoError(t, err)
+			w.out[idx][j] = p
+		}
+		_ = k
+		tm, err := o.NewTimer(period, func(timers.Event) { w.work(-1 - idx) }, opts...)
 		require.NoError(t, err)
 		w.timers++
 		if g != "" {
@@ -124,18 +153,20 @@ func newWorkload(t *testing.T, seed uint64) *workload {
 }
 
 // work is every callback: a little CPU, sometimes a publication further
-// down the pipeline (to a higher-numbered, non-blocking subscription, so no
-// cycle), rarely a panic.
+// down the pipeline, rarely a panic.
 func (w *workload) work(from int) {
 	// The callbacks share one generator; it is not safe for concurrent use.
 	w.mu().Lock()
+	// Subscription i publishes to a higher-numbered one (no cycle); timer
+	// k, called with from = -1-k, to any subscription but 0.
+	pubIndex, low := from, from+1
+	if from < 0 {
+		pubIndex, low = -1-from, 1
+	}
 	spin := w.rng.IntN(20)
 	next := -1
-	if w.rng.IntN(3) == 0 && from+1 < len(w.pubs) {
-		next = from + 1 + w.rng.IntN(len(w.pubs)-from-1)
-		if next == 0 {
-			next = -1
-		}
+	if w.rng.IntN(3) == 0 && low < len(w.pubs) {
+		next = low + w.rng.IntN(len(w.pubs)-low)
 	}
 	boom := w.rng.IntN(100) == 0
 	w.mu().Unlock()
@@ -143,7 +174,7 @@ func (w *workload) work(from int) {
 	for time.Now().Before(deadline) {
 	}
 	if next > 0 {
-		w.pubs[next].Publish([]byte("p"))
+		w.out[pubIndex][next].Publish([]byte("p"))
 	}
 	if boom {
 		w.panicked.Add(1)
@@ -156,6 +187,20 @@ var rngMu sync.Mutex
 func (w *workload) mu() *sync.Mutex { return &rngMu }
 
 func TestTraceRandomWorkloads(t *testing.T) {
+	// The workloads must exercise every mechanism, or the checks say
+	// little: count the steps that show each.
+	seen := map[waitset.Op]int{}
+	defer func() {
+		if t.Failed() {
+			return
+		}
+		for _, op := range []waitset.Op{waitset.Acquire, waitset.Mute, waitset.Unmute, waitset.Drop} {
+			if seen[op] == 0 {
+				t.Errorf("no %v step in any workload", op)
+			}
+		}
+		t.Logf("steps seen: %v", seen)
+	}()
 	for seed := range uint64(traceSeeds(t)) {
 		t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) {
 			w := newWorkload(t, seed)
@@ -204,6 +249,9 @@ func TestTraceRandomWorkloads(t *testing.T) {
 			}
 
 			steps := w.rec.Steps()
+			for _, st := range steps {
+				seen[st.Op]++
+			}
 			err := tracecheck.Check(steps, tracecheck.Model{
 				Workers:  w.workers,
 				Group:    w.group,

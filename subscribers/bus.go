@@ -145,6 +145,42 @@ func (p *Publisher) PublishMessage(m Message) int {
 	return p.bus.deliver(m, p.subscribers())
 }
 
+// Offer publishes m like PublishMessage, but through Subscription.Offer:
+// it never waits, and calls overloaded for each subscription it leaves at
+// or above its threshold. quiet triggers dormant subscriptions without
+// waking an idle worker. It returns how many subscriptions accepted m.
+// The executor's in-process publishers use it from callbacks.
+func (p *Publisher) Offer(m Message, quiet bool, overloaded func(*Subscription)) int {
+	m.Topic = p.topic
+	if m.Received.IsZero() {
+		m.Received = now()
+	}
+	if m.Retained {
+		b := p.bus
+		b.mu.Lock()
+		subs := p.subscribers()
+		m = b.retain(m)
+		b.mu.Unlock()
+		m.Retained = false
+		return offer(m, subs, quiet, overloaded)
+	}
+	return offer(m, p.subscribers(), quiet, overloaded)
+}
+
+func offer(m Message, subs []*Subscription, quiet bool, overloaded func(*Subscription)) int {
+	n := 0
+	for _, s := range subs {
+		accepted, over := s.Offer(m, quiet)
+		if accepted {
+			n++
+		}
+		if over && overloaded != nil {
+			overloaded(s)
+		}
+	}
+	return n
+}
+
 func (p *Publisher) subscribers() []*Subscription {
 	gen := p.bus.router.Generation()
 	if c := p.cache.Load(); c != nil && c.gen == gen {

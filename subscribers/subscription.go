@@ -18,6 +18,11 @@ type Options struct {
 	Depth int
 	// Overflow is what a full queue does; the zero value is DropOldest.
 	Overflow Policy
+	// Threshold is the queue length at which the subscription counts as
+	// overloaded for in-process publishers on the executor (see Offer):
+	// a callback that publishes to an overloaded subscription is muted
+	// after its run until the queue drains below Threshold. 0 means Depth.
+	Threshold int
 }
 
 // Stats counts what happened to a subscription's messages.
@@ -59,6 +64,7 @@ type Subscription struct {
 	space   sync.Cond // signaled when a Block producer may find room
 	waiters int
 	source  Source
+	mutees  []*waitset.Entity // entities muted until the queue drains below Threshold
 
 	dropped [numReasons]atomic.Uint64
 }
@@ -75,6 +81,12 @@ func New(filter string, opts Options) (*Subscription, error) {
 	}
 	if opts.Depth == 0 {
 		opts.Depth = DefaultDepth
+	}
+	if opts.Threshold < 0 {
+		return nil, fmt.Errorf("subscribers: subscription to %q: threshold %d is negative", filter, opts.Threshold)
+	}
+	if opts.Threshold == 0 || opts.Threshold > opts.Depth {
+		opts.Threshold = opts.Depth
 	}
 	s := &Subscription{filter: filter, opts: opts, ring: make([]item, opts.Depth)}
 	s.space.L = &s.mu
@@ -99,7 +111,7 @@ func (s *Subscription) Deliver(m Message) bool {
 		panic("subscribers: Deliver to a subscription not registered with a wait set")
 	}
 	s.mu.Lock()
-	for s.n == len(s.ring) && !s.closed {
+	for s.n >= s.opts.Depth && !s.closed {
 		switch s.opts.Overflow {
 		case DropNewest:
 			s.mu.Unlock()
@@ -123,10 +135,16 @@ func (s *Subscription) Deliver(m Message) bool {
 		s.drop(Closed, 0)
 		return false
 	}
+	s.accept(m, false)
+	s.mu.Unlock()
+	return true
+}
+
+// accept queues m; s.mu must be held and there must be room in the ring.
+func (s *Subscription) accept(m Message, quiet bool) {
 	s.seq++
 	s.ring[(s.head+s.n)%len(s.ring)] = item{msg: m, seq: s.seq}
 	s.n++
-	dormant := s.n == 1
 	if obs := s.Set().Observer(); obs != nil {
 		obs.Observe(waitset.Event{Op: waitset.Accept, Entity: &s.Entity, Seq: s.seq})
 	}
@@ -135,10 +153,82 @@ func (s *Subscription) Deliver(m Message) bool {
 	// the wait set or will find them when its run ends. Triggering under
 	// the lock orders it before a concurrent Close, so that a drain after
 	// Close sees every accepted message.
-	if dormant {
-		s.Trigger()
+	if s.n == 1 {
+		if quiet {
+			s.TriggerQuiet()
+		} else {
+			s.Trigger()
+		}
 	}
-	s.mu.Unlock()
+}
+
+// Offer delivers m without ever waiting, for in-process publishers that
+// run on the executor's workers (seed 002's backpressure): where Deliver
+// would block (the Block policy, queue full), Offer accepts m beyond the
+// depth instead, and the executor mutes the publishing callback until the
+// queue drains (see MuteUntilDrained). The drop policies drop as in
+// Deliver. quiet triggers a dormant subscription without waking an idle
+// worker, for a publishing worker that takes the work itself (hand-off).
+// Offer reports whether m was accepted and whether the queue is now at or
+// above its threshold (overloaded).
+func (s *Subscription) Offer(m Message, quiet bool) (accepted, overloaded bool) {
+	if s.Set() == nil {
+		panic("subscribers: Offer to a subscription not registered with a wait set")
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch {
+	case s.closed:
+		s.drop(Closed, 0)
+		return false, false
+	case s.n >= s.opts.Depth && s.opts.Overflow == DropNewest:
+		s.drop(QueueFull, 0)
+		return false, s.n >= s.opts.Threshold
+	case s.n >= s.opts.Depth && s.opts.Overflow == DropOldest:
+		old := s.ring[s.head]
+		s.ring[s.head] = item{}
+		s.head = (s.head + 1) % len(s.ring)
+		s.n--
+		s.drop(QueueFull, old.seq)
+	}
+	if s.n == len(s.ring) {
+		s.grow()
+	}
+	s.accept(m, quiet)
+	return true, s.n >= s.opts.Threshold
+}
+
+// grow doubles the ring, for Offer beyond the depth.
+func (s *Subscription) grow() {
+	ring := make([]item, 2*len(s.ring))
+	for i := range s.n {
+		ring[i] = s.ring[(s.head+i)%len(s.ring)]
+	}
+	s.ring, s.head = ring, 0
+}
+
+// Overloaded reports whether the queue is at or above its threshold.
+func (s *Subscription) Overloaded() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.n >= s.opts.Threshold
+}
+
+// MuteUntilDrained mutes x, an entity whose run just published to s, until
+// s's queue drains below its threshold, and reports true; if s is not
+// overloaded any more, it does nothing and reports false. The executor
+// calls it at the end of x's run (seed 002's PostRun).
+func (s *Subscription) MuteUntilDrained(x *waitset.Entity) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.n < s.opts.Threshold {
+		return false
+	}
+	x.Mute()
+	s.mutees = append(s.mutees, x)
+	if obs := s.Set().Observer(); obs != nil {
+		obs.Observe(waitset.Event{Op: waitset.Mute, Entity: x, Resource: s.ID()})
+	}
 	return true
 }
 
@@ -156,12 +246,24 @@ func (s *Subscription) Take() (m Message, seq uint64, ok, more bool) {
 	s.head = (s.head + 1) % len(s.ring)
 	s.n--
 	more = s.n > 0
-	if s.waiters > 0 && s.n <= len(s.ring)/2 {
+	if s.waiters > 0 && s.n <= s.opts.Depth/2 {
 		// Blocked producers resume once the queue is half empty, not at
 		// every free slot: one wake-up per half queue, not per message.
 		s.space.Broadcast()
 	}
+	var unmute []*waitset.Entity
+	if len(s.mutees) > 0 && s.n < s.opts.Threshold {
+		unmute, s.mutees = s.mutees, nil
+		if obs := s.Set().Observer(); obs != nil {
+			for _, x := range unmute {
+				obs.Observe(waitset.Event{Op: waitset.Unmute, Entity: x, Resource: s.ID()})
+			}
+		}
+	}
 	s.mu.Unlock()
+	for _, x := range unmute {
+		x.Unmute()
+	}
 	return it.msg, it.seq, true, more
 }
 

@@ -23,10 +23,12 @@ func TestNew(t *testing.T) {
 		opts   subscribers.Options
 		want   subscribers.Options
 	}{
-		{"defaults", "a/b", subscribers.Options{}, subscribers.Options{Depth: subscribers.DefaultDepth}},
-		{"depth one", "a/#", subscribers.Options{Depth: 1}, subscribers.Options{Depth: 1}},
-		{"drop newest", "#", subscribers.Options{Depth: 5, Overflow: subscribers.DropNewest}, subscribers.Options{Depth: 5, Overflow: subscribers.DropNewest}},
-		{"block", "+", subscribers.Options{Overflow: subscribers.Block}, subscribers.Options{Depth: subscribers.DefaultDepth, Overflow: subscribers.Block}},
+		{"defaults", "a/b", subscribers.Options{}, subscribers.Options{Depth: subscribers.DefaultDepth, Threshold: subscribers.DefaultDepth}},
+		{"depth one", "a/#", subscribers.Options{Depth: 1}, subscribers.Options{Depth: 1, Threshold: 1}},
+		{"drop newest", "#", subscribers.Options{Depth: 5, Overflow: subscribers.DropNewest}, subscribers.Options{Depth: 5, Overflow: subscribers.DropNewest, Threshold: 5}},
+		{"block", "+", subscribers.Options{Overflow: subscribers.Block}, subscribers.Options{Depth: subscribers.DefaultDepth, Overflow: subscribers.Block, Threshold: subscribers.DefaultDepth}},
+		{"threshold", "+", subscribers.Options{Depth: 8, Threshold: 4}, subscribers.Options{Depth: 8, Threshold: 4}},
+		{"threshold above depth", "+", subscribers.Options{Depth: 8, Threshold: 40}, subscribers.Options{Depth: 8, Threshold: 8}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -44,6 +46,8 @@ func TestNew(t *testing.T) {
 
 	_, err := subscribers.New("a/+", subscribers.Options{Depth: -3})
 	require.ErrorContains(t, err, `"a/+": depth -3 is negative`)
+	_, err = subscribers.New("a/+", subscribers.Options{Threshold: -1})
+	require.ErrorContains(t, err, `"a/+": threshold -1 is negative`)
 }
 
 func TestNewInvalidFilter(t *testing.T) {

@@ -55,6 +55,9 @@ func (s State) String() string {
 const (
 	stateMask uint32 = 0b11
 	inSet     uint32 = 0b100
+	// muted entities are not pushed when they enter the wait set: they
+	// stay there, unscheduled, until Unmute (seed 002's backpressure).
+	muted uint32 = 0b1000
 )
 
 // Entity is the schedulable part of a timer or a subscription. Embed it and
@@ -103,11 +106,51 @@ func (e *Entity) InWaitSet() bool { return e.word.Load()&inSet != 0 }
 // returns to waiting.
 func (e *Entity) Trigger() bool {
 	old := e.word.Or(inSet)
-	if old&inSet != 0 || old&stateMask != uint32(Waiting) {
+	if old&(inSet|muted) != 0 || old&stateMask != uint32(Waiting) {
 		return false
 	}
 	e.set.ready(e)
 	return true
+}
+
+// TriggerQuiet is Trigger without the set's wake-up: for a trigger made by
+// a callback running on a worker, which looks for work, and wakes others if
+// there is more, as soon as its callback returns (seed 004's hand-off:
+// the target stays on the worker, in its cache).
+func (e *Entity) TriggerQuiet() bool {
+	old := e.word.Or(inSet)
+	if old&(inSet|muted) != 0 || old&stateMask != uint32(Waiting) {
+		return false
+	}
+	e.set.push(e)
+	return true
+}
+
+// Muted reports whether the entity is muted.
+func (e *Entity) Muted() bool { return e.word.Load()&muted != 0 }
+
+// Mute keeps the entity from being scheduled until Unmute: triggers still
+// put it in the wait set, but it is not made ready. The executor mutes an
+// entity during its run, so that it takes effect when the run ends.
+func (e *Entity) Mute() { e.word.Or(muted) }
+
+// Unmute lets a muted entity be scheduled again; if it is waiting in the
+// wait set, it becomes ready, and Unmute reports true.
+func (e *Entity) Unmute() bool {
+	for {
+		old := e.word.Load()
+		if old&muted == 0 {
+			return false
+		}
+		next := old &^ muted
+		if e.word.CompareAndSwap(old, next) {
+			if next&stateMask == uint32(Waiting) && next&inSet != 0 {
+				e.set.ready(e)
+				return true
+			}
+			return false
+		}
+	}
 }
 
 // Start moves a queued entity to running. It panics if the entity is not
@@ -153,7 +196,7 @@ func (e *Entity) finish(more bool) bool {
 			next |= inSet
 		}
 		if e.word.CompareAndSwap(old, next) {
-			return next&inSet != 0
+			return next&inSet != 0 && next&muted == 0
 		}
 	}
 }

@@ -28,6 +28,19 @@ const (
 	// Drop: a subscription dropped message Event.Seq (zero if the message
 	// was refused before it got a number) for Event.Reason.
 	Drop
+	// Request: the entity, dequeued, queued its request for resource
+	// Event.Resource (seed 002's cowns), in the order of its resources.
+	Request
+	// Acquire: the entity's request reached the head of resource
+	// Event.Resource's queue: it holds the resource.
+	Acquire
+	// Release: the entity released resource Event.Resource after its run.
+	Release
+	// Mute: the entity, whose run published to the overloaded subscription
+	// whose ID is Event.Resource, will not be scheduled until Unmute.
+	Mute
+	// Unmute: the entity may be scheduled again.
+	Unmute
 )
 
 // String returns the op's name.
@@ -47,6 +60,16 @@ func (o Op) String() string {
 		return "accept"
 	case Drop:
 		return "drop"
+	case Request:
+		return "request"
+	case Acquire:
+		return "acquire"
+	case Release:
+		return "release"
+	case Mute:
+		return "mute"
+	case Unmute:
+		return "unmute"
 	}
 	return "invalid"
 }
@@ -59,6 +82,9 @@ type Event struct {
 	Worker int    // Dequeue, Start, Finish: the worker
 	Seq    uint64 // Start, Accept, Drop: the message's sequence number in its subscription; Ready, Enqueue: the entity's readiness number
 	Reason string // Drop: why
+	// Resource is the resource's ID (Request, Acquire, Release) or the
+	// overloaded subscription's entity ID (Mute).
+	Resource uint64
 }
 
 // Observer receives the steps of entities, for traces, tests and metrics.

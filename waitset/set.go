@@ -45,6 +45,14 @@ func (s *Set) Empty() bool { return s.pending.Load() == nil }
 
 // ready pushes an entity that just entered waiting ∩ wait set.
 func (s *Set) ready(e *Entity) {
+	s.push(e)
+	if s.wake != nil {
+		s.wake()
+	}
+}
+
+// push is ready without the wake-up.
+func (s *Set) push(e *Entity) {
 	e.readies++
 	n := e.readies // read before the push: once pushed, e belongs to the taker
 	for {
@@ -56,9 +64,6 @@ func (s *Set) ready(e *Entity) {
 	}
 	if s.obs != nil {
 		s.obs.Observe(Event{Op: Ready, Entity: e, Seq: n})
-	}
-	if s.wake != nil {
-		s.wake()
 	}
 }
 
@@ -77,7 +82,7 @@ func (s *Set) TriggerAll(es []*Entity) {
 	var entered []Event // kept only for the observer
 	for _, e := range es {
 		old := e.word.Or(inSet)
-		if old&inSet != 0 || old&stateMask != uint32(Waiting) {
+		if old&(inSet|muted) != 0 || old&stateMask != uint32(Waiting) {
 			continue
 		}
 		e.readies++

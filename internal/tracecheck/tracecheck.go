@@ -3,8 +3,11 @@
 // entity (waiting → queued → running → waiting, never two at once),
 // exclusion within mutually exclusive groups, timers first within a batch,
 // FIFO per subscription with every accepted message run or counted as
-// dropped, and the starvation bound of package executor, counted in
-// dequeues so that it holds on any schedule.
+// dropped, the starvation bound of package executor, counted in dequeues so
+// that it holds on any schedule, and seed 002's invariants for resources
+// (UniqueAcquisition, RunningImplication, FIFO per resource, ordered
+// acquisition) and muting (a muted entity is not scheduled; every mute
+// ends).
 //
 // It is a test helper: the recorder serializes every step behind one mutex.
 package tracecheck
@@ -89,6 +92,8 @@ func Check(steps []Step, m Model) error {
 	c.timersFirst(steps)
 	c.fifo(steps)
 	c.starvation(steps)
+	c.resources(steps)
+	c.muting(steps)
 	return errors.Join(c.errs...)
 }
 
@@ -119,7 +124,7 @@ func (c *checker) lifecycle(steps []Step) {
 	enqueues := map[uint64]uint64{}
 	for _, s := range steps {
 		switch s.Op {
-		case waitset.Accept, waitset.Drop:
+		case waitset.Accept, waitset.Drop, waitset.Request, waitset.Acquire, waitset.Release, waitset.Mute, waitset.Unmute:
 			continue
 		case waitset.Ready:
 			readies[s.ID]++
@@ -328,4 +333,127 @@ func (c *checker) starvation(steps []Step) {
 			dequeues++
 		}
 	}
+}
+
+// resources checks seed 002's invariants on the resource steps:
+//   - UniqueAcquisition: a resource is held by one request at a time;
+//   - FIFO per resource: requests acquire a resource in the order they
+//     were queued on it;
+//   - ordered acquisition: a run queues its requests in ascending resource
+//     order, each after acquiring the one before;
+//   - RunningImplication: a running entity holds every resource it
+//     requested for the run, from its start to its finish, and releases
+//     them only then;
+//   - once drained, every request was acquired and released.
+func (c *checker) resources(steps []Step) {
+	holder := map[uint64]uint64{}      // resource → entity holding it
+	queued := map[uint64][]uint64{}    // resource → entities queued on it, in order
+	held := map[uint64][]uint64{}      // entity → resources held for its current run
+	requested := map[uint64][]uint64{} // entity → resources requested for its current run
+	running := map[uint64]bool{}
+	for _, s := range steps {
+		switch s.Op {
+		case waitset.Request:
+			r := s.Resource
+			if rs := requested[s.ID]; len(rs) > 0 {
+				last := rs[len(rs)-1]
+				if r <= last {
+					c.failf("step %d: entity %d requests resource %d after %d: not ascending", s.Index, s.ID, r, last)
+				}
+				if hs := held[s.ID]; len(hs) == 0 || hs[len(hs)-1] != last {
+					c.failf("step %d: entity %d requests resource %d before holding %d", s.Index, s.ID, r, last)
+				}
+			}
+			requested[s.ID] = append(requested[s.ID], r)
+			queued[r] = append(queued[r], s.ID)
+		case waitset.Acquire:
+			r := s.Resource
+			if h, busy := holder[r]; busy {
+				c.failf("step %d: entity %d acquires resource %d held by entity %d", s.Index, s.ID, r, h)
+			}
+			if q := queued[r]; len(q) == 0 || q[0] != s.ID {
+				c.failf("step %d: entity %d acquires resource %d out of FIFO order (queue %v)", s.Index, s.ID, r, first(q))
+			} else {
+				queued[r] = q[1:]
+			}
+			holder[r] = s.ID
+			held[s.ID] = append(held[s.ID], r)
+		case waitset.Start:
+			running[s.ID] = true
+			if len(requested[s.ID]) != len(held[s.ID]) {
+				c.failf("step %d: entity %d starts holding %v of its resources %v", s.Index, s.ID, held[s.ID], requested[s.ID])
+			}
+		case waitset.Release:
+			r := s.Resource
+			if holder[r] != s.ID {
+				c.failf("step %d: entity %d releases resource %d it does not hold", s.Index, s.ID, r)
+			}
+			if !running[s.ID] {
+				c.failf("step %d: entity %d releases resource %d while not running", s.Index, s.ID, r)
+			}
+			delete(holder, r)
+			held[s.ID] = remove(held[s.ID], r)
+			requested[s.ID] = remove(requested[s.ID], r)
+		case waitset.Finish:
+			if len(held[s.ID]) > 0 {
+				c.failf("step %d: entity %d finishes still holding resources %v", s.Index, s.ID, held[s.ID])
+			}
+			delete(running, s.ID)
+		}
+	}
+	if c.m.Drained {
+		for r, q := range queued {
+			if len(q) > 0 {
+				c.failf("resource %d: requests of entities %v never acquired it", r, first(q))
+			}
+		}
+		for r, x := range holder {
+			c.failf("resource %d still held by entity %d", r, x)
+		}
+	}
+}
+
+// muting checks that a muted entity is not scheduled until unmuted, and,
+// once drained, that every mute ended.
+func (c *checker) muting(steps []Step) {
+	muted := map[uint64]int{} // entity → step of its mute
+	for _, s := range steps {
+		switch s.Op {
+		case waitset.Mute:
+			if at, ok := muted[s.ID]; ok {
+				c.failf("step %d: entity %d muted again (muted at step %d)", s.Index, s.ID, at)
+			}
+			muted[s.ID] = s.Index
+		case waitset.Unmute:
+			if _, ok := muted[s.ID]; !ok {
+				c.failf("step %d: entity %d unmuted while not muted", s.Index, s.ID)
+			}
+			delete(muted, s.ID)
+		case waitset.Enqueue:
+			if at, ok := muted[s.ID]; ok {
+				c.failf("step %d: entity %d scheduled while muted (since step %d)", s.Index, s.ID, at)
+			}
+		}
+	}
+	if c.m.Drained {
+		for id, at := range muted {
+			c.failf("entity %d muted at step %d was never unmuted", id, at)
+		}
+	}
+}
+
+func remove(list []uint64, v uint64) []uint64 {
+	for i, x := range list {
+		if x == v {
+			return append(list[:i], list[i+1:]...)
+		}
+	}
+	return list
+}
+
+func first(q []uint64) []uint64 {
+	if len(q) > 5 {
+		return q[:5]
+	}
+	return q
 }
