@@ -192,6 +192,13 @@ func (n *Node) regOptions(o options) []executor.Option {
 	if o.name != "" {
 		out = append(out, executor.Name(o.name))
 	}
+	if len(o.needs) > 0 {
+		rs := make([]*executor.Resource, len(o.needs))
+		for i, name := range o.needs {
+			rs[i] = n.env.Executor.Resource(name)
+		}
+		out = append(out, executor.Needs(rs...))
+	}
 	depth := n.env.Depth
 	if o.depth != 0 {
 		depth = o.depth

@@ -330,3 +330,30 @@ func TestPublisherOptionsAndCaching(t *testing.T) {
 	require.Equal(t, byte(2), (*got)[0].QoS)
 	require.True(t, (*got)[0].Retained)
 }
+
+// Two nodes' callbacks that need a common resource never overlap, though
+// their nodes' groups would let them.
+func TestNeedsSharesResourcesByName(t *testing.T) {
+	r := newRig(t)
+	var inside, overlaps atomic.Int32
+	typ := register(func(n *nodes.Node) error {
+		n.Subscribe("odom", func(subscribers.Message) {
+			if inside.Add(1) > 1 {
+				overlaps.Add(1)
+			}
+			time.Sleep(20 * time.Microsecond)
+			inside.Add(-1)
+		}, nodes.Needs("odom_state", "imu_state"), nodes.Depth(200))
+		return nil
+	})
+	for _, name := range []string{"fusion_a", "fusion_b"} {
+		_, err := nodes.Build(r.env, nodes.Spec{Name: name, Type: typ})
+		require.NoError(t, err)
+	}
+	for range 100 {
+		_, err := r.bus.Publish(subscribers.Message{Topic: "odom"})
+		require.NoError(t, err)
+	}
+	runToIdle(t, r.ex, 200)
+	require.Zero(t, overlaps.Load())
+}

@@ -27,6 +27,7 @@ type Option func(*options)
 
 type options struct {
 	group    *executor.Group
+	needs    []string
 	name     string
 	qos      *byte
 	retain   bool
@@ -54,3 +55,12 @@ func Depth(n int) Option { return func(o *options) { o.depth = n } }
 // Overflow sets a subscription's overflow policy (default:
 // executor.overflow).
 func Overflow(p subscribers.Policy) Option { return func(o *options) { o.overflow = &p } }
+
+// Needs makes a callback run only while it holds the named resources,
+// exclusively (seed 002): callbacks of any node that need a common resource
+// never overlap, and each resource serves them in the order they became
+// ready. Resources are shared by name across the nodes of one executor,
+// e.g. Needs("odom", "imu") for a fusion callback.
+func Needs(resources ...string) Option {
+	return func(o *options) { o.needs = append(o.needs, resources...) }
+}
