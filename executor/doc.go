@@ -16,6 +16,12 @@
 // the end of a run goes to the back of the ready queue (seed 003), so every
 // subscription gets its turn.
 //
+// Timers go further first, as in rclcpp: the run queue has a lane for
+// timers ahead of the subscriptions', and a worker that looks for work
+// takes the timers that fell due since the last batch into it, so a due
+// timer starts on the first worker that frees, ahead of queued
+// subscriptions.
+//
 // The scheduler is a role, not a goroutine: triggers are lock-free pushes
 // onto the wait set made where they happen (a timer's deadline, a message's
 // delivery), and a worker that runs out of work forms the next batch itself,
@@ -31,16 +37,18 @@
 // # Starvation freedom
 //
 // Let E be the number of entities, T the number of timers among them, W the
-// number of workers and C the longest callback. An entity that becomes ready
-// joins the batch formed when the run queue next runs empty, and batches
-// are FIFO. Before a ready timer is taken from the run queue, at most E-1
-// other entities are taken (the run queue holds each entity at most once, and
-// the timers ahead of it in its batch became ready before it); before a ready
-// subscription, at most E-1+T. Every worker takes a new entity at least
-// every C, so a ready timer starts within ((E-1)/W + 1)·C and a ready
-// subscription within ((E-1+T)/W + 1)·C. A callback of a mutually exclusive
-// group of g callbacks may wait (g-1)·C more for the ones ahead of it in the
-// group. The tests check these counts on recorded traces.
+// number of workers and C the longest callback. A timer that falls due is
+// taken into the timers' lane at the next dequeue, behind at most T-1 other
+// timers: it starts within ((T-1)/W + 1)·C. A subscription that becomes
+// ready joins the batch formed when the run queue next runs empty, and
+// batches are FIFO: before it is taken from the run queue, at most E-1 other
+// subscriptions are (the run queue holds each entity at most once, and the
+// subscriptions ahead of it in its batch became ready before it), and the
+// timers that fall due meanwhile. As long as the timers' callbacks leave
+// the workers time (their total load below W), a ready subscription starts
+// within ((E-1)/W + 1)·C plus that timer load. A callback of a mutually
+// exclusive group of g callbacks may wait (g-1)·C more for the ones ahead of
+// it in the group. The tests check these counts on recorded traces.
 //
 // # Shutdown
 //

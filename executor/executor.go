@@ -61,15 +61,18 @@ type Executor struct {
 
 	workers []*worker
 
-	// mu guards the run queue and the parking of workers.
-	mu       sync.Mutex
-	runq     waitset.List
-	held     waitset.List // entities workers finished ready again (waitset.Set.Hold)
-	idle     []*worker    // parked workers, most recently parked last
-	nidle    atomic.Int32
-	stopping bool
-	done     bool
-	live     int
+	// mu guards the run queue and the parking of workers. The run queue has
+	// two lanes: timers, taken from the wait set at every dequeue, run ahead
+	// of subscriptions, taken as a batch when the run queue is empty.
+	mu        sync.Mutex
+	runTimers waitset.List
+	runSubs   waitset.List
+	held      waitset.List // subscriptions workers finished ready again (waitset.Set.Hold)
+	idle      []*worker    // parked workers, most recently parked last
+	nidle     atomic.Int32
+	stopping  bool
+	done      bool
+	live      int
 
 	mode atomic.Int32 // modeIdle, modeRunning, modeSpinning or modeClosed
 
@@ -274,14 +277,14 @@ func (e *Executor) next(w *worker, park bool) *waitset.Entity {
 	for {
 		e.mu.Lock()
 		e.holdLocked(w)
-		x := e.runq.Pop()
+		x := e.popLocked()
 		if x == nil {
 			// The scheduler's step (seed 000): waiting ∩ wait set becomes
 			// one batch, timers first, only when the run queue is empty,
-			// so a timer that becomes ready waits for at most one run
-			// queue's worth of entities before it leads the next batch.
-			if n, _ := e.set.TakeWith(&e.runq, &e.held); n > 0 {
-				x = e.runq.Pop()
+			// so a subscription that becomes ready waits for at most one
+			// run queue's worth of entities before its batch.
+			if n, _ := e.set.TakeWith(&e.runTimers, &e.runSubs, &e.held); n > 0 {
+				x = e.popLocked()
 			}
 		}
 		if x != nil {
@@ -290,7 +293,7 @@ func (e *Executor) next(w *worker, park bool) *waitset.Entity {
 				// in the order they happen.
 				e.obs.Observe(waitset.Event{Op: waitset.Dequeue, Entity: x, Worker: w.id})
 			}
-			more := e.runq.Len() > 0 || !e.set.Empty()
+			more := e.runTimers.Len()+e.runSubs.Len() > 0 || !e.set.Empty()
 			e.mu.Unlock()
 			if more {
 				// Each worker that finds more work wakes the next one;
@@ -333,6 +336,20 @@ func (e *Executor) next(w *worker, park bool) *waitset.Entity {
 		}
 		<-w.wake
 	}
+}
+
+// popLocked takes the head of the run queue: a timer, if one is queued or
+// waiting in the wait set — a due timer starts on the first worker that
+// frees, ahead of queued subscriptions — else a subscription. e.mu must be
+// held.
+func (e *Executor) popLocked() *waitset.Entity {
+	if e.set.TimersPending() {
+		e.set.TakeTimers(&e.runTimers)
+	}
+	if x := e.runTimers.Pop(); x != nil {
+		return x
+	}
+	return e.runSubs.Pop()
 }
 
 // holdLocked moves the entity w finished ready again, if any, into the

@@ -77,10 +77,12 @@ func (e *Executor) SpinSome() int {
 func (e *Executor) spinSome() int {
 	w := e.workers[0]
 	e.mu.Lock()
-	if e.runq.Len() == 0 {
-		e.set.Take(&e.runq)
+	if e.runTimers.Len()+e.runSubs.Len() == 0 {
+		e.set.TakeWith(&e.runTimers, &e.runSubs, &e.held)
+	} else {
+		e.set.TakeTimers(&e.runTimers)
 	}
-	k := e.runq.Len()
+	k := e.runTimers.Len() + e.runSubs.Len()
 	e.mu.Unlock()
 	n := 0
 	for range k {
@@ -107,7 +109,7 @@ func (e *Executor) SpinAll() int {
 		k := e.spinSome()
 		if k == 0 {
 			e.mu.Lock()
-			empty := e.runq.Len() == 0 && e.held.Len() == 0 && e.set.Empty()
+			empty := e.runTimers.Len()+e.runSubs.Len()+e.held.Len() == 0 && e.set.Empty()
 			e.mu.Unlock()
 			if empty {
 				return n

@@ -5,13 +5,15 @@ import "sync/atomic"
 // Set is a wait set. Entities registered with it are triggered into it and
 // taken out of it in batches by the scheduler.
 //
-// Entities that enter waiting ∩ wait set are pushed on a lock-free stack;
-// [Set.Take] swaps the whole stack out at once, so a trigger never waits for
-// the scheduler and the scheduler never scans entities that are not ready:
-// the cost of a trigger and of a take is independent of how many entities
-// are registered.
+// Entities that enter waiting ∩ wait set are pushed on a lock-free stack,
+// one for timers and one for subscriptions; [Set.Take] swaps the stacks out
+// at once, so a trigger never waits for the scheduler and the scheduler
+// never scans entities that are not ready: the cost of a trigger and of a
+// take is independent of how many entities are registered. [Set.TakeTimers]
+// takes the timers alone, for a scheduler that runs due timers ahead of
+// queued subscriptions.
 type Set struct {
-	pending atomic.Pointer[Entity]
+	pending [2]atomic.Pointer[Entity] // by stack(): timers, subscriptions
 	ids     atomic.Uint64
 	batches atomic.Uint64
 	wake    func()
@@ -41,7 +43,18 @@ func (s *Set) Register(e *Entity, k Kind) {
 func (s *Set) Observer() Observer { return s.obs }
 
 // Empty reports whether no entity is waiting in the wait set.
-func (s *Set) Empty() bool { return s.pending.Load() == nil }
+func (s *Set) Empty() bool { return s.pending[0].Load() == nil && s.pending[1].Load() == nil }
+
+// TimersPending reports whether a timer is waiting in the wait set.
+func (s *Set) TimersPending() bool { return s.pending[0].Load() != nil }
+
+// stack returns the index of the pending stack of entities of kind k.
+func stack(k Kind) int {
+	if k == Timer {
+		return 0
+	}
+	return 1
+}
 
 // ready pushes an entity that just entered waiting ∩ wait set.
 func (s *Set) ready(e *Entity) {
@@ -55,10 +68,11 @@ func (s *Set) ready(e *Entity) {
 func (s *Set) push(e *Entity) {
 	e.readies++
 	n := e.readies // read before the push: once pushed, e belongs to the taker
+	p := &s.pending[stack(e.kind)]
 	for {
-		head := s.pending.Load()
+		head := p.Load()
 		e.next = head
-		if s.pending.CompareAndSwap(head, e) {
+		if p.CompareAndSwap(head, e) {
 			break
 		}
 	}
@@ -78,7 +92,7 @@ func (s *Set) TriggerAll(es []*Entity) {
 			panic("waitset: TriggerAll of an entity of another set")
 		}
 	}
-	var first, last *Entity
+	var first, last [2]*Entity
 	var entered []Event // kept only for the observer
 	for _, e := range es {
 		old := e.word.Or(inSet)
@@ -89,21 +103,28 @@ func (s *Set) TriggerAll(es []*Entity) {
 		if s.obs != nil {
 			entered = append(entered, Event{Op: Ready, Entity: e, Seq: e.readies})
 		}
-		// Build the chain newest first, as single pushes would leave it.
-		e.next = first
-		if last == nil {
-			last = e
+		// Build the chains newest first, as single pushes would leave them.
+		k := stack(e.kind)
+		e.next = first[k]
+		if last[k] == nil {
+			last[k] = e
 		}
-		first = e
+		first[k] = e
 	}
-	if first == nil {
+	if first[0] == nil && first[1] == nil {
 		return
 	}
-	for {
-		head := s.pending.Load()
-		last.next = head
-		if s.pending.CompareAndSwap(head, first) {
-			break
+	for k := range first {
+		if first[k] == nil {
+			continue
+		}
+		p := &s.pending[k]
+		for {
+			head := p.Load()
+			last[k].next = head
+			if p.CompareAndSwap(head, first[k]) {
+				break
+			}
 		}
 	}
 	for _, ev := range entered {
@@ -114,16 +135,19 @@ func (s *Set) TriggerAll(es []*Entity) {
 	}
 }
 
-// Hold puts e, which FinishHeld reported ready, in held, a list of the
-// caller's that it guards and later passes to TakeWith: from now on e counts
-// as in waiting ∩ wait set. Entities on the set's stack, which became ready
-// before e, move to held first, so that held stays in readiness order; when
-// the stack is empty, as it mostly is while workers keep the queues busy,
-// Hold makes no atomic write.
+// Hold puts e, a subscription which FinishHeld reported ready, in held, a
+// list of the caller's that it guards and later passes to TakeWith: from
+// now on e counts as in waiting ∩ wait set. Subscriptions on the set's
+// stack, which became ready before e, move to held first, so that held
+// stays in readiness order; when the stack is empty, as it mostly is while
+// workers keep the queues busy, Hold makes no atomic write. A timer is
+// pushed on the timers' stack instead.
 func (s *Set) Hold(e *Entity, held *List) {
-	if s.pending.Load() != nil {
-		s.drain(held)
+	if e.kind == Timer {
+		s.push(e)
+		return
 	}
+	s.drain(1, held)
 	e.readies++
 	held.Push(e)
 	if s.obs != nil {
@@ -131,12 +155,13 @@ func (s *Set) Hold(e *Entity, held *List) {
 	}
 }
 
-// drain moves the set's stack to the back of l, oldest first.
-func (s *Set) drain(l *List) {
-	if s.pending.Load() == nil {
+// drain moves pending stack k to the back of l, oldest first.
+func (s *Set) drain(k int, l *List) {
+	p := &s.pending[k]
+	if p.Load() == nil {
 		return // no atomic write when there is nothing to take
 	}
-	head := s.pending.Swap(nil)
+	head := p.Swap(nil)
 	var ready List
 	for e := head; e != nil; {
 		next := e.next
@@ -155,41 +180,50 @@ func (s *Set) drain(l *List) {
 // dst as one batch: all timers first, then all subscriptions, each in the
 // order they became ready. It returns how many it appended and the batch
 // number (counting from 1), or 0, 0 if none was ready.
-func (s *Set) Take(dst *List) (n int, batch uint64) { return s.TakeWith(dst, nil) }
+func (s *Set) Take(dst *List) (n int, batch uint64) { return s.TakeWith(dst, dst, nil) }
 
-// TakeWith is Take that also takes the entities of held (see Hold), which
-// became ready before those on the set's stack, leaving held empty.
-func (s *Set) TakeWith(dst *List, held *List) (n int, batch uint64) {
-	var ready List
+// TakeWith is Take into two lists, timers and subs (which may be the same),
+// that also takes the subscriptions of held (see Hold), which became ready
+// before those on the set's stack, leaving held empty.
+func (s *Set) TakeWith(timers, subs, held *List) (n int, batch uint64) {
+	var ts, ss List
+	s.drain(0, &ts)
 	if held != nil {
-		ready.Append(held)
+		ss.Append(held)
 	}
-	s.drain(&ready)
-	if ready.Len() == 0 {
+	s.drain(1, &ss)
+	if ts.Len()+ss.Len() == 0 {
 		return 0, 0
 	}
 	batch = s.batches.Add(1)
-	var timers, subs List
-	for e := ready.head; e != nil; {
-		next := e.next
-		e.take()
-		if e.kind == Timer {
-			timers.Push(e)
-		} else {
-			subs.Push(e)
-		}
-		e = next
-	}
-	n = timers.Len() + subs.Len()
-	if s.obs != nil {
-		for e := timers.head; e != nil; e = e.next {
-			s.obs.Observe(Event{Op: Enqueue, Entity: e, Batch: batch, Seq: e.readies})
-		}
-		for e := subs.head; e != nil; e = e.next {
-			s.obs.Observe(Event{Op: Enqueue, Entity: e, Batch: batch, Seq: e.readies})
-		}
-	}
-	dst.Append(&timers)
-	dst.Append(&subs)
+	s.enqueue(&ts, batch)
+	s.enqueue(&ss, batch)
+	n = ts.Len() + ss.Len()
+	timers.Append(&ts)
+	subs.Append(&ss)
 	return n, batch
+}
+
+// TakeTimers is Take for the timers alone: they form a batch of their own.
+func (s *Set) TakeTimers(dst *List) (n int, batch uint64) {
+	var ts List
+	s.drain(0, &ts)
+	if ts.Len() == 0 {
+		return 0, 0
+	}
+	batch = s.batches.Add(1)
+	s.enqueue(&ts, batch)
+	n = ts.Len()
+	dst.Append(&ts)
+	return n, batch
+}
+
+// enqueue moves the entities of l to queued, as part of batch.
+func (s *Set) enqueue(l *List, batch uint64) {
+	for e := l.head; e != nil; e = e.next {
+		e.take()
+		if s.obs != nil {
+			s.obs.Observe(Event{Op: Enqueue, Entity: e, Batch: batch, Seq: e.readies})
+		}
+	}
 }

@@ -280,12 +280,15 @@ func (c *checker) fifo(steps []Step) {
 }
 
 // starvation checks the bound of package executor and the run queue
-// discipline it rests on:
-//   - the run queue is FIFO: entities are dequeued in the order they were
-//     enqueued;
-//   - a batch is formed only when the run queue is empty;
-//   - between an entity becoming ready and its dequeue, at most E-1 other
-//     dequeues for a timer and E-1+T for a subscription.
+// discipline it rests on. The run queue has two lanes, timers ahead of
+// subscriptions:
+//   - each lane is FIFO, and a worker takes a subscription only when no
+//     timer is queued;
+//   - a batch with subscriptions is formed only when the run queue is
+//     empty; due timers are taken at every dequeue, in batches of their own;
+//   - between an entity becoming ready and its dequeue, at most T-1 other
+//     timers are dequeued for a timer, and at most E-1 subscriptions (and
+//     any number of timers) for a subscription.
 //
 // Enqueue and Dequeue are observed under the run queue's lock, and Ready
 // just after the entity became ready, so the counts are exact or smaller
@@ -293,44 +296,63 @@ func (c *checker) fifo(steps []Step) {
 func (c *checker) starvation(steps []Step) {
 	type key struct{ id, n uint64 }
 	type queued struct{ id, n uint64 }
-	var queue []queued // enqueued, not yet dequeued
+	var lanes [2][]queued // timers, subscriptions
+	lane := func(k waitset.Kind) int {
+		if k == waitset.Timer {
+			return 0
+		}
+		return 1
+	}
 	batch := uint64(0)
-	readyAt := map[key]int{} // (entity, readiness) → dequeues counted at its Ready
-	dequeues := 0
+	var timersAtBatch int    // timers queued before the current batch
+	subsInBatch := false     // the current batch has a subscription
+	readyAt := map[key]int{} // (entity, readiness) → dequeues of its lane when it became ready
+	var dequeues [2]int
 	for _, s := range steps {
 		switch s.Op {
 		case waitset.Ready:
-			readyAt[key{s.ID, s.Seq}] = dequeues
+			readyAt[key{s.ID, s.Seq}] = dequeues[lane(s.Kind)]
 		case waitset.Enqueue:
 			if s.Batch != batch {
-				if len(queue) != 0 {
-					c.failf("step %d: batch %d formed while %d entities were queued", s.Index, s.Batch, len(queue))
-				}
 				batch = s.Batch
+				timersAtBatch = len(lanes[0])
+				subsInBatch = false
 			}
-			queue = append(queue, queued{s.ID, s.Seq})
+			l := lane(s.Kind)
+			if l == 1 && !subsInBatch {
+				subsInBatch = true
+				if timersAtBatch+len(lanes[1]) != 0 {
+					c.failf("step %d: batch %d with subscriptions formed while %d entities were queued",
+						s.Index, s.Batch, timersAtBatch+len(lanes[1]))
+				}
+			}
+			lanes[l] = append(lanes[l], queued{s.ID, s.Seq})
 		case waitset.Dequeue:
-			if len(queue) == 0 || queue[0].id != s.ID {
+			l := lane(s.Kind)
+			if l == 1 && len(lanes[0]) > 0 {
+				c.failf("step %d: subscription %d dequeued while timer %d was queued", s.Index, s.ID, lanes[0][0].id)
+			}
+			q := lanes[l]
+			if len(q) == 0 || q[0].id != s.ID {
 				c.failf("step %d: entity %d dequeued out of FIFO order", s.Index, s.ID)
-				dequeues++
+				dequeues[l]++
 				continue
 			}
-			k := key{s.ID, queue[0].n}
-			queue = queue[1:]
+			k := key{s.ID, q[0].n}
+			lanes[l] = q[1:]
 			if at, ok := readyAt[k]; ok {
-				// A Ready observed after its dequeue counts nothing.
-				others := dequeues - at
-				bound := c.m.Entities - 1
-				if s.Kind == waitset.Subscription {
-					bound += c.m.Timers
+				others := dequeues[l] - at
+				bound, what := c.m.Entities-1, "subscriptions"
+				if l == 0 {
+					bound, what = c.m.Timers-1, "timers"
 				}
 				if others > bound {
-					c.failf("step %d: %v %d dequeued after %d other dequeues since it became ready; bound %d",
-						s.Index, s.Kind, s.ID, others, bound)
+					c.failf("step %d: %v %d dequeued after %d other %s since it became ready; bound %d",
+						s.Index, s.Kind, s.ID, others, what, bound)
 				}
+				delete(readyAt, k)
 			}
-			delete(readyAt, k)
-			dequeues++
+			dequeues[l]++
 		}
 	}
 }

@@ -71,6 +71,26 @@ func TestCheckAcceptsAWellFormedTrace(t *testing.T) {
 	require.Len(t, tr.rec.Steps(), 20)
 }
 
+// A due timer may form a batch of its own while subscriptions are queued,
+// and runs ahead of them.
+func TestCheckAcceptsTimersAheadOfQueuedSubscriptions(t *testing.T) {
+	tr := newTrace([]string{"t"}, []string{"a", "b"})
+	tr.batch = 1
+	for _, n := range []string{"a", "b"} {
+		tr.step(waitset.Ready, n, 0)
+		tr.step(waitset.Enqueue, n, 0)
+	}
+	tr.batch = 2
+	tr.step(waitset.Ready, "t", 0)
+	tr.step(waitset.Enqueue, "t", 0)
+	for _, n := range []string{"t", "a", "b"} {
+		tr.step(waitset.Dequeue, n, 0)
+		tr.step(waitset.Start, n, 0)
+		tr.step(waitset.Finish, n, 0)
+	}
+	require.NoError(t, tr.check(tracecheck.Model{Workers: 1, Drained: true}))
+}
+
 func TestCheckFindsViolations(t *testing.T) {
 	tests := []struct {
 		name  string
@@ -150,7 +170,15 @@ func TestCheckFindsViolations(t *testing.T) {
 			tr.batch = 2
 			tr.step(waitset.Ready, "b", 0)
 			tr.step(waitset.Enqueue, "b", 0)
-		}, tracecheck.Model{}, "batch 2 formed while 1 entities were queued"},
+		}, tracecheck.Model{}, "batch 2 with subscriptions formed while 1 entities were queued"},
+		{"subscription ahead of a queued timer", func(tr *trace) {
+			tr.batch = 1
+			tr.step(waitset.Ready, "t", 0)
+			tr.step(waitset.Ready, "a", 0)
+			tr.step(waitset.Enqueue, "t", 0)
+			tr.step(waitset.Enqueue, "a", 0)
+			tr.step(waitset.Dequeue, "a", 0)
+		}, tracecheck.Model{}, "subscription 2 dequeued while timer 1 was queued"},
 		{"starved", func(tr *trace) {
 			tr.batch = 1
 			tr.step(waitset.Ready, "b", 0) // b became ready, yet a runs three times first
@@ -162,7 +190,7 @@ func TestCheckFindsViolations(t *testing.T) {
 			tr.batch++
 			tr.step(waitset.Enqueue, "b", 0)
 			tr.step(waitset.Dequeue, "b", 0)
-		}, tracecheck.Model{Entities: 2}, "subscription 3 dequeued after 3 other dequeues since it became ready; bound 1"},
+		}, tracecheck.Model{Entities: 2}, "subscription 3 dequeued after 3 other subscriptions since it became ready; bound 1"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
