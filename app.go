@@ -92,20 +92,25 @@ type app struct {
 	broker *broker.Broker
 	client *mqtt.Client
 	nodes  []*nodes.Node
+	obs    *observability
 	cancel context.CancelFunc
 	done   chan error
 }
 
-// start starts what cfg describes. The config must have passed check.
-func start(cfg *config.Config, logger *slog.Logger) (*app, error) {
+// start starts what cfg describes, with the run command's options. The
+// config must have passed check.
+func start(cfg *config.Config, logger *slog.Logger, opts runOptions) (*app, error) {
 	a := &app{cfg: cfg, log: logger}
-	if cfg.Metrics.Listen != "" {
-		logger.Warn("metrics.listen is accepted but not served yet; no /metrics endpoint", "listen", cfg.Metrics.Listen)
+	obs, err := newObservability(cfg, opts)
+	if err != nil {
+		return nil, err
 	}
+	a.obs = obs
 	url := cfg.MQTT.Broker
 	if url == config.EmbeddedBroker {
-		b, err := broker.New(broker.Config{Listen: cfg.MQTT.Listen, Logger: logger.With("component", "broker")})
+		b, err := broker.New(broker.Config{Listen: cfg.MQTT.Listen, Logger: limitFloods(logger.With("component", "broker"))})
 		if err != nil {
+			a.close()
 			return nil, fmt.Errorf("embedded broker on %s: %w", cfg.MQTT.Listen, err)
 		}
 		a.broker = b
@@ -122,7 +127,7 @@ func start(cfg *config.Config, logger *slog.Logger) (*app, error) {
 		// A persistent session's queued messages arrive right after
 		// connecting: hold them until every node has subscribed.
 		StartPaused: true,
-		Logger:      logger.With("component", "mqtt"),
+		Logger:      limitFloods(logger.With("component", "mqtt")),
 	}
 	if t := cfg.MQTT.TLS; t != nil {
 		mc.TLS = mqtt.TLSFiles{CA: t.CA, Cert: t.Cert, Key: t.Key}
@@ -133,7 +138,7 @@ func start(cfg *config.Config, logger *slog.Logger) (*app, error) {
 		return nil, err
 	}
 	a.client = client
-	a.ex = executor.New(executor.Options{Workers: cfg.Executor.Workers, Logger: logger})
+	a.ex = executor.New(executor.Options{Workers: a.obs.workers, Logger: limitFloods(logger), Observer: a.obs.observer()})
 	e := env(cfg, a.ex, mqttTransport{client}, logger)
 	for _, n := range cfg.Nodes {
 		node, err := nodes.Build(e, spec(n))
@@ -143,9 +148,11 @@ func start(cfg *config.Config, logger *slog.Logger) (*app, error) {
 		}
 		a.nodes = append(a.nodes, node)
 	}
+	a.obs.serve(a)
 	ctx, cancel := context.WithCancel(context.Background())
 	a.cancel = cancel
 	a.done = make(chan error, 1)
+	a.obs.state.Store(stateRunning)
 	go func() { a.done <- a.ex.Run(ctx) }()
 	client.Resume()
 	logger.Info("robotexec running", "config", cfg.File, "nodes", len(a.nodes), "workers", a.ex.Workers(), "broker", client.Broker())
@@ -159,8 +166,10 @@ func (a *app) stop() error {
 	// for a persistent session) instead of being taken and then dropped by
 	// the closing subscriptions.
 	a.client.Pause()
+	a.obs.state.Store(stateStopping)
 	a.cancel()
 	err := <-a.done
+	a.obs.state.Store(stateStopped)
 	for i := len(a.nodes) - 1; i >= 0; i-- {
 		a.nodes[i].Shutdown()
 	}
@@ -174,6 +183,9 @@ func (a *app) close() {
 	}
 	if a.broker != nil {
 		a.broker.Close()
+	}
+	if err := a.obs.close(); err != nil {
+		a.log.Warn("metrics server", "error", err)
 	}
 }
 

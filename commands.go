@@ -15,6 +15,7 @@ import (
 
 	"github.com/robotexec/robotexec/config"
 	"github.com/robotexec/robotexec/executor"
+	"github.com/robotexec/robotexec/internal/chrometrace"
 	"github.com/robotexec/robotexec/nodes"
 	"github.com/robotexec/robotexec/subscribers"
 	"github.com/robotexec/robotexec/subscribers/mqtt"
@@ -27,6 +28,8 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	fs := newFlags("run", "[flags] CONFIG", "Load CONFIG, start the embedded broker or connect to the configured one, start\nevery node and run until SIGINT or SIGTERM; then stop the sources, drain the\nqueues and exit 0. A second signal exits at once.", stderr)
 	logFormat := fs.String("log-format", "text", "log format: text or json")
 	logLevel := fs.String("log-level", "info", "log level: debug, info, warn or error")
+	tracePath := fs.String("trace", "", "write a Chrome trace (JSON, for ui.perfetto.dev) of the callback runs to `FILE` when stopped")
+	traceRuns := fs.Int("trace-runs", chrometrace.DefaultLimit, "the number of most recent runs the trace keeps (32 bytes each, allocated at start)")
 	if done, code := parseFlags(fs, args, stdout); done {
 		return code
 	}
@@ -40,17 +43,40 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "robotexec run:", err)
 		return ExitUsage
 	}
+	if *traceRuns <= 0 {
+		fmt.Fprintf(stderr, "robotexec run: -trace-runs %d: want a positive number\n", *traceRuns)
+		return ExitUsage
+	}
 	cfg, err := loadAndCheck(fs.Arg(0))
 	if err != nil {
 		fmt.Fprintln(stderr, err)
 		return ExitUsage
+	}
+	var opts runOptions
+	var traceFile *os.File
+	if *tracePath != "" {
+		// Created now, so that an unwritable path fails before anything
+		// starts; written when the run stops.
+		if traceFile, err = os.Create(*tracePath); err != nil {
+			fmt.Fprintln(stderr, "robotexec run: -trace:", err)
+			return ExitFailure
+		}
+		defer func() {
+			if traceFile != nil {
+				// Not written (a failed start, a second signal): no
+				// empty file left behind.
+				traceFile.Close()
+				os.Remove(traceFile.Name())
+			}
+		}()
+		opts.traceRuns = *traceRuns
 	}
 
 	signals := make(chan os.Signal, 2)
 	signal.Notify(signals, os.Interrupt, syscall.SIGTERM)
 	defer signal.Stop(signals)
 
-	a, err := start(cfg, logger)
+	a, err := start(cfg, logger, opts)
 	if err != nil {
 		fmt.Fprintln(stderr, "robotexec run:", err)
 		if len(config.Errors(err)) > 0 {
@@ -74,6 +100,13 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		fmt.Fprintln(stderr, "robotexec run:", err)
 		return ExitFailure
+	}
+	if f := traceFile; f != nil {
+		traceFile = nil
+		if err := a.writeTraceFile(f, logger); err != nil {
+			fmt.Fprintln(stderr, "robotexec run:", err)
+			return ExitFailure
+		}
 	}
 	logger.Info("stopped")
 	return ExitOK

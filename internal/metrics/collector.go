@@ -1,0 +1,202 @@
+package metrics
+
+import (
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/robotexec/robotexec/executor"
+	"github.com/robotexec/robotexec/internal/observers"
+	"github.com/robotexec/robotexec/subscribers"
+	"github.com/robotexec/robotexec/subscribers/mqtt"
+)
+
+// Executor is what a Collector reads of an executor; *executor.Executor
+// has it.
+type Executor interface {
+	Callbacks() []executor.Callback
+}
+
+// MQTT is what a Collector reads of an MQTT client; *mqtt.Client has it.
+type MQTT interface {
+	Stats() mqtt.Stats
+}
+
+// Sources are what a Collector reads.
+type Sources struct {
+	// Executor lists the callbacks with their subscriptions, timers and
+	// panic counts.
+	Executor Executor
+	// Runs holds the callbacks' duration and latency histograms.
+	// (optional) Without it there are no histograms.
+	Runs *observers.Runs
+	// MQTT is the client whose connection and drops are exported.
+	// (optional)
+	MQTT MQTT
+}
+
+// Collector is a prometheus.Collector of robotexec's metrics; see the
+// package documentation. Make one with NewCollector.
+type Collector struct {
+	src Sources
+
+	duration, latency *prometheus.Desc
+	queueDepth        *prometheus.Desc
+	dropped           *prometheus.Desc
+	missed            *prometheus.Desc
+	panics            *prometheus.Desc
+	connected         *prometheus.Desc
+	reconnects        *prometheus.Desc
+	received          *prometheus.Desc
+	published         *prometheus.Desc
+	publishFailures   *prometheus.Desc
+
+	bounds []float64
+}
+
+// NewCollector returns a collector of src.
+func NewCollector(src Sources) *Collector {
+	cb := []string{"node", "callback"}
+	return &Collector{
+		src: src,
+		duration: prometheus.NewDesc("robotexec_callback_duration_seconds",
+			"How long callbacks ran.", cb, nil),
+		latency: prometheus.NewDesc("robotexec_dispatch_latency_seconds",
+			"Time from a callback's trigger (its message accepted into the subscription's queue, its timer triggered) to its start.", cb, nil),
+		queueDepth: prometheus.NewDesc("robotexec_queue_depth",
+			"Messages waiting in a subscription's queue.", cb, nil),
+		dropped: prometheus.NewDesc("robotexec_messages_dropped_total",
+			"Messages dropped, by reason; without node and callback, by the MQTT client before any subscription's queue.", append(cb, "reason"), nil),
+		missed: prometheus.NewDesc("robotexec_timer_missed_ticks_total",
+			"Timer deadlines skipped because the timer's callback started more than a period late.", cb, nil),
+		panics: prometheus.NewDesc("robotexec_callback_panics_total",
+			"Callbacks that panicked (recovered, logged and counted).", cb, nil),
+		connected: prometheus.NewDesc("robotexec_mqtt_connected",
+			"1 while the MQTT client is connected and subscribed, else 0.", nil, nil),
+		reconnects: prometheus.NewDesc("robotexec_mqtt_reconnects_total",
+			"Connections to the MQTT broker after the first.", nil, nil),
+		received: prometheus.NewDesc("robotexec_mqtt_messages_received_total",
+			"Messages received from the MQTT broker.", nil, nil),
+		published: prometheus.NewDesc("robotexec_mqtt_messages_published_total",
+			"Messages handed to the MQTT client for publication.", nil, nil),
+		publishFailures: prometheus.NewDesc("robotexec_mqtt_publish_failures_total",
+			"Publications that failed (not connected, closed, timed out).", nil, nil),
+		bounds: observers.BucketBounds(),
+	}
+}
+
+// Describe sends the descriptors of every metric.
+func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{
+		c.duration, c.latency, c.queueDepth, c.dropped, c.missed, c.panics,
+		c.connected, c.reconnects, c.received, c.published, c.publishFailures,
+	} {
+		ch <- d
+	}
+}
+
+// key is a series' node and callback labels.
+type key struct{ node, callback string }
+
+// series accumulates the values of one node and callback: callbacks that
+// share names share series.
+type series struct {
+	key
+	sub, timer        bool
+	queued            int
+	dropped           [len(reasons)]uint64
+	missed, panics    uint64
+	duration, latency observers.HistogramSnapshot
+}
+
+// reasons are the drop reasons exported for every subscription, zeros
+// included, so that rates start from the first scrape.
+var reasons = [...]subscribers.Reason{
+	subscribers.QueueFull, subscribers.Closed, subscribers.TooLarge,
+	subscribers.Malformed, subscribers.RateLimited, subscribers.Invalid,
+}
+
+// Collect reads the sources and sends the metrics.
+func (c *Collector) Collect(ch chan<- prometheus.Metric) {
+	var order []*series
+	byKey := map[key]*series{}
+	get := func(k key) *series {
+		s := byKey[k]
+		if s == nil {
+			s = &series{key: k}
+			byKey[k] = s
+			order = append(order, s)
+		}
+		return s
+	}
+	if c.src.Executor != nil {
+		for _, cb := range c.src.Executor.Callbacks() {
+			s := get(key{cb.Owner, cb.Name})
+			s.panics += cb.Panics
+			var id uint64
+			switch {
+			case cb.Subscription != nil:
+				s.sub = true
+				st := cb.Subscription.Stats()
+				s.queued += st.Queued
+				for i, r := range reasons {
+					s.dropped[i] += st.Dropped[r]
+				}
+				id = cb.Subscription.ID()
+			case cb.Timer != nil:
+				s.timer = true
+				s.missed += cb.Timer.Missed()
+				id = cb.Timer.ID()
+			}
+			if c.src.Runs == nil {
+				continue
+			}
+			if rec := c.src.Runs.Lookup(id); rec != nil {
+				s.duration.Add(rec.Duration.Snapshot())
+				s.latency.Add(rec.Latency.Snapshot())
+			}
+		}
+	}
+	for _, s := range order {
+		lv := []string{s.node, s.callback}
+		ch <- prometheus.MustNewConstMetric(c.panics, prometheus.CounterValue, float64(s.panics), lv...)
+		if c.src.Runs != nil {
+			ch <- c.histogram(c.duration, s.duration, lv)
+			ch <- c.histogram(c.latency, s.latency, lv)
+		}
+		if s.sub {
+			ch <- prometheus.MustNewConstMetric(c.queueDepth, prometheus.GaugeValue, float64(s.queued), lv...)
+			for i, r := range reasons {
+				ch <- prometheus.MustNewConstMetric(c.dropped, prometheus.CounterValue, float64(s.dropped[i]), s.node, s.callback, r.String())
+			}
+		}
+		if s.timer {
+			ch <- prometheus.MustNewConstMetric(c.missed, prometheus.CounterValue, float64(s.missed), lv...)
+		}
+	}
+	if c.src.MQTT != nil {
+		st := c.src.MQTT.Stats()
+		conn := 0.0
+		if st.Connected {
+			conn = 1
+		}
+		ch <- prometheus.MustNewConstMetric(c.connected, prometheus.GaugeValue, conn)
+		ch <- prometheus.MustNewConstMetric(c.reconnects, prometheus.CounterValue, float64(st.Reconnects))
+		ch <- prometheus.MustNewConstMetric(c.received, prometheus.CounterValue, float64(st.Received))
+		ch <- prometheus.MustNewConstMetric(c.published, prometheus.CounterValue, float64(st.Published))
+		ch <- prometheus.MustNewConstMetric(c.publishFailures, prometheus.CounterValue, float64(st.PublishFailed))
+		for _, r := range []subscribers.Reason{subscribers.QueueFull, subscribers.TooLarge} {
+			ch <- prometheus.MustNewConstMetric(c.dropped, prometheus.CounterValue, float64(st.Dropped[r]), "", "", r.String())
+		}
+	}
+}
+
+// histogram turns a snapshot into a Prometheus histogram, whose buckets are
+// cumulative.
+func (c *Collector) histogram(d *prometheus.Desc, h observers.HistogramSnapshot, lv []string) prometheus.Metric {
+	buckets := make(map[float64]uint64, len(c.bounds))
+	var cum uint64
+	for i, b := range c.bounds {
+		cum += h.Counts[i]
+		buckets[b] = cum
+	}
+	return prometheus.MustNewConstHistogram(d, h.Count, float64(h.Sum)/1e9, buckets, lv...)
+}

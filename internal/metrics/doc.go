@@ -1,0 +1,39 @@
+// Package metrics exports robotexec's metrics to Prometheus and serves
+// them with a health check and the Go profiler. It is the only package
+// that imports github.com/prometheus/client_golang.
+//
+// [Collector] is a prometheus.Collector that reads, at scrape time, the
+// counters the executor, its subscriptions and timers, the MQTT client and
+// observers.Runs keep anyway: nothing is counted twice on the dispatch
+// path. The metric names are SPEC.md's:
+//
+//	robotexec_callback_duration_seconds   histogram  node, callback
+//	robotexec_dispatch_latency_seconds    histogram  node, callback
+//	robotexec_queue_depth                 gauge      node, callback (subscriptions)
+//	robotexec_messages_dropped_total      counter    node, callback, reason
+//	robotexec_timer_missed_ticks_total    counter    node, callback (timers)
+//	robotexec_callback_panics_total       counter    node, callback
+//	robotexec_mqtt_connected              gauge
+//	robotexec_mqtt_reconnects_total       counter
+//
+// and robotexec_mqtt_messages_received_total,
+// robotexec_mqtt_messages_published_total and
+// robotexec_mqtt_publish_failures_total. The histograms' buckets double
+// from 1 µs to 16.8 s. Callbacks that share a node and a callback name
+// (two subscriptions of one node to the same filter) share their series.
+// The series of robotexec_messages_dropped_total without node and callback
+// are the MQTT client's own drops, before any subscription's queue
+// (payloads over the size limit, QoS 0 messages over the client's
+// backlog); each of those messages is also counted on every subscription
+// it was meant for.
+//
+// [Handler] serves /metrics, /healthz (200 while the executor runs and
+// MQTT is connected, 503 otherwise, with a JSON body saying which) and
+// /debug/pprof/. [Listen] binds an address, [Server.Serve] serves the
+// handler there and [Server.Shutdown] stops it.
+//
+// # Concurrency
+//
+// Collector, Handler and Server are safe for concurrent use; a scrape runs
+// concurrently with the executor.
+package metrics

@@ -1,0 +1,274 @@
+package observers_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/robotexec/robotexec/executor"
+	"github.com/robotexec/robotexec/internal/chrometrace"
+	"github.com/robotexec/robotexec/internal/observers"
+	"github.com/robotexec/robotexec/subscribers"
+	"github.com/robotexec/robotexec/timers"
+	"github.com/robotexec/robotexec/waitset"
+)
+
+func TestBucketBounds(t *testing.T) {
+	b := observers.BucketBounds()
+	require.Len(t, b, observers.Buckets)
+	require.InDelta(t, 1e-6, b[0], 1e-18)
+	require.InDelta(t, 2e-6, b[1], 1e-18)
+	require.InDelta(t, 16.777216, b[len(b)-1], 1e-9, "up to ~10 s and beyond")
+}
+
+// spinRig is an executor with Runs on worker 0, driven by Spin calls.
+type spinRig struct {
+	ex    *executor.Executor
+	runs  *observers.Runs
+	trace *chrometrace.Recorder
+	bus   *subscribers.Bus
+	clock *timers.Sim
+	node  *executor.Owner
+}
+
+func newSpinRig(t *testing.T) *spinRig {
+	t.Helper()
+	tr := chrometrace.New(1, 0)
+	runs := observers.New(observers.Options{Workers: 1, Trace: tr})
+	clock := timers.NewSim(time.Unix(1000, 0))
+	ex := executor.New(executor.Options{Workers: 1, Observer: runs, Clock: clock})
+	return &spinRig{ex: ex, runs: runs, trace: tr, bus: subscribers.NewBus(), clock: clock, node: ex.NewOwner("node", nil)}
+}
+
+func (r *spinRig) record(t *testing.T, callback string) *observers.Record {
+	t.Helper()
+	for _, rec := range r.runs.Records() {
+		if rec.Callback == callback {
+			return rec
+		}
+	}
+	t.Fatalf("no record of %q", callback)
+	return nil
+}
+
+func (r *spinRig) checkTrace(t *testing.T) *chrometrace.Summary {
+	t.Helper()
+	var buf bytes.Buffer
+	_, err := r.runs.WriteTrace(&buf, chrometrace.WriteOptions{})
+	require.NoError(t, err)
+	s, err := chrometrace.Check(&buf)
+	require.NoError(t, err)
+	return s
+}
+
+func TestSubscriptionRuns(t *testing.T) {
+	r := newSpinRig(t)
+	sub, err := r.node.Subscribe(r.bus, "in", func(m subscribers.Message) {
+		if string(m.Payload) == "slow" {
+			time.Sleep(3 * time.Millisecond)
+		}
+	}, executor.Name("input"), executor.Depth(100))
+	require.NoError(t, err)
+	r.runs.Register(r.ex.Callbacks())
+	pub, _ := r.bus.Publisher("in")
+	for range 9 {
+		pub.Publish([]byte("fast"))
+	}
+	pub.Publish([]byte("slow"))
+	require.Equal(t, 10, r.ex.SpinAll())
+
+	rec := r.record(t, "input")
+	require.Equal(t, sub.ID(), rec.ID)
+	require.Equal(t, "node", rec.Node)
+	require.Equal(t, waitset.Subscription, rec.Kind)
+	d := rec.Duration.Snapshot()
+	require.Equal(t, uint64(10), d.Count)
+	// 3 ms falls in (2.048 ms, 4.096 ms]: bucket 12 (1 µs · 2^12).
+	require.GreaterOrEqual(t, countFrom(d, 12), uint64(1), "the slow run: %v", d.Counts)
+	require.GreaterOrEqual(t, d.Sum, int64(3*time.Millisecond))
+	l := rec.Latency.Snapshot()
+	require.Equal(t, uint64(10), l.Count, "every message's stamp was kept")
+	// The last message waited for the nine before it and the slow one
+	// ran last; the first nine waited less than the slow run.
+	require.Positive(t, l.Sum)
+
+	s := r.checkTrace(t)
+	require.Equal(t, 10, s.Runs)
+	require.Equal(t, map[uint64]int{sub.ID(): 10}, s.PerEntity)
+}
+
+func countFrom(s observers.HistogramSnapshot, k int) uint64 {
+	var n uint64
+	for _, c := range s.Counts[k:] {
+		n += c
+	}
+	return n
+}
+
+func TestDeepQueueWithoutRegister(t *testing.T) {
+	r := newSpinRig(t)
+	_, err := r.node.Subscribe(r.bus, "in", func(subscribers.Message) {}, executor.Name("deep"),
+		executor.Depth(1000), executor.Overflow(subscribers.DropNewest))
+	require.NoError(t, err)
+	pub, _ := r.bus.Publisher("in")
+	for range 1000 {
+		pub.Publish([]byte("x"))
+	}
+	require.Equal(t, 1000, r.ex.SpinAll())
+	rec := r.record(t, "deep")
+	require.Equal(t, uint64(1000), rec.Duration.Snapshot().Count, "every run is timed")
+	// Without Register the ring keeps the stamps of the newest 256
+	// messages only; a run whose stamp was overwritten has no latency.
+	require.Equal(t, uint64(256), rec.Latency.Snapshot().Count)
+}
+
+func TestDeepQueueWithRegister(t *testing.T) {
+	r := newSpinRig(t)
+	_, err := r.node.Subscribe(r.bus, "in", func(subscribers.Message) {}, executor.Name("deep"),
+		executor.Depth(1000), executor.Overflow(subscribers.DropNewest))
+	require.NoError(t, err)
+	r.runs.Register(r.ex.Callbacks())
+	pub, _ := r.bus.Publisher("in")
+	for range 1500 {
+		pub.Publish([]byte("x")) // 500 dropped
+	}
+	require.Equal(t, 1000, r.ex.SpinAll())
+	rec := r.record(t, "deep")
+	require.Equal(t, uint64(1000), rec.Duration.Snapshot().Count)
+	require.Equal(t, uint64(1000), rec.Latency.Snapshot().Count)
+}
+
+func TestTimerRuns(t *testing.T) {
+	r := newSpinRig(t)
+	ticks := 0
+	_, err := r.node.NewTimer(10*time.Millisecond, func(timers.Event) { ticks++ })
+	require.NoError(t, err)
+	for range 5 {
+		r.clock.Advance(10 * time.Millisecond)
+		require.Equal(t, 1, r.ex.SpinAll())
+	}
+	require.Equal(t, 5, ticks)
+	rec := r.record(t, "timer(10ms)")
+	require.Equal(t, waitset.Timer, rec.Kind)
+	require.Equal(t, uint64(5), rec.Duration.Snapshot().Count)
+	require.Equal(t, uint64(5), rec.Latency.Snapshot().Count, "triggered, then started")
+	s := r.checkTrace(t)
+	require.Equal(t, 5, s.Runs)
+	require.Equal(t, "timer", r.runs.Describe(rec.ID).Kind)
+}
+
+func TestForeignEntity(t *testing.T) {
+	runs := observers.New(observers.Options{Workers: 1, MonotonicClock: true})
+	require.Equal(t, "monotonic", runs.Clock())
+	set := waitset.New(nil, runs)
+	var e waitset.Entity
+	set.Register(&e, waitset.Timer)
+	e.Trigger()
+	var l waitset.List
+	set.Take(&l)
+	runs.Observe(waitset.Event{Op: waitset.Start, Entity: &e, Worker: 0})
+	runs.Observe(waitset.Event{Op: waitset.Finish, Entity: &e, Worker: 0})
+	// Steps it ignores, and workers out of range.
+	runs.Observe(waitset.Event{Op: waitset.Dequeue, Entity: &e, Worker: 0})
+	runs.Observe(waitset.Event{Op: waitset.Start, Entity: &e, Worker: 5})
+	runs.Observe(waitset.Event{Op: waitset.Finish, Entity: &e, Worker: 5})
+	runs.Observe(waitset.Event{Op: waitset.Finish, Entity: &e, Worker: 0}) // no Start
+
+	recs := runs.Records()
+	require.Len(t, recs, 1)
+	require.Equal(t, fmt.Sprintf("entity %d", e.ID()), recs[0].Callback)
+	require.Empty(t, recs[0].Node)
+	require.Equal(t, uint64(1), recs[0].Duration.Snapshot().Count)
+	require.Equal(t, uint64(1), recs[0].Latency.Snapshot().Count)
+	require.Nil(t, runs.Lookup(e.ID()+1000))
+	require.Equal(t, chrometrace.Entity{Callback: "entity 999"}, runs.Describe(999))
+}
+
+func TestManyEntitiesGrowTheTable(t *testing.T) {
+	runs := observers.New(observers.Options{Workers: 1})
+	set := waitset.New(nil, runs)
+	es := make([]waitset.Entity, 1000)
+	for i := range es {
+		set.Register(&es[i], waitset.Subscription)
+		runs.Observe(waitset.Event{Op: waitset.Accept, Entity: &es[i], Seq: 1})
+	}
+	require.Len(t, runs.Records(), 1000)
+	for i := range es {
+		require.Equal(t, es[i].ID(), runs.Lookup(es[i].ID()).ID)
+	}
+}
+
+func TestNewPanics(t *testing.T) {
+	require.Panics(t, func() { observers.New(observers.Options{}) })
+	require.Panics(t, func() { observers.New(observers.Options{Workers: 2, Trace: chrometrace.New(1, 0)}) })
+}
+
+// TestRunConcurrent runs messages and timers on four workers under -race
+// and checks that every run is timed and traced once, on its worker's
+// track, without overlap.
+func TestRunConcurrent(t *testing.T) {
+	const workers, subs, msgs = 4, 8, 2000
+	tr := chrometrace.New(workers, 0)
+	runs := observers.New(observers.Options{Workers: workers, Trace: tr})
+	ex := executor.New(executor.Options{Workers: workers, Observer: runs})
+	bus := subscribers.NewBus()
+	var ran atomic.Int64
+	all := make(chan struct{})
+	pubs := make([]*subscribers.Publisher, subs)
+	for i := range subs {
+		node := ex.NewOwner(fmt.Sprintf("node%d", i%3), ex.NewGroup("g", executor.Reentrant))
+		topic := fmt.Sprintf("t/%d", i)
+		_, err := node.Subscribe(bus, topic, func(subscribers.Message) {
+			if ran.Add(1) == msgs {
+				close(all)
+			}
+		}, executor.Depth(64), executor.Overflow(subscribers.Block))
+		require.NoError(t, err)
+		pubs[i], _ = bus.Publisher(topic)
+	}
+	_, err := ex.NewOwner("ticker", nil).NewTimer(time.Millisecond, func(timers.Event) {})
+	require.NoError(t, err)
+	runs.Register(ex.Callbacks())
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- ex.Run(ctx) }()
+	for i := range msgs {
+		pubs[i%subs].Publish([]byte("x"))
+	}
+	select {
+	case <-all:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the messages did not run within 30 s")
+	}
+	cancel()
+	require.NoError(t, <-done)
+
+	total := ex.Stats().Runs
+	var timed, latencies uint64
+	for _, rec := range runs.Records() {
+		timed += rec.Duration.Snapshot().Count
+		latencies += rec.Latency.Snapshot().Count
+	}
+	require.Equal(t, total, timed, "one duration per run")
+	require.GreaterOrEqual(t, latencies, uint64(msgs), "a latency per message at least")
+	var buf bytes.Buffer
+	_, err = runs.WriteTrace(&buf, chrometrace.WriteOptions{})
+	require.NoError(t, err)
+	s, err := chrometrace.Check(&buf)
+	require.NoError(t, err)
+	require.Equal(t, int(total), s.Runs, "one trace event per run")
+	for tid := range s.PerTrack {
+		require.True(t, tid >= 1 && tid <= workers, "tid %d", tid)
+	}
+}
+
+func TestWriteTraceWithoutRecorder(t *testing.T) {
+	runs := observers.New(observers.Options{Workers: 1})
+	_, err := runs.WriteTrace(&bytes.Buffer{}, chrometrace.WriteOptions{})
+	require.ErrorContains(t, err, "no trace recorder")
+}

@@ -1,0 +1,20 @@
+package observers
+
+import (
+	"os"
+	"runtime"
+	"strings"
+)
+
+// rdtsc reads the CPU's time-stamp counter.
+func rdtsc() uint64
+
+// tscTrusted reports whether the kernel keeps time with the time-stamp
+// counter: it then found it invariant and synchronized across CPUs.
+func tscTrusted() bool {
+	if runtime.GOOS != "linux" {
+		return false
+	}
+	b, err := os.ReadFile("/sys/devices/system/clocksource/clocksource0/current_clocksource")
+	return err == nil && strings.TrimSpace(string(b)) == "tsc"
+}

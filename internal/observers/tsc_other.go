@@ -1,0 +1,8 @@
+//go:build !amd64
+
+package observers
+
+// rdtsc is never called where there is no time-stamp counter to read.
+func rdtsc() uint64 { return 0 }
+
+func tscTrusted() bool { return false }
