@@ -138,7 +138,7 @@ func start(cfg *config.Config, logger *slog.Logger, opts runOptions) (*app, erro
 		return nil, err
 	}
 	a.client = client
-	a.ex = executor.New(executor.Options{Workers: a.obs.workers, Logger: limitFloods(logger), Observer: a.obs.observer()})
+	a.ex = executor.New(a.obs.executorOptions(executor.Options{Workers: a.obs.workers, Logger: limitFloods(logger)}))
 	e := env(cfg, a.ex, mqttTransport{client}, logger)
 	for _, n := range cfg.Nodes {
 		node, err := nodes.Build(e, spec(n))

@@ -11,10 +11,10 @@ import (
 	"time"
 
 	"github.com/robotexec/robotexec/config"
+	"github.com/robotexec/robotexec/executor"
 	"github.com/robotexec/robotexec/internal/chrometrace"
 	"github.com/robotexec/robotexec/internal/metrics"
 	"github.com/robotexec/robotexec/internal/observers"
-	"github.com/robotexec/robotexec/waitset"
 )
 
 // runOptions are what the run command adds to a config.
@@ -70,12 +70,13 @@ func newObservability(cfg *config.Config, opts runOptions) (*observability, erro
 	return o, nil
 }
 
-// observer returns the executor's observer, or nil.
-func (o *observability) observer() waitset.Observer {
-	if o.runs == nil {
-		return nil // a typed nil would cost the executor a call per step
+// executorOptions adds the run observer to the executor's options.
+func (o *observability) executorOptions(opts executor.Options) executor.Options {
+	if o.runs != nil {
+		opts.Runs = o.runs
+		opts.Stamp = o.runs.Stamp
 	}
-	return o.runs
+	return opts
 }
 
 // serve starts serving metrics, health and pprof for a, whose executor

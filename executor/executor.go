@@ -7,6 +7,7 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/robotexec/robotexec/timers"
 	"github.com/robotexec/robotexec/waitset"
@@ -36,7 +37,32 @@ type Options struct {
 	// NoHandoff turns off the hand-off of in-process publications (see
 	// Publisher): every one then wakes an idle worker. For measurements.
 	NoHandoff bool
+	// Runs, if not nil, is told of every callback run when it ends, on the
+	// worker, outside every lock, with its start and end read from Stamp:
+	// the cheap alternative to Observer for metrics and traces (one call
+	// and two clock reads per run, nothing per message).
+	Runs RunObserver
+	// Stamp reads the clock for Runs, in ticks of the caller's choosing;
+	// nil means nanoseconds of the monotonic clock.
+	Stamp func() int64
 }
+
+// Run describes one callback run for a RunObserver.
+type Run struct {
+	// Worker ran Entity.
+	Worker int
+	Entity *waitset.Entity
+	// Trigger is what the run served: the message's Received time (zero if
+	// the message had none), or the timer's deadline. Runs that call
+	// nothing (a timer canceled meanwhile) are not reported.
+	Trigger time.Time
+	// Start and End are Stamp's readings around the callback.
+	Start, End int64
+}
+
+// RunObserver is told of every run; see Options.Runs. Ran must be fast
+// and must not block; the Run it gets is reused after Ran returns.
+type RunObserver interface{ Ran(r *Run) }
 
 // Stats counts what an executor did.
 type Stats struct {
@@ -93,6 +119,7 @@ const (
 )
 
 type worker struct {
+	ran  Run // reused for every Ran call
 	id   int
 	wake chan struct{}
 	runs atomic.Uint64
@@ -118,6 +145,10 @@ func New(opts Options) *Executor {
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
+	}
+	if opts.Runs != nil && opts.Stamp == nil {
+		epoch := time.Now()
+		opts.Stamp = func() int64 { return int64(time.Since(epoch)) }
 	}
 	e := &Executor{opts: opts, log: opts.Logger, obs: opts.Observer}
 	e.set = waitset.New(e.wake, opts.Observer)
@@ -414,12 +445,19 @@ func (e *Executor) run(w *worker, x *waitset.Entity, en *entity, hold bool) {
 		o.running.Add(1)
 	}
 	more := false
+	var trigger time.Time
+	var start int64
+	called := false
+	runs := e.opts.Runs
 	if en.timer != nil {
 		ev, ok := en.timer.Call()
 		if e.obs != nil {
 			e.obs.Observe(waitset.Event{Op: waitset.Start, Entity: x, Worker: w.id})
 		}
 		if ok {
+			if runs != nil {
+				trigger, start, called = ev.Expected, e.opts.Stamp(), true
+			}
 			e.callTimer(en, ev)
 		}
 	} else {
@@ -429,8 +467,15 @@ func (e *Executor) run(w *worker, x *waitset.Entity, en *entity, hold bool) {
 			e.obs.Observe(waitset.Event{Op: waitset.Start, Entity: x, Worker: w.id, Seq: seq})
 		}
 		if ok {
+			if runs != nil {
+				trigger, start, called = m.Received, e.opts.Stamp(), true
+			}
 			e.callMessage(en, m)
 		}
+	}
+	if called {
+		w.ran = Run{Worker: w.id, Entity: x, Trigger: trigger, Start: start, End: e.opts.Stamp()}
+		runs.Ran(&w.ran)
 	}
 	if tracked {
 		o.running.Add(-1)

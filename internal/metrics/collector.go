@@ -60,7 +60,7 @@ func NewCollector(src Sources) *Collector {
 		duration: prometheus.NewDesc("robotexec_callback_duration_seconds",
 			"How long callbacks ran.", cb, nil),
 		latency: prometheus.NewDesc("robotexec_dispatch_latency_seconds",
-			"Time from a callback's trigger (its message accepted into the subscription's queue, its timer triggered) to its start.", cb, nil),
+			"Time from a callback's trigger (its message's arrival, its timer's deadline) to its start.", cb, nil),
 		queueDepth: prometheus.NewDesc("robotexec_queue_depth",
 			"Messages waiting in a subscription's queue.", cb, nil),
 		dropped: prometheus.NewDesc("robotexec_messages_dropped_total",

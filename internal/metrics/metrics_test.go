@@ -46,7 +46,7 @@ func newRig(t *testing.T) *rig {
 	runs := observers.New(observers.Options{Workers: 1})
 	clock := timers.NewSim(time.Unix(1000, 0))
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-	ex := executor.New(executor.Options{Workers: 1, Observer: runs, Clock: clock, Logger: quiet})
+	ex := executor.New(executor.Options{Workers: 1, Runs: runs, Stamp: runs.Stamp, Clock: clock, Logger: quiet})
 	r := &rig{ex: ex, runs: runs, bus: subscribers.NewBus(), clock: clock, mq: &fakeMQTT{}}
 	r.reg = prometheus.NewRegistry()
 	r.reg.MustRegister(metrics.NewCollector(metrics.Sources{Executor: ex, Runs: runs, MQTT: r.mq}))

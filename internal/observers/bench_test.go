@@ -11,29 +11,32 @@ import (
 	"github.com/robotexec/robotexec/internal/chrometrace"
 	"github.com/robotexec/robotexec/internal/observers"
 	"github.com/robotexec/robotexec/subscribers"
-	"github.com/robotexec/robotexec/waitset"
 )
 
-// nop is an observer that does nothing: the cost of the Observer interface
-// itself (the executor builds an Event and makes a call per step).
+// nop is a run observer that does nothing: the cost of the hook itself
+// (two clock reads and a call per run).
 type nop struct{}
 
-func (nop) Observe(waitset.Event) {}
+func (nop) Ran(*executor.Run) {}
 
 // config is one way of observing the executor in BenchmarkOverhead.
 type config struct {
 	name string
-	obs  func(workers int) waitset.Observer
+	opts func(workers int) executor.Options
+}
+
+func withRuns(r *observers.Runs) executor.Options {
+	return executor.Options{Runs: r, Stamp: r.Stamp}
 }
 
 var configs = []config{
-	{"off", func(int) waitset.Observer { return nil }},
-	{"nop", func(int) waitset.Observer { return nop{} }},
-	{"on", func(w int) waitset.Observer {
-		return observers.New(observers.Options{Workers: w, Trace: chrometrace.New(w, 0)})
+	{"off", func(int) executor.Options { return executor.Options{} }},
+	{"nop", func(int) executor.Options { return executor.Options{Runs: nop{}} }},
+	{"on", func(w int) executor.Options {
+		return withRuns(observers.New(observers.Options{Workers: w, Trace: chrometrace.New(w, 0)}))
 	}},
-	{"on-monotonic", func(w int) waitset.Observer {
-		return observers.New(observers.Options{Workers: w, Trace: chrometrace.New(w, 0), MonotonicClock: true})
+	{"on-monotonic", func(w int) executor.Options {
+		return withRuns(observers.New(observers.Options{Workers: w, Trace: chrometrace.New(w, 0), MonotonicClock: true}))
 	}},
 }
 
@@ -47,9 +50,9 @@ var configs = []config{
 // rotating order. It reports each configuration's ns per callback (total
 // over the rounds) and the median over the rounds of its throughput
 // relative to "off" (x-off: 0.9 means 10% fewer callbacks per second).
-// "nop" is an observer that does nothing, the cost of the Observer
-// interface alone; "on-monotonic" is "on" reading Go's monotonic clock
-// instead of the time-stamp counter.
+// "nop" is a run observer that does nothing, the cost of the hook alone;
+// "on-monotonic" is "on" reading Go's monotonic clock instead of the
+// time-stamp counter.
 func BenchmarkOverhead(b *testing.B) {
 	for _, workers := range []int{1, 2, 4} {
 		b.Run(fmt.Sprintf("workers=%d", workers), func(b *testing.B) {
@@ -61,7 +64,7 @@ func BenchmarkOverhead(b *testing.B) {
 				took := make([]time.Duration, len(configs))
 				for k := range configs {
 					i := (k + r) % len(configs)
-					took[i] = dispatch(b, workers, n, configs[i].obs(workers))
+					took[i] = dispatch(b, workers, n, configs[i].opts(workers))
 					total[i] += took[i]
 				}
 				for i := range configs {
@@ -90,8 +93,9 @@ func median(xs []float64) float64 {
 // dispatch runs n empty callbacks as executor.BenchmarkDispatch does and
 // returns how long that took, from the first publication to the end of
 // the drain.
-func dispatch(b *testing.B, workers, n int, obs waitset.Observer) time.Duration {
-	ex := executor.New(executor.Options{Workers: workers, Observer: obs})
+func dispatch(b *testing.B, workers, n int, opts executor.Options) time.Duration {
+	opts.Workers = workers
+	ex := executor.New(opts)
 	o := ex.NewOwner("bench", ex.NewGroup("bench", executor.Reentrant))
 	bus := subscribers.NewBus()
 	nsubs := 4 * workers
@@ -104,7 +108,7 @@ func dispatch(b *testing.B, workers, n int, obs waitset.Observer) time.Duration 
 		}
 		pubs[i], _ = bus.Publisher(topic)
 	}
-	if r, ok := obs.(*observers.Runs); ok {
+	if r, ok := opts.Runs.(*observers.Runs); ok {
 		r.Register(ex.Callbacks())
 	}
 	ctx, cancel := context.WithCancel(context.Background())

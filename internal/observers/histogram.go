@@ -39,6 +39,14 @@ func newScale(nsPerTick float64) scale {
 // ns converts ticks to nanoseconds.
 func (s *scale) ns(ticks int64) int64 { return int64(float64(ticks) * s.nsPerTick) }
 
+// ticks converts nanoseconds to ticks.
+func (s *scale) ticks(ns int64) int64 {
+	if s.exact {
+		return ns
+	}
+	return int64(float64(ns) / s.nsPerTick)
+}
+
 // bucket returns the bucket of a duration of d ticks: the first k with
 // d ≤ 2^k µs, or Buckets for longer ones. With one tick a nanosecond it is
 // exact; with the time-stamp counter a bound may move by a part in 10^6.

@@ -41,7 +41,7 @@ func newSpinRig(t *testing.T) *spinRig {
 	tr := chrometrace.New(1, 0)
 	runs := observers.New(observers.Options{Workers: 1, Trace: tr})
 	clock := timers.NewSim(time.Unix(1000, 0))
-	ex := executor.New(executor.Options{Workers: 1, Observer: runs, Clock: clock})
+	ex := executor.New(executor.Options{Workers: 1, Runs: runs, Stamp: runs.Stamp, Clock: clock})
 	return &spinRig{ex: ex, runs: runs, trace: tr, bus: subscribers.NewBus(), clock: clock, node: ex.NewOwner("node", nil)}
 }
 
@@ -92,7 +92,7 @@ func TestSubscriptionRuns(t *testing.T) {
 	require.GreaterOrEqual(t, countFrom(d, 12), uint64(1), "the slow run: %v", d.Counts)
 	require.GreaterOrEqual(t, d.Sum, int64(3*time.Millisecond))
 	l := rec.Latency.Snapshot()
-	require.Equal(t, uint64(10), l.Count, "every message's stamp was kept")
+	require.Equal(t, uint64(10), l.Count, "every message has a latency")
 	// The last message waited for the nine before it and the slow one
 	// ran last; the first nine waited less than the slow run.
 	require.Positive(t, l.Sum)
@@ -110,37 +110,32 @@ func countFrom(s observers.HistogramSnapshot, k int) uint64 {
 	return n
 }
 
-func TestDeepQueueWithoutRegister(t *testing.T) {
+func TestDeepQueue(t *testing.T) {
 	r := newSpinRig(t)
 	_, err := r.node.Subscribe(r.bus, "in", func(subscribers.Message) {}, executor.Name("deep"),
 		executor.Depth(1000), executor.Overflow(subscribers.DropNewest))
 	require.NoError(t, err)
-	pub, _ := r.bus.Publisher("in")
-	for range 1000 {
-		pub.Publish([]byte("x"))
-	}
-	require.Equal(t, 1000, r.ex.SpinAll())
-	rec := r.record(t, "deep")
-	require.Equal(t, uint64(1000), rec.Duration.Snapshot().Count, "every run is timed")
-	// Without Register the ring keeps the stamps of the newest 256
-	// messages only; a run whose stamp was overwritten has no latency.
-	require.Equal(t, uint64(256), rec.Latency.Snapshot().Count)
-}
-
-func TestDeepQueueWithRegister(t *testing.T) {
-	r := newSpinRig(t)
-	_, err := r.node.Subscribe(r.bus, "in", func(subscribers.Message) {}, executor.Name("deep"),
-		executor.Depth(1000), executor.Overflow(subscribers.DropNewest))
-	require.NoError(t, err)
-	r.runs.Register(r.ex.Callbacks())
 	pub, _ := r.bus.Publisher("in")
 	for range 1500 {
 		pub.Publish([]byte("x")) // 500 dropped
 	}
 	require.Equal(t, 1000, r.ex.SpinAll())
 	rec := r.record(t, "deep")
-	require.Equal(t, uint64(1000), rec.Duration.Snapshot().Count)
-	require.Equal(t, uint64(1000), rec.Latency.Snapshot().Count)
+	require.Equal(t, uint64(1000), rec.Duration.Snapshot().Count, "every run is timed")
+	require.Equal(t, uint64(1000), rec.Latency.Snapshot().Count, "and has a latency, from its message's Received")
+}
+
+// A message without a Received time (delivered straight to the
+// subscription) has a duration and no latency.
+func TestMessageWithoutReceivedTime(t *testing.T) {
+	r := newSpinRig(t)
+	sub, err := r.node.Subscribe(r.bus, "in", func(subscribers.Message) {}, executor.Name("raw"))
+	require.NoError(t, err)
+	require.True(t, sub.Deliver(subscribers.Message{Topic: "in"}))
+	require.Equal(t, 1, r.ex.SpinAll())
+	rec := r.record(t, "raw")
+	require.Equal(t, uint64(1), rec.Duration.Snapshot().Count)
+	require.Zero(t, rec.Latency.Snapshot().Count)
 }
 
 func TestTimerRuns(t *testing.T) {
@@ -156,7 +151,7 @@ func TestTimerRuns(t *testing.T) {
 	rec := r.record(t, "timer(10ms)")
 	require.Equal(t, waitset.Timer, rec.Kind)
 	require.Equal(t, uint64(5), rec.Duration.Snapshot().Count)
-	require.Equal(t, uint64(5), rec.Latency.Snapshot().Count, "triggered, then started")
+	require.Equal(t, uint64(5), rec.Latency.Snapshot().Count, "from each deadline to the start")
 	s := r.checkTrace(t)
 	require.Equal(t, 5, s.Runs)
 	require.Equal(t, "timer", r.runs.Describe(rec.ID).Kind)
@@ -165,25 +160,18 @@ func TestTimerRuns(t *testing.T) {
 func TestForeignEntity(t *testing.T) {
 	runs := observers.New(observers.Options{Workers: 1, MonotonicClock: true})
 	require.Equal(t, "monotonic", runs.Clock())
-	set := waitset.New(nil, runs)
+	set := waitset.New(nil, nil)
 	var e waitset.Entity
 	set.Register(&e, waitset.Timer)
-	e.Trigger()
-	var l waitset.List
-	set.Take(&l)
-	runs.Observe(waitset.Event{Op: waitset.Start, Entity: &e, Worker: 0})
-	runs.Observe(waitset.Event{Op: waitset.Finish, Entity: &e, Worker: 0})
-	// Steps it ignores, and workers out of range.
-	runs.Observe(waitset.Event{Op: waitset.Dequeue, Entity: &e, Worker: 0})
-	runs.Observe(waitset.Event{Op: waitset.Start, Entity: &e, Worker: 5})
-	runs.Observe(waitset.Event{Op: waitset.Finish, Entity: &e, Worker: 5})
-	runs.Observe(waitset.Event{Op: waitset.Finish, Entity: &e, Worker: 0}) // no Start
+	start := runs.Stamp()
+	runs.Ran(&executor.Run{Worker: 0, Entity: &e, Trigger: time.Now(), Start: start, End: start + 10})
+	runs.Ran(&executor.Run{Worker: 5, Entity: &e, Start: start, End: start + 10}) // a worker beyond the trace, no trigger
 
 	recs := runs.Records()
 	require.Len(t, recs, 1)
 	require.Equal(t, fmt.Sprintf("entity %d", e.ID()), recs[0].Callback)
 	require.Empty(t, recs[0].Node)
-	require.Equal(t, uint64(1), recs[0].Duration.Snapshot().Count)
+	require.Equal(t, uint64(2), recs[0].Duration.Snapshot().Count)
 	require.Equal(t, uint64(1), recs[0].Latency.Snapshot().Count)
 	require.Nil(t, runs.Lookup(e.ID()+1000))
 	require.Equal(t, chrometrace.Entity{Callback: "entity 999"}, runs.Describe(999))
@@ -191,11 +179,11 @@ func TestForeignEntity(t *testing.T) {
 
 func TestManyEntitiesGrowTheTable(t *testing.T) {
 	runs := observers.New(observers.Options{Workers: 1})
-	set := waitset.New(nil, runs)
+	set := waitset.New(nil, nil)
 	es := make([]waitset.Entity, 1000)
 	for i := range es {
 		set.Register(&es[i], waitset.Subscription)
-		runs.Observe(waitset.Event{Op: waitset.Accept, Entity: &es[i], Seq: 1})
+		runs.Ran(&executor.Run{Entity: &es[i]})
 	}
 	require.Len(t, runs.Records(), 1000)
 	for i := range es {
@@ -215,7 +203,7 @@ func TestRunConcurrent(t *testing.T) {
 	const workers, subs, msgs = 4, 8, 2000
 	tr := chrometrace.New(workers, 0)
 	runs := observers.New(observers.Options{Workers: workers, Trace: tr})
-	ex := executor.New(executor.Options{Workers: workers, Observer: runs})
+	ex := executor.New(executor.Options{Workers: workers, Runs: runs, Stamp: runs.Stamp})
 	bus := subscribers.NewBus()
 	var ran atomic.Int64
 	all := make(chan struct{})
