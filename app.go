@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"runtime"
 	"strings"
 	"time"
 
@@ -138,7 +139,11 @@ func start(cfg *config.Config, logger *slog.Logger, opts runOptions) (*app, erro
 		return nil, err
 	}
 	a.client = client
-	a.ex = executor.New(a.obs.executorOptions(executor.Options{Workers: a.obs.workers, Logger: limitFloods(logger)}))
+	a.ex = executor.New(a.obs.executorOptions(executor.Options{
+		Workers: a.obs.workers,
+		Logger:  limitFloods(logger),
+		Clock:   timerClock(cfg, a.obs.workers, logger),
+	}))
 	e := env(cfg, a.ex, mqttTransport{client}, logger)
 	for _, n := range cfg.Nodes {
 		node, err := nodes.Build(e, spec(n))
@@ -196,4 +201,20 @@ func (t mqttTransport) Source(qos byte) subscribers.Source { return t.c.QoS(qos)
 
 func (t mqttTransport) Publisher(topic string, qos byte, retain bool) (nodes.Sender, error) {
 	return t.c.Publisher(topic, qos, retain)
+}
+
+// timerClock returns the clock of executor.timer_source. With the precise
+// source, the timer thread needs a processor when it wakes, even while
+// every worker runs: GOMAXPROCS is raised to one above the workers, so that
+// the Go scheduler always has one for it (the OS shares the cores; the
+// thread, asleep most of the time, wins them when it wakes).
+func timerClock(cfg *config.Config, workers int, logger *slog.Logger) timers.Clock {
+	if cfg.Executor.TimerSource != config.TimerSourcePrecise || !timers.PreciseSupported() {
+		return timers.System{}
+	}
+	if runtime.GOMAXPROCS(0) <= workers {
+		runtime.GOMAXPROCS(workers + 1)
+		logger.Debug("GOMAXPROCS raised above the workers for the precise timer thread", "gomaxprocs", workers+1)
+	}
+	return timers.Precise{}
 }

@@ -29,6 +29,13 @@ func (t *tree) check(c *Config) {
 	default:
 		t.errorAt("executor.overflow", "must be %s, %s or %s, not %s", OverflowDropOldest, OverflowDropNewest, OverflowBlock, quote(e.Overflow))
 	}
+	switch e.TimerSource {
+	case "":
+		e.TimerSource = TimerSourcePrecise
+	case TimerSourcePrecise, TimerSourceGo:
+	default:
+		t.errorAt("executor.timer_source", "must be %s or %s, not %s", TimerSourcePrecise, TimerSourceGo, quote(e.TimerSource))
+	}
 
 	m := &c.MQTT
 	if m.Broker == "" {

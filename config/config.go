@@ -25,6 +25,11 @@ const (
 	OverflowDropOldest = "drop_oldest"
 	OverflowDropNewest = "drop_newest"
 	OverflowBlock      = "block"
+	// TimerSourcePrecise and TimerSourceGo are the values of
+	// Executor.TimerSource: timers driven by a dedicated thread on a
+	// timerfd (precise, the default, on Linux), or by Go's runtime timers.
+	TimerSourcePrecise = "precise"
+	TimerSourceGo      = "go"
 )
 
 // Config is a loaded config.yaml, defaults applied. Its keys are those of
@@ -59,6 +64,13 @@ type Executor struct {
 	// OverflowDropNewest or OverflowBlock. (optional) Defaults to
 	// OverflowDropOldest.
 	Overflow string `yaml:"overflow"`
+	// TimerSource drives the timers: TimerSourcePrecise, a thread of its
+	// own on a timerfd with absolute deadlines (tens of microseconds late,
+	// where Go's timers are about a millisecond late; one thread, and one
+	// processor kept free: GOMAXPROCS is raised above the workers), or
+	// TimerSourceGo, Go's runtime timers. Precise falls back to Go where it
+	// is not supported. (optional) Defaults to TimerSourcePrecise.
+	TimerSource string `yaml:"timer_source"`
 }
 
 // MQTT is the mqtt: section.

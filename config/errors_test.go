@@ -53,7 +53,7 @@ func TestErrors(t *testing.T) {
 		{"unknown nested key", "executor:\n  workers: 2\n  wokers: 3\n  depth: 1\n",
 			[]string{
 				`config.yaml:3: executor.wokers: unknown key; did you mean "workers"?`,
-				`config.yaml:4: executor.depth: unknown key (known keys: workers, queue_depth, overflow)`,
+				`config.yaml:4: executor.depth: unknown key (known keys: workers, queue_depth, overflow, timer_source)`,
 			}},
 		{"unknown key in tls", "mqtt:\n  broker: ssl://h:1\n  tls:\n    CA: x\n",
 			[]string{`config.yaml:4: mqtt.tls.CA: unknown key; did you mean "ca"?`}},
@@ -102,6 +102,8 @@ func TestErrors(t *testing.T) {
 			[]string{`config.yaml:2: executor.queue_depth: must be 1 or more, not 0`}},
 		{"bad overflow", "executor:\n  overflow: drop_all\n",
 			[]string{`config.yaml:2: executor.overflow: must be drop_oldest, drop_newest or block, not "drop_all"`}},
+		{"bad timer source", "executor:\n  timer_source: atomic\n",
+			[]string{`config.yaml:2: executor.timer_source: must be precise or go, not "atomic"`}},
 		{"bad qos", "mqtt:\n  qos: 3\n",
 			[]string{`config.yaml:2: mqtt.qos: must be 0, 1 or 2, not 3`}},
 		{"negative qos", "mqtt:\n  qos: -1\n",

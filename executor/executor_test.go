@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -494,4 +495,37 @@ func TestCallbacksListsRegistrations(t *testing.T) {
 	require.Equal(t, executor.Callback{Owner: "imu", Name: "filter", Subscription: s, Panics: 1}, cbs[0])
 	require.Same(t, tm, cbs[1].Timer)
 	require.Nil(t, cbs[1].Subscription)
+}
+
+// The executor on the precise timer source fires its timers on time and,
+// once Run returned, leaves no goroutine (nor the alarm's thread) behind.
+func TestPreciseTimerSource(t *testing.T) {
+	goroutines := runtime.NumGoroutine()
+	ex := executor.New(executor.Options{Workers: 2, Clock: timers.Precise{}, Logger: quiet()})
+	var late []time.Duration
+	done := make(chan struct{})
+	_, err := ex.NewOwner("n", nil).NewTimer(time.Millisecond, func(ev timers.Event) {
+		if len(late) < 50 {
+			late = append(late, ev.Late())
+			if len(late) == 50 {
+				close(done)
+			}
+		}
+	})
+	require.NoError(t, err)
+	stop := run(t, ex)
+	select {
+	case <-done:
+	case <-time.After(20 * time.Second):
+		t.Fatal("the timer did not fire 50 times")
+	}
+	stop()
+	for _, d := range late {
+		require.GreaterOrEqual(t, d, time.Duration(0), "a call before its deadline")
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for runtime.NumGoroutine() > goroutines && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+	require.LessOrEqual(t, runtime.NumGoroutine(), goroutines)
 }

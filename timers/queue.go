@@ -3,6 +3,7 @@ package timers
 import (
 	"errors"
 	"fmt"
+	"io"
 	"sync"
 	"time"
 
@@ -19,6 +20,7 @@ var ErrStopped = errors.New("timers: queue stopped")
 type Queue struct {
 	clock Clock
 	set   *waitset.Set
+	grid  time.Duration // first deadlines are multiples of it; 0 means none
 
 	mu      sync.Mutex
 	heap    []*Timer
@@ -35,8 +37,24 @@ func NewQueue(c Clock, set *waitset.Set) *Queue {
 		c = System{}
 	}
 	q := &Queue{clock: c, set: set}
+	if g, ok := c.(interface{ Grid() time.Duration }); ok {
+		q.grid = g.Grid()
+	}
 	q.alarm = c.NewAlarm(q.ring)
 	return q
+}
+
+// start returns the first deadline of a timer started at now: now plus
+// period, rounded up to the clock's grid, if it has one.
+func (q *Queue) start(now time.Time, period time.Duration) time.Time {
+	t := now.Add(period)
+	if q.grid <= 0 {
+		return t
+	}
+	if r := t.UnixNano() % int64(q.grid); r != 0 {
+		t = t.Add(q.grid - time.Duration(r))
+	}
+	return t
 }
 
 // Clock returns the queue's clock.
@@ -72,11 +90,11 @@ func (q *Queue) Len() int {
 	return len(q.heap)
 }
 
-// Stop disarms every timer and the alarm. When Stop returns, the queue
-// triggers nothing more; timers already due may still be called once.
+// Stop disarms every timer and the alarm, and closes the alarm if it can be
+// closed (a Precise alarm's thread). When Stop returns, the queue triggers
+// nothing more; timers already due may still be called once.
 func (q *Queue) Stop() {
 	q.mu.Lock()
-	defer q.mu.Unlock()
 	q.stopped = true
 	for _, t := range q.heap {
 		t.index = -1
@@ -85,6 +103,12 @@ func (q *Queue) Stop() {
 	q.heap = nil
 	q.alarm.Stop()
 	q.armedAt = time.Time{}
+	q.mu.Unlock()
+	// Closed outside the lock: a ring under way, which Close waits for,
+	// takes it.
+	if c, ok := q.alarm.(io.Closer); ok {
+		c.Close()
+	}
 }
 
 // ring is the alarm's function: it triggers every timer that is due.

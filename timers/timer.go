@@ -100,7 +100,7 @@ func (t *Timer) Reset() {
 		return
 	}
 	q.remove(t)
-	t.next = q.clock.Now().Add(t.period)
+	t.next = q.start(q.clock.Now(), t.period)
 	q.push(t)
 }
 

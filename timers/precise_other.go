@@ -1,0 +1,7 @@
+//go:build !linux
+
+package timers
+
+const preciseSupported = false
+
+func newPreciseAlarm(func()) Alarm { return nil }

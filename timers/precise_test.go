@@ -1,0 +1,110 @@
+package timers_test
+
+import (
+	"os"
+	"runtime"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/robotexec/robotexec/timers"
+	"github.com/robotexec/robotexec/waitset"
+)
+
+// openFiles counts the process's open file descriptors.
+func openFiles(t *testing.T) int {
+	t.Helper()
+	fds, err := os.ReadDir("/proc/self/fd")
+	require.NoError(t, err)
+	return len(fds)
+}
+
+// settle waits until cond holds, for at most 10 s.
+func settle(cond func() bool) bool {
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(time.Millisecond)
+	}
+	return true
+}
+
+func TestPreciseAlarmRingsAtItsDeadlinesAndNotBefore(t *testing.T) {
+	require.True(t, timers.PreciseSupported(), "this machine runs Linux")
+	rang := make(chan time.Time, 10)
+	a := timers.Precise{}.NewAlarm(func() { rang <- time.Now() })
+	defer a.(interface{ Close() error }).Close()
+	for range 5 {
+		deadline := time.Now().Add(2 * time.Millisecond)
+		a.Set(deadline)
+		select {
+		case at := <-rang:
+			require.False(t, at.Before(deadline), "rang %v before its deadline", deadline.Sub(at))
+		case <-time.After(5 * time.Second):
+			t.Fatal("the alarm did not ring")
+		}
+	}
+	// Reset to a later time replaces the earlier setting; Stop disarms.
+	a.Set(time.Now().Add(time.Hour))
+	a.Set(time.Now().Add(time.Millisecond))
+	select {
+	case <-rang:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the alarm did not ring after a reset")
+	}
+	a.Set(time.Now().Add(20 * time.Millisecond))
+	a.Stop()
+	select {
+	case <-rang:
+		t.Fatal("a stopped alarm rang")
+	case <-time.After(60 * time.Millisecond):
+	}
+	// A time in the past rings at once.
+	a.Set(time.Now().Add(-time.Second))
+	select {
+	case <-rang:
+	case <-time.After(5 * time.Second):
+		t.Fatal("an alarm set in the past did not ring")
+	}
+}
+
+// A queue on the precise clock starts timers on its grid, and its Stop
+// releases the alarm's thread and descriptor.
+func TestPreciseQueueGridAndStop(t *testing.T) {
+	goroutines, files := runtime.NumGoroutine(), openFiles(t)
+	fired := make(chan struct{}, 100)
+	set := waitset.New(func() {
+		select {
+		case fired <- struct{}{}:
+		default:
+		}
+	}, nil)
+	q := timers.NewQueue(timers.Precise{}, set)
+	tm, err := q.NewTimer(3*time.Millisecond+7*time.Microsecond, false)
+	require.NoError(t, err)
+	tm.Reset()
+	deadline, ok := tm.Deadline()
+	require.True(t, ok)
+	require.Zero(t, deadline.UnixNano()%int64(timers.PreciseGrid), "first deadline on the grid")
+	select {
+	case <-fired:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the timer did not fall due")
+	}
+	var l waitset.List
+	n, _ := set.Take(&l)
+	require.Equal(t, 1, n)
+	x := l.Pop()
+	x.Start()
+	ev, ok := tm.Call()
+	require.True(t, ok)
+	require.False(t, ev.Actual.Before(ev.Expected))
+	x.Finish(false)
+
+	q.Stop()
+	require.True(t, settle(func() bool { return runtime.NumGoroutine() <= goroutines }), "the alarm's goroutine exits")
+	require.Equal(t, files, openFiles(t), "the timerfd is closed")
+}
