@@ -1,0 +1,233 @@
+package bench
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"sync/atomic"
+	"time"
+
+	"github.com/robotexec/robotexec/config"
+	"github.com/robotexec/robotexec/executor"
+	"github.com/robotexec/robotexec/nodes"
+	_ "github.com/robotexec/robotexec/nodes/builtin" // the bridge node
+	"github.com/robotexec/robotexec/subscribers"
+	"github.com/robotexec/robotexec/subscribers/mqtt"
+	"github.com/robotexec/robotexec/subscribers/mqtt/broker"
+)
+
+const (
+	// BridgeQoS is the QoS of every message of the bridge workload, the
+	// config's default.
+	BridgeQoS = 1
+	// BridgeWindow bounds the messages in flight end to end, so that no
+	// queue of the broker overflows (as in subscribers/mqtt's
+	// BenchmarkBridge).
+	BridgeWindow = 2000
+	// BridgePayload is the size of the messages, in bytes.
+	BridgePayload = 64
+	// bridgeWait bounds each wait for the broker.
+	bridgeWait = 10 * time.Second
+	// bridgeStall is how much longer than asked a round may take before
+	// it counts as stalled.
+	bridgeStall = 30 * time.Second
+)
+
+// The bridge workload's two modes.
+const (
+	bridgeRobotexec = iota
+	bridgeRaw
+)
+
+var bridgeNames = [2]string{"robotexec", "raw"}
+
+// mqttTransport carries the bench's nodes' messages over an MQTT client,
+// as `robotexec run` does.
+type mqttTransport struct{ c *mqtt.Client }
+
+func (t mqttTransport) Source(q byte) subscribers.Source { return t.c.QoS(q) }
+
+func (t mqttTransport) Publisher(topic string, q byte, retain bool) (nodes.Sender, error) {
+	return t.c.Publisher(topic, q, retain)
+}
+
+// bridgeRound is one measured run of a bridge.
+type bridgeRound struct {
+	out    string // the topic forwarded messages arrive on
+	got    atomic.Int64
+	window chan struct{} // one element per message in flight
+	last   atomic.Int64  // when the last message arrived, since start
+	start  time.Time
+}
+
+// BridgeRig is the MQTT bridge workload: an embedded broker on a free
+// loopback port; robotexec's bridge (a bridge node, built with nodes.Build
+// on an executor, reading and publishing through an MQTT client) from
+// bench/in/robotexec to bench/out/robotexec; a raw paho forwarder from
+// bench/in/raw to bench/out/raw; a producer and a consumer, both raw paho
+// clients. Rounds of the two bridges alternate; neither runs while the
+// other is measured.
+type BridgeRig struct {
+	brk      *broker.Broker
+	client   *mqtt.Client
+	ex       *executor.Executor
+	node     *nodes.Node
+	cancel   context.CancelFunc
+	done     chan error
+	raw      *mqtt.RawClient
+	producer *mqtt.RawClient
+	consumer *mqtt.RawClient
+	cur      atomic.Pointer[bridgeRound]
+	payload  []byte
+}
+
+// NewBridgeRig starts the bridge workload with an executor of workers
+// workers. Close stops it.
+func NewBridgeRig(workers int) (rig *BridgeRig, err error) {
+	r := &BridgeRig{payload: bytes.Repeat([]byte("x"), BridgePayload)}
+	defer func() {
+		if err != nil {
+			r.Close()
+		}
+	}()
+	r.brk, err = broker.New(broker.Config{Listen: "127.0.0.1:0", Logger: discard})
+	if err != nil {
+		return nil, err
+	}
+	url := r.brk.URL()
+	id := fmt.Sprintf("robotexec-bench-%d-%d", os.Getpid(), time.Now().UnixNano())
+
+	r.consumer, err = mqtt.DialRaw(url, id+"-consumer", bridgeWait)
+	if err != nil {
+		return nil, err
+	}
+	err = r.consumer.Subscribe("bench/out/#", BridgeQoS, func(topic string, _ []byte) {
+		rd := r.cur.Load()
+		if rd == nil || topic != rd.out {
+			return
+		}
+		rd.last.Store(int64(time.Since(rd.start)))
+		rd.got.Add(1)
+		<-rd.window
+	})
+	if err != nil {
+		return nil, err
+	}
+
+	r.client, err = mqtt.Dial(mqtt.Config{Broker: url, ClientID: id + "-bridge", QoS: BridgeQoS, CleanSession: true, StatusTopic: "-", Logger: discard})
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), bridgeWait)
+	defer cancel()
+	if err := r.client.WaitConnected(ctx); err != nil {
+		return nil, err
+	}
+	r.ex = executor.New(executor.Options{Workers: workers, Logger: discard})
+	// The queue holds the whole window, with the Block policy: no message
+	// is lost, and a full queue holds the broker back.
+	env := &nodes.Env{Executor: r.ex, Transport: mqttTransport{r.client}, Logger: discard,
+		QoS: BridgeQoS, Depth: BridgeWindow, Overflow: subscribers.Block}
+	cfg, err := config.Parse("bench.yaml", []byte(
+		"nodes:\n  - name: bench_bridge\n    type: bridge\n    params: { from: bench/in/robotexec, to: bench/out/robotexec }\n"), nil)
+	if err != nil {
+		return nil, err
+	}
+	r.node, err = nodes.Build(env, nodes.Spec{Name: "bench_bridge", Type: "bridge", Params: cfg.Nodes[0].Params})
+	if err != nil {
+		return nil, err
+	}
+	runCtx, stop := context.WithCancel(context.Background())
+	r.cancel, r.done = stop, make(chan error, 1)
+	go func() { r.done <- r.ex.Run(runCtx) }()
+
+	r.raw, err = mqtt.DialRaw(url, id+"-raw", bridgeWait)
+	if err != nil {
+		return nil, err
+	}
+	if err := r.raw.Forward("bench/in/raw", "bench/out/raw", BridgeQoS); err != nil {
+		return nil, err
+	}
+	r.producer, err = mqtt.DialRaw(url, id+"-producer", bridgeWait)
+	if err != nil {
+		return nil, err
+	}
+	// Warm both paths up: connections, buffers, the executor's workers.
+	for mode := range bridgeNames {
+		if _, err := r.round(mode, 200, 0); err != nil {
+			return nil, err
+		}
+	}
+	return r, nil
+}
+
+// RoundRobotexec forwards messages through robotexec's bridge for about d
+// and returns how many arrived and the time until the last one did.
+func (r *BridgeRig) RoundRobotexec(d time.Duration) (Rate, error) {
+	return r.round(bridgeRobotexec, 0, d)
+}
+
+// RoundRaw is RoundRobotexec through the raw paho forwarder.
+func (r *BridgeRig) RoundRaw(d time.Duration) (Rate, error) { return r.round(bridgeRaw, 0, d) }
+
+// round publishes to the mode's input, at most BridgeWindow messages in
+// flight, n messages or (n == 0) as many as it can in d, and waits for
+// them at the output.
+func (r *BridgeRig) round(mode, n int, d time.Duration) (Rate, error) {
+	name := bridgeNames[mode]
+	rd := &bridgeRound{out: "bench/out/" + name, window: make(chan struct{}, BridgeWindow)}
+	in := "bench/in/" + name
+	stall := time.NewTimer(d + bridgeStall)
+	defer stall.Stop()
+	rd.start = time.Now()
+	r.cur.Store(rd)
+	defer r.cur.Store(nil)
+	sent := 0
+	for n == 0 || sent < n {
+		if n == 0 && sent%64 == 0 && time.Since(rd.start) >= d {
+			break
+		}
+		select {
+		case rd.window <- struct{}{}:
+		case <-stall.C:
+			return Rate{}, fmt.Errorf("mqtt bridge %s: stalled: %d of %d sent forwarded", name, rd.got.Load(), sent)
+		}
+		r.producer.Publish(in, BridgeQoS, r.payload)
+		sent++
+	}
+	for rd.got.Load() < int64(sent) {
+		select {
+		case <-stall.C:
+			return Rate{}, fmt.Errorf("mqtt bridge %s: %d of %d forwarded", name, rd.got.Load(), sent)
+		default:
+			time.Sleep(100 * time.Microsecond)
+		}
+	}
+	if got := rd.got.Load(); got != int64(sent) {
+		return Rate{}, fmt.Errorf("mqtt bridge %s: %d forwarded of %d sent", name, got, sent)
+	}
+	return Rate{Events: sent, Elapsed: time.Duration(rd.last.Load())}, nil
+}
+
+// Close stops the workload; it may be called on a partly started rig.
+func (r *BridgeRig) Close() error {
+	var errs []error
+	if r.cancel != nil {
+		r.cancel()
+		errs = append(errs, <-r.done)
+	}
+	for _, c := range []*mqtt.RawClient{r.producer, r.raw, r.consumer} {
+		if c != nil {
+			c.Close()
+		}
+	}
+	if r.client != nil {
+		errs = append(errs, r.client.Close())
+	}
+	if r.brk != nil {
+		errs = append(errs, r.brk.Close())
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,40 @@
+// Package bench is robotexec's benchmark suite as a library: the workloads
+// of `robotexec bench`, each beside its baseline, the repetitions, and the
+// statistics and rendering of the results.
+//
+// Every metric is measured in the same run as its baseline: the two
+// workloads alternate within each repetition (in alternating order, so that
+// neither always runs on a warmer or a colder machine), the median of the
+// repetitions is quoted and their spread shown. A ratio is robotexec's
+// median over the baseline's; its spread is that of the ratios of the
+// repetitions' pairs. The metrics, their baselines and their targets are
+// those of issue 6 (see BENCHMARKS.md):
+//
+//   - dispatch throughput: empty callbacks per second through the
+//     executor (4·W subscriptions on an in-process bus, Block policy, depth
+//     256, one producer), versus W goroutines calling the func() values of
+//     one shared channel of capacity 1024. Target ratio ≥ 0.5.
+//   - dispatch latency p50, p99, p99.9: trigger to callback start, at half
+//     robotexec's measured throughput, offered identically to both. Target
+//     ratio of the p99s ≤ 2.0.
+//   - per-event cost 100k vs 10 ents: the cost of one event through one busy
+//     subscription with 100,000 idle subscriptions registered, over the
+//     same with 10. Target ≤ 1.2.
+//   - timer lateness p99: 1,000 timers at 100 Hz through the executor versus
+//     1,000 time.AfterFunc timers re-armed on absolute deadlines. Target
+//     ratio ≤ 1.5.
+//   - mqtt bridge msgs/s: QoS 1 messages through the embedded broker and the
+//     bridge node, versus a raw paho forwarder. Target ratio ≥ 0.8.
+//   - allocations per in-process event (target 0), bytes per idle
+//     subscription and per timer.
+//
+// [Run] runs the suite within a time budget; [Report.WriteTable] and
+// [Report.WriteJSON] render it. The workload functions are exported for
+// the package's `go test -bench` benchmarks.
+//
+// # Concurrency
+//
+// The suite measures the machine it runs on: run one suite at a time, on
+// an otherwise quiet machine. [Histogram] is safe for concurrent use; the
+// other types are not.
+package bench

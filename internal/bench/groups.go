@@ -1,0 +1,236 @@
+package bench
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/robotexec/robotexec/subscribers"
+	"github.com/robotexec/robotexec/timers"
+)
+
+// The groups of metrics: each measures robotexec's workloads beside their
+// baselines, s.cfg.Repeat times, and returns its rows.
+
+func one(x float64) []float64 { return []float64{x} }
+
+func micros(d time.Duration) float64 { return float64(d) / float64(time.Microsecond) }
+
+func (s *suite) throughput() ([]Metric, error) {
+	w, d := s.cfg.Workers, s.cfg.slice("throughput")
+	// Warm-up runs, not recorded: the first run of a process pays for
+	// faulting its memory in.
+	warm := min(d, 100*time.Millisecond)
+	if _, err := DispatchExecutor(w, warm); err != nil {
+		return nil, err
+	}
+	DispatchChanPool(w, warm)
+	// robotexec's side runs twice per repetition, handing messages to the
+	// subscriptions directly (the headline, as the pool's producer hands
+	// closures to its channel) and through the in-process bus; each run
+	// is d/2, so that the side takes as long as the baseline's.
+	as, bs, err := s.pairs(func() ([]float64, error) {
+		r, err := DispatchExecutor(w, d/2)
+		if err != nil {
+			return nil, err
+		}
+		rb, err := DispatchExecutorBus(w, d/2)
+		return []float64{r.PerSecond(), rb.PerSecond()}, err
+	}, func() ([]float64, error) {
+		return one(DispatchChanPool(w, d).PerSecond()), nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	m := NewMetric(specThroughput, as[0], bs[0])
+	m.Note = fmt.Sprintf("empty callbacks; %d subscriptions (depth 256, block) fed directly (Subscription.Deliver) vs %d goroutines on one chan func() of capacity %d; one producer; timed until drained.", 4*w, w, ChanCapacity)
+	bus := NewMetric(specThroughBus, as[1], bs[0])
+	bus.Note = "the same, publishing through the in-process bus (topic routing and a time stamp per message)."
+	s.capacity = m.Value
+	return []Metric{m, bus}, nil
+}
+
+func (s *suite) latency() ([]Metric, error) {
+	w, d := s.cfg.Workers, s.cfg.slice("latency")
+	how := "measured in this run"
+	if s.capacity == 0 {
+		// Only the latency was asked for: measure the capacity briefly.
+		var rates []float64
+		for range 3 {
+			r, err := DispatchExecutor(w, 100*time.Millisecond)
+			if err != nil {
+				return nil, err
+			}
+			rates = append(rates, r.PerSecond())
+		}
+		s.capacity = Median(rates)
+		how = "measured briefly for this metric"
+	}
+	rate := s.capacity / 2
+	if !(rate > 0) {
+		return nil, fmt.Errorf("bench: no dispatch throughput to take half of (%v)", s.capacity)
+	}
+	var achieved [2][]float64
+	as, bs, err := s.pairs(func() ([]float64, error) {
+		l, err := LatencyExecutor(w, rate, d)
+		achieved[0] = append(achieved[0], l.Rate)
+		return []float64{micros(l.P50), micros(l.P99), micros(l.P999)}, err
+	}, func() ([]float64, error) {
+		l := LatencyChanPool(w, rate, d)
+		achieved[1] = append(achieved[1], l.Rate)
+		return []float64{micros(l.P50), micros(l.P99), micros(l.P999)}, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	ms := []Metric{NewMetric(specLatP50, as[0], bs[0]), NewMetric(specLatP99, as[1], bs[1]), NewMetric(specLatP999, as[2], bs[2])}
+	ms[1].Note = fmt.Sprintf("trigger (Subscription.Deliver, channel send) to callback start at %s events/s offered to both: half robotexec's dispatch throughput (%s); achieved %s vs %s events/s; the producer paces on the monotonic clock, yielding (runtime.Gosched) while it waits.",
+		FormatNumber(rate), how, FormatNumber(Median(achieved[0])), FormatNumber(Median(achieved[1])))
+	return ms, nil
+}
+
+func (s *suite) cost() ([]Metric, error) {
+	w, d := s.cfg.Workers, s.cfg.slice("cost")
+	few, err := newCostRig(w, 10)
+	if err != nil {
+		return nil, err
+	}
+	defer few.close()
+	many, err := newCostRig(w, s.cfg.IdleEntities)
+	if err != nil {
+		return nil, err
+	}
+	defer many.close()
+	// Warm both up, and size the rounds to last about d: the first
+	// rounds pay for starting the workers, the next one tells the cost.
+	const warm = 20_000
+	many.round(warm)
+	per := few.round(warm) / warm
+	calib := max(int(50*time.Millisecond/max(per, 1)), warm)
+	per = few.round(calib) / time.Duration(calib)
+	n := max(int(d/max(per, 1)), 1000)
+	as, bs, err := s.pairs(func() ([]float64, error) {
+		return one(float64(many.round(n)) / float64(n)), nil
+	}, func() ([]float64, error) {
+		return one(float64(few.round(n)) / float64(n)), nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	m := NewMetric(specCost, as[0], bs[0])
+	m.Note = fmt.Sprintf("ns per event through one busy subscription with %d idle subscriptions registered (robotexec column) vs 10 (baseline column); rounds of %d events.", s.cfg.IdleEntities, n)
+	return []Metric{m}, nil
+}
+
+// defaultClock is the timer source of robotexec run's default config
+// (executor.timer_source: precise, where supported), and its name.
+func defaultClock() (timers.Clock, string) {
+	if timers.PreciseSupported() {
+		return timers.Precise{}, "the precise timer source (robotexec run's default: a timerfd thread, GOMAXPROCS raised to workers+1 during its runs)"
+	}
+	return timers.System{}, "Go's timers (robotexec run's default here: no precise timer source)"
+}
+
+func (s *suite) timers() ([]Metric, error) {
+	w, d, n, p := s.cfg.Workers, s.cfg.slice("timers"), s.cfg.Timers, s.cfg.TimerPeriod
+	clock, clockName := defaultClock()
+	var p50 [3][]float64
+	var missed, calls [2]uint64
+	// robotexec's side runs twice per repetition, on the default timer
+	// source (the headline) and on Go's timers, d/2 each.
+	as, bs, err := s.pairs(func() ([]float64, error) {
+		var p99 []float64
+		for i, c := range []timers.Clock{clock, timers.System{}} {
+			l, err := TimerLatenessExecutor(c, w, n, p, d/2)
+			if err != nil {
+				return nil, err
+			}
+			p50[i] = append(p50[i], micros(l.P50))
+			missed[i] += l.Missed
+			calls[i] += l.Calls
+			p99 = append(p99, micros(l.P99))
+		}
+		return p99, nil
+	}, func() ([]float64, error) {
+		l := TimerLatenessAfterFunc(n, p, d)
+		p50[2] = append(p50[2], micros(l.P50))
+		return one(micros(l.P99)), nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	skipped := func(i int) string {
+		return fmt.Sprintf("it skipped %d deadlines (%.2f%%) that the baseline served late", missed[i], 100*float64(missed[i])/float64(max(calls[i]+missed[i], 1)))
+	}
+	m := NewMetric(specTimer, as[0], bs[0])
+	m.Note = fmt.Sprintf("%d timers every %v, started together, callback start minus deadline; executor (%d workers, one reentrant group) on %s vs time.AfterFunc re-armed on absolute deadlines; p50 %s vs %s us; %s.",
+		n, p, w, clockName, FormatNumber(Median(p50[0])), FormatNumber(Median(p50[2])), skipped(0))
+	goTimers := NewMetric(specTimerGo, as[1], bs[0])
+	goTimers.Note = fmt.Sprintf("the same, the executor on Go's timers (executor.timer_source: go; executor.New's default); p50 %s us; %s.",
+		FormatNumber(Median(p50[1])), skipped(1))
+	return []Metric{m, goTimers}, nil
+}
+
+func (s *suite) bridge() ([]Metric, error) {
+	d := s.cfg.slice("bridge")
+	rig, err := NewBridgeRig(s.cfg.Workers)
+	if err != nil {
+		return nil, err
+	}
+	as, bs, err := s.pairs(func() ([]float64, error) {
+		r, err := rig.RoundRobotexec(d)
+		return one(r.PerSecond()), err
+	}, func() ([]float64, error) {
+		r, err := rig.RoundRaw(d)
+		return one(r.PerSecond()), err
+	})
+	if cerr := rig.Close(); err == nil && cerr != nil {
+		err = cerr
+	}
+	if err != nil {
+		return nil, err
+	}
+	m := NewMetric(specBridge, as[0], bs[0])
+	m.Note = fmt.Sprintf("QoS %d, %d-byte payloads, at most %d in flight, through the embedded broker: bridge node (nodes.Build, MQTT client, executor of %d workers) vs a paho client whose handler republishes.",
+		BridgeQoS, BridgePayload, BridgeWindow, s.cfg.Workers)
+	return []Metric{m}, nil
+}
+
+func (s *suite) memory() ([]Metric, error) {
+	w, n, events := s.cfg.Workers, s.cfg.MemoryCount, s.cfg.AllocEvents
+	allocs, allocsBase, err := s.pairs(func() ([]float64, error) {
+		x, err := AllocsExecutor(w, events)
+		return one(x), err
+	}, func() ([]float64, error) {
+		return one(AllocsChanPool(w, events)), nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	subs, chans, err := s.pairs(func() ([]float64, error) {
+		x, err := SubscriptionBytes(n)
+		return one(x), err
+	}, func() ([]float64, error) {
+		return one(ChannelBytes(n)), nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	tms, afs, err := s.pairs(func() ([]float64, error) {
+		x, err := TimerBytes(n)
+		return one(x), err
+	}, func() ([]float64, error) {
+		return one(AfterFuncBytes(n)), nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	ms := []Metric{
+		NewMetric(specAllocs, allocs[0], allocsBase[0]),
+		NewMetric(specSubBytes, subs[0], chans[0]),
+		NewMetric(specTimerBytes, tms[0], afs[0]),
+	}
+	ms[0].Note = fmt.Sprintf("heap allocations (MemStats.Mallocs) per callback over %d events of the dispatch workload, in steady state.", events)
+	ms[1].Note = fmt.Sprintf("live heap after GC per subscription, over %d (in-process bus, default depth %d) vs a chan Message of that capacity.", n, subscribers.DefaultDepth)
+	ms[2].Note = fmt.Sprintf("live heap after GC per armed periodic timer, over %d executor timers vs time.AfterFunc timers.", n)
+	return ms, nil
+}

@@ -1,0 +1,110 @@
+package bench_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/robotexec/robotexec/internal/bench"
+)
+
+// small is a suite that runs every workload briefly, at reduced sizes:
+// it checks that the workloads work, not how fast.
+func small() bench.Config {
+	return bench.Config{
+		Budget: time.Second, Repeat: 2, Workers: 2,
+		IdleEntities: 1000, Timers: 50, TimerPeriod: 5 * time.Millisecond,
+		MemoryCount: 200, AllocEvents: 2000,
+	}
+}
+
+func TestRunEveryMetric(t *testing.T) {
+	var progress bytes.Buffer
+	cfg := small()
+	cfg.Progress = &progress
+	rep, err := bench.Run(context.Background(), cfg)
+	require.NoError(t, err)
+
+	var names []string
+	for _, m := range rep.Metrics {
+		names = append(names, m.Name)
+		require.Empty(t, m.Error, "%s", m.Name)
+		require.Equal(t, 2, m.Repeats, "%s", m.Name)
+		require.Len(t, m.Samples.Value, 2, "%s", m.Name)
+		require.Len(t, m.Samples.Baseline, 2, "%s", m.Name)
+		require.NotEmpty(t, m.Unit, "%s", m.Name)
+		if m.Target != nil && m.Ratio != nil || m.Target != nil && m.Target.Of == "value" {
+			require.NotNil(t, m.OK, "%s: a target is judged", m.Name)
+		}
+	}
+	require.Equal(t, bench.MetricNames(), names)
+	for _, prefix := range []string{"dispatch throughput", "dispatch latency p99", "per-event cost 100k vs 10", "timer lateness p99", "mqtt bridge"} {
+		found := false
+		for _, n := range names {
+			found = found || strings.HasPrefix(n, prefix)
+		}
+		require.True(t, found, "issue 6 names a metric %q", prefix)
+	}
+	byName := map[string]bench.Metric{}
+	for _, m := range rep.Metrics {
+		byName[m.Name] = m
+	}
+	for _, name := range []string{"dispatch throughput (cb/s)", "mqtt bridge msgs/s", "per-event cost 100k vs 10 ents (ns)", "bytes per idle subscription", "bytes per timer"} {
+		m := byName[name]
+		require.Positive(t, m.Value, "%s", name)
+		require.Positive(t, m.Baseline, "%s", name)
+		require.NotNil(t, m.Ratio, "%s", name)
+	}
+	require.Contains(t, byName["dispatch latency p99 (us)"].Note, "half robotexec's dispatch throughput (measured in this run)")
+	require.Equal(t, 2, rep.Workers)
+	require.Equal(t, "1s", rep.Budget)
+	require.Contains(t, progress.String(), "bench: bridge: 2 repetitions")
+
+	var b bytes.Buffer
+	require.NoError(t, rep.WriteJSON(&b))
+	require.True(t, json.Valid(b.Bytes()))
+}
+
+func TestRunOnly(t *testing.T) {
+	cfg := small()
+	cfg.Only = []string{"latency"}
+	cfg.Repeat = 1
+	cfg.Budget = 300 * time.Millisecond
+	rep, err := bench.Run(context.Background(), cfg)
+	require.NoError(t, err)
+	require.Len(t, rep.Metrics, 3)
+	for _, m := range rep.Metrics {
+		require.True(t, strings.HasPrefix(m.Name, "dispatch latency p"), m.Name)
+		require.Empty(t, m.Error)
+	}
+	require.Contains(t, rep.Metrics[1].Note, "measured briefly for this metric", "without the throughput metric, latency measures the capacity itself")
+}
+
+func TestRunStopsWhenContextEnds(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	rep, err := bench.Run(ctx, small())
+	require.ErrorIs(t, err, context.Canceled)
+	require.NotNil(t, rep)
+	require.Empty(t, rep.Metrics)
+}
+
+func TestConfigErrors(t *testing.T) {
+	for _, cfg := range []bench.Config{
+		{Only: []string{"nope"}},
+		{Budget: -time.Second},
+		{Repeat: -1},
+		{Workers: -2},
+		{TimerPeriod: -time.Millisecond},
+	} {
+		rep, err := bench.Run(context.Background(), cfg)
+		require.Error(t, err, "%+v", cfg)
+		require.Nil(t, rep)
+		require.True(t, strings.HasPrefix(err.Error(), "bench: "), err.Error())
+	}
+}
