@@ -5,6 +5,7 @@ import (
 	"errors"
 	"log/slog"
 	"runtime"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -210,7 +211,7 @@ func (e *Executor) Run(ctx context.Context) error {
 func (e *Executor) stop() {
 	e.regMu.Lock()
 	e.closed = true
-	ents := e.entities
+	ents := slices.Clone(e.entities) // forget may change e.entities meanwhile
 	e.regMu.Unlock()
 	e.timers.Stop()
 	for _, en := range ents {
@@ -324,7 +325,7 @@ func (e *Executor) next(w *worker, park bool) *waitset.Entity {
 				// in the order they happen.
 				e.obs.Observe(waitset.Event{Op: waitset.Dequeue, Entity: x, Worker: w.id})
 			}
-			more := e.runTimers.Len()+e.runSubs.Len() > 0 || !e.set.Empty()
+			more := e.runTimers.Len()+e.runSubs.Len()+e.held.Len() > 0 || !e.set.Empty()
 			e.mu.Unlock()
 			if more {
 				// Each worker that finds more work wakes the next one;
@@ -409,15 +410,30 @@ func (e *Executor) dispatch(w *worker, x *waitset.Entity) int {
 		e.run(w, x, en, true)
 		return 1
 	}
-	g.mu.Lock()
-	g.q.Push(x)
-	g.mu.Unlock()
-	if g.scheduled.Add(1) > 1 {
-		// Another worker holds the group and will run x after what is
-		// ahead of it; this worker goes back to the run queue.
-		return 0
-	}
 	n := 0
+	if g.scheduled.CompareAndSwap(0, 1) {
+		// The group was idle: x runs at once, as if queued on the group
+		// and popped by its claimer, which this worker now is.
+		e.run(w, x, en, true)
+		n++
+		if g.scheduled.Add(-1) == 0 {
+			return n
+		}
+		// Others queued meanwhile: hold x where other workers see it
+		// before running them.
+		e.mu.Lock()
+		e.holdLocked(w)
+		e.mu.Unlock()
+	} else {
+		g.mu.Lock()
+		g.q.Push(x)
+		g.mu.Unlock()
+		if g.scheduled.Add(1) > 1 {
+			// Another worker holds the group and will run x after what
+			// is ahead of it; this worker goes back to the run queue.
+			return 0
+		}
+	}
 	for {
 		g.mu.Lock()
 		y := g.q.Pop()
@@ -479,8 +495,10 @@ func (e *Executor) run(w *worker, x *waitset.Entity, en *entity, hold bool) {
 	}
 	if tracked {
 		o.running.Add(-1)
-		if s := o.mutor.Swap(nil); s != nil {
-			e.mute(x, en, s)
+		if o.mutor.Load() != nil { // a load first: no write on the common path
+			if s := o.mutor.Swap(nil); s != nil {
+				e.mute(x, en, s)
+			}
 		}
 	}
 	if en.acq != nil {

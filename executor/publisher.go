@@ -24,7 +24,9 @@ import (
 // Publications are attributed to the owner's callback that runs while they
 // are made; in a reentrant group where several callbacks of the owner
 // publish at once, the one that finishes first takes the mute. Published
-// outside a callback, a message is delivered as by the bus's Publisher.
+// while none of the owner's callbacks runs, a message is delivered as by the
+// bus's Publisher, which waits for room under the Block policy: callbacks
+// should publish with their own owner's publishers.
 type Publisher struct {
 	o   *Owner
 	pub *subscribers.Publisher
@@ -55,9 +57,19 @@ func (p *Publisher) PublishMessage(m subscribers.Message) int {
 	if !inCallback {
 		return p.pub.PublishMessage(m)
 	}
-	return p.pub.Offer(m, !p.o.ex.opts.NoHandoff, func(s *subscribers.Subscription) {
+	quiet := !p.o.ex.opts.NoHandoff
+	n := p.pub.Offer(m, quiet, func(s *subscribers.Subscription) {
 		p.o.mutor.CompareAndSwap(nil, s)
 	})
+	if quiet && p.o.running.Load() == 0 {
+		// The owner's callbacks all ended while the publication was
+		// made (it came from another goroutine): no worker of theirs
+		// is sure to look for it, so wake one. A worker decrements
+		// running before it looks for work, so while running is
+		// positive one will.
+		p.o.ex.wake()
+	}
+	return n
 }
 
 // mute mutes x, whose run published to the overloaded subscription s, until

@@ -24,7 +24,6 @@ import (
 type Resource struct {
 	name string
 	id   uint64
-	ex   *Executor
 
 	mu   sync.Mutex
 	q    []*acquisition // the head holds the resource
@@ -51,7 +50,7 @@ func (e *Executor) Resource(name string) *Resource {
 	if e.resources == nil {
 		e.resources = map[string]*Resource{}
 	}
-	r := &Resource{name: name, id: uint64(len(e.resources)) + 1, ex: e}
+	r := &Resource{name: name, id: uint64(len(e.resources)) + 1}
 	e.resources[name] = r
 	return r
 }

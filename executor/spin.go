@@ -9,13 +9,10 @@ import "context"
 // Run is running or from two goroutines at once.
 
 func (e *Executor) enterSpin() {
-	if !e.mode.CompareAndSwap(modeIdle, modeSpinning) {
-		if e.mode.Load() == modeClosed {
-			e.mode.CompareAndSwap(modeClosed, modeSpinning)
-			return
-		}
-		panic("executor: spin while running or spinning")
+	if e.mode.CompareAndSwap(modeIdle, modeSpinning) || e.mode.CompareAndSwap(modeClosed, modeSpinning) {
+		return
 	}
+	panic("executor: spin while running or spinning")
 }
 
 func (e *Executor) leaveSpin(prev int32) { e.mode.Store(prev) }
