@@ -62,8 +62,8 @@ type Run struct {
 }
 
 // RunObserver is told of every run; see Options.Runs. Ran must be fast
-// and must not block; the Run it gets is reused after Ran returns.
-type RunObserver interface{ Ran(r *Run) }
+// and must not block. The Run is passed by value: it fits in registers.
+type RunObserver interface{ Ran(r Run) }
 
 // Stats counts what an executor did.
 type Stats struct {
@@ -120,7 +120,6 @@ const (
 )
 
 type worker struct {
-	ran  Run // reused for every Ran call
 	id   int
 	wake chan struct{}
 	runs atomic.Uint64
@@ -490,8 +489,7 @@ func (e *Executor) run(w *worker, x *waitset.Entity, en *entity, hold bool) {
 		}
 	}
 	if called {
-		w.ran = Run{Worker: w.id, Entity: x, Trigger: trigger, Start: start, End: e.opts.Stamp()}
-		runs.Ran(&w.ran)
+		runs.Ran(Run{Worker: w.id, Entity: x, Trigger: trigger, Start: start, End: e.opts.Stamp()})
 	}
 	if tracked {
 		o.running.Add(-1)

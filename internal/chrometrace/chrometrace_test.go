@@ -238,8 +238,9 @@ func TestNsPerUnit(t *testing.T) {
 	r := chrometrace.New(1, 0)
 	// At 3 units a nanosecond, runs that abut in units abut in
 	// nanoseconds, and a start before the origin is written as 0.
+	// Latencies are in nanoseconds whatever the unit.
 	r.Add(0, chrometrace.Span{Start: -5, Dur: 10, Latency: -1, ID: 1})
-	r.Add(0, chrometrace.Span{Start: 5, Dur: 3001, Latency: 3000, ID: 1})
+	r.Add(0, chrometrace.Span{Start: 5, Dur: 3001, Latency: 1000, ID: 1})
 	r.Add(0, chrometrace.Span{Start: 3006, Dur: 1, Latency: 0, ID: 1})
 	var buf bytes.Buffer
 	_, err := r.WriteTo(&buf, chrometrace.WriteOptions{NsPerUnit: 1.0 / 3})

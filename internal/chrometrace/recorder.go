@@ -13,16 +13,17 @@ const chunkSize = 4096
 // spansPerPage is the number of spans in a 4 KiB page.
 const spansPerPage = 4096 / 32
 
-// Span is one callback run on a worker. Times are in nanoseconds, or in
-// the units of WriteOptions.NsPerUnit, from an origin common to every
-// worker; a start before the origin is written as the origin.
+// Span is one callback run on a worker. Start and Dur are in nanoseconds,
+// or in the units of WriteOptions.NsPerUnit, from an origin common to
+// every worker; a start before the origin is written as the origin.
 type Span struct {
 	// Start is when the run started.
 	Start int64
 	// Dur is how long it ran.
 	Dur int64
 	// Latency is the time from the run's trigger (a message accepted into
-	// its queue, a timer falling due) to its start; negative when unknown.
+	// its queue, a timer falling due) to its start, in nanoseconds
+	// whatever NsPerUnit is; negative when unknown.
 	Latency int64
 	// ID identifies what ran (the entity); WriteOptions.Describe names it.
 	ID uint64

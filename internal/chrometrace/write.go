@@ -25,7 +25,7 @@ type WriteOptions struct {
 	// (optional) Defaults to naming every entity by its ID.
 	Describe func(id uint64) Entity
 	// NsPerUnit is the number of nanoseconds in a unit of the spans'
-	// times, for a recorder fed with clock ticks. (optional) Defaults to
+	// Start and Dur, for a recorder fed with clock ticks. (optional) Defaults to
 	// 1: the spans are in nanoseconds.
 	NsPerUnit float64
 }
@@ -100,7 +100,7 @@ func (r *Recorder) WriteTo(w io.Writer, opts WriteOptions) (int64, error) {
 				b = append(b, desc...)
 				if s.Latency >= 0 {
 					b = append(b, `,"latency_us":`...)
-					b = appendMicros(b, ns(s.Latency))
+					b = appendMicros(b, s.Latency)
 				}
 				b = append(b, "}}"...)
 				if _, err := bw.Write(b); err != nil {

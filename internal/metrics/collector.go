@@ -150,8 +150,8 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 				continue
 			}
 			if rec := c.src.Runs.Lookup(id); rec != nil {
-				s.duration.Add(rec.Duration.Snapshot())
-				s.latency.Add(rec.Latency.Snapshot())
+				s.duration.Add(rec.Duration())
+				s.latency.Add(rec.Latency())
 			}
 		}
 	}

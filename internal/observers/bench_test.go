@@ -17,7 +17,7 @@ import (
 // (two clock reads and a call per run).
 type nop struct{}
 
-func (nop) Ran(*executor.Run) {}
+func (nop) Ran(executor.Run) {}
 
 // config is one way of observing the executor in BenchmarkOverhead.
 type config struct {

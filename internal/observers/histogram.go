@@ -36,15 +36,15 @@ func newScale(nsPerTick float64) scale {
 	return s
 }
 
-// ns converts ticks to nanoseconds.
-func (s *scale) ns(ticks int64) int64 { return int64(float64(ticks) * s.nsPerTick) }
+// nanoseconds is the scale of histograms kept in nanoseconds.
+var nanoseconds = newScale(1)
 
-// ticks converts nanoseconds to ticks.
-func (s *scale) ticks(ns int64) int64 {
+// ns converts ticks to nanoseconds.
+func (s *scale) ns(ticks int64) int64 {
 	if s.exact {
-		return ns
+		return ticks
 	}
-	return int64(float64(ns) / s.nsPerTick)
+	return int64(float64(ticks) * s.nsPerTick)
 }
 
 // bucket returns the bucket of a duration of d ticks: the first k with
@@ -69,26 +69,24 @@ func (s *scale) bucket(d int64) int {
 	return bits.Len64((q - 1) >> 32)
 }
 
-// Histogram counts durations in the buckets of BucketBounds.
+// histogram counts durations in the buckets of BucketBounds.
 //
-// A histogram has a single writer: it belongs to one callback, whose runs
-// never overlap and are ordered by the executor (each run's end happens
-// before the next one's start). So an observation is plain loads and
-// stores, which cost a few cycles where atomic stores (XCHG on amd64)
-// cost twenty. Snapshot reads the words without synchronization, which
-// the Go memory model allows for word-sized values: each read sees some
-// recent write, never a torn one; the race detector is told to look away
-// (go:norace) from that one function.
-type Histogram struct {
-	sc     *scale
-	sum    int64 // ticks
+// A histogram has a single writer: it is one worker's share of one
+// callback's runs (see shard), and a worker's runs are sequential. So an
+// observation is plain loads and stores, which cost a few cycles where
+// atomic stores (XCHG on amd64) cost twenty. A snapshot reads the words
+// without synchronization, which the Go memory model allows for word-sized
+// values: each read sees some recent write, never a torn one; the race
+// detector is told to look away (go:norace) from that one function.
+type histogram struct {
+	sum    int64 // in the unit of the histogram's scale
 	counts [Buckets + 1]uint64
 }
 
-// observe counts a duration of d ticks. Only one goroutine may call it at
-// a time, and each call must happen after the previous one.
-func (h *Histogram) observe(d int64) {
-	h.counts[h.sc.bucket(d)]++
+// observe counts a duration of d units of sc. Only one goroutine may call
+// it at a time, and each call must happen after the previous one.
+func (h *histogram) observe(sc *scale, d int64) {
+	h.counts[sc.bucket(d)]++
 	h.sum += d
 }
 
@@ -103,27 +101,25 @@ type HistogramSnapshot struct {
 	Sum int64
 }
 
-// Snapshot returns the histogram's content. Taken while a run finishes,
-// it may count the run in Count without its duration in Sum, or not at
-// all; Count is always the sum of Counts.
-func (h *Histogram) Snapshot() HistogramSnapshot {
-	var s HistogramSnapshot
+// addTo adds the histogram's content to s, converting its sum with sc.
+// Taken while a run finishes, it may count the run in Count without its
+// duration in Sum, or not at all; Count is always the sum of Counts.
+func (h *histogram) addTo(s *HistogramSnapshot, sc *scale) {
+	var counts [Buckets + 1]uint64
 	var sum int64
-	h.read(&s.Counts, &sum)
-	for _, c := range s.Counts {
+	h.read(&counts, &sum)
+	for i, c := range counts {
+		s.Counts[i] += c
 		s.Count += c
 	}
-	if h.sc != nil {
-		s.Sum = h.sc.ns(sum)
-	}
-	return s
+	s.Sum += sc.ns(sum)
 }
 
-// read copies the histogram's words; see Histogram for why it may race
+// read copies the histogram's words; see histogram for why it may race
 // with observe.
 //
 //go:norace
-func (h *Histogram) read(counts *[Buckets + 1]uint64, sum *int64) {
+func (h *histogram) read(counts *[Buckets + 1]uint64, sum *int64) {
 	for i := range h.counts {
 		counts[i] = h.counts[i] // one word at a time: never torn
 	}

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -17,7 +19,7 @@ import (
 type Options struct {
 	// Workers is the number of the executor's workers (after its
 	// defaults: executor.Executor.Workers); runs on workers beyond it are
-	// not recorded. It must be at least 1.
+	// not recorded, neither in the histograms nor in the trace. It must be at least 1.
 	Workers int
 	// Trace, if not nil, receives every run. Its number of workers must
 	// be at least Workers.
@@ -39,13 +41,62 @@ type Record struct {
 	Node, Callback string
 	// Kind is what the entity is.
 	Kind waitset.Kind
-	// Duration counts the runs by how long the callback ran.
-	Duration Histogram
-	// Latency counts the runs by their dispatch latency: from the trigger
-	// they served (the message's Received time, the timer's deadline) to
-	// their start. A run of a message with no Received time is not
-	// counted.
-	Latency Histogram
+
+	ticks *scale // the duration's: the clock's
+	// shards holds each worker's share of the histograms, made on the
+	// worker's first run of the entity. An entity moves from worker to
+	// worker; were its histograms one, their cache lines would move with
+	// it, a miss or two on every run.
+	shards []atomic.Pointer[shard]
+}
+
+// shard is one worker's share of a record's histograms.
+type shard struct {
+	duration histogram // in ticks
+	latency  histogram // in nanoseconds
+	_        [64]byte  // off the next object's cache line
+}
+
+// Duration counts the runs by how long the callback ran.
+func (r *Record) Duration() HistogramSnapshot {
+	var s HistogramSnapshot
+	for i := range r.shards {
+		if sh := r.shards[i].Load(); sh != nil {
+			sh.duration.addTo(&s, r.ticks)
+		}
+	}
+	return s
+}
+
+// Latency counts the runs by their dispatch latency: from the trigger
+// they served (the message's Received time, the timer's deadline) to
+// their start. A run of a message with no Received time is not counted.
+func (r *Record) Latency() HistogramSnapshot {
+	var s HistogramSnapshot
+	for i := range r.shards {
+		if sh := r.shards[i].Load(); sh != nil {
+			sh.latency.addTo(&s, &nanoseconds)
+		}
+	}
+	return s
+}
+
+// local is what one worker's runs touch in Runs, which no other worker's
+// runs write: a worker's shards by entity ID, for one lookup per run.
+type local struct {
+	shards []*shard
+	_      [64]byte
+}
+
+// shard returns worker w's shard, making it on w's first run. Only w
+// calls it with w, so the shard has one writer.
+func (r *Record) shard(w int) *shard {
+	if sh := r.shards[w].Load(); sh != nil {
+		return sh
+	}
+	sh := new(shard)
+	r.shards[w].Store(sh)
+	return sh
 }
 
 // table maps entity IDs, which a wait set hands out densely from 1, to
@@ -56,16 +107,23 @@ type table []atomic.Pointer[Record]
 // package documentation. Make one with New; give the executor its Ran
 // (Options.Runs) and its Stamp (Options.Stamp).
 type Runs struct {
+	_          [64]byte // read on every run: off the cache lines of others' writes
 	clk        clock
 	origin     int64     // ticks at New: the trace's time zero
 	originTime time.Time // the time at New, with its monotonic reading
 	trace      *chrometrace.Recorder
 	workers    int
+	perWorker  []local // by worker
+	// anchor pins the clock to the monotonic one, for latencies; it
+	// moves on when a run starts anchorTicks after it.
+	anchor      atomic.Pointer[anchor]
+	anchorTicks int64
 
 	tab atomic.Pointer[table]
 
 	mu   sync.Mutex // guards recs and the growth of tab
 	recs []*Record
+	_    [64]byte
 }
 
 // New returns a Runs observer. It panics if opts.Workers < 1 or the trace
@@ -78,12 +136,21 @@ func New(opts Options) *Runs {
 		panic(fmt.Sprintf("observers: a trace of %d workers for %d", opts.Trace.Workers(), opts.Workers))
 	}
 	r := &Runs{
-		clk:     newClock(opts.MonotonicClock),
-		trace:   opts.Trace,
-		workers: opts.Workers,
+		clk:       newClock(opts.MonotonicClock),
+		trace:     opts.Trace,
+		workers:   opts.Workers,
+		perWorker: make([]local, opts.Workers),
 	}
 	r.originTime = time.Now()
 	r.origin = r.clk.now()
+	r.anchor.Store(&anchor{ticks: r.origin, nsPerTick: r.clk.nsPerTick})
+	r.anchorTicks = math.MaxInt64 // the monotonic clock is its own anchor
+	if !r.clk.exact {
+		r.anchorTicks = int64(float64(anchorEvery) / r.clk.nsPerTick)
+		if t, ns, ok := r.clk.readPair(r.originTime); ok {
+			r.anchor.Store(&anchor{ticks: t, ns: ns, nsPerTick: r.clk.nsPerTick})
+		}
+	}
 	t := make(table, 64)
 	r.tab.Store(&t)
 	return r
@@ -97,22 +164,58 @@ func (r *Runs) Stamp() int64 { return r.clk.now() }
 
 // Ran records a run: its duration, its dispatch latency and, with a trace,
 // its span. It is the executor's Options.Runs.
-func (r *Runs) Ran(run *executor.Run) {
-	rec := r.record(run.Entity)
+func (r *Runs) Ran(run executor.Run) {
+	if uint(run.Worker) >= uint(r.workers) {
+		return
+	}
+	l := &r.perWorker[run.Worker]
+	id := run.Entity.ID()
+	var sh *shard
+	if id < uint64(len(l.shards)) {
+		sh = l.shards[id]
+	}
+	if sh == nil {
+		sh = r.newShard(l, run)
+	}
 	dur := run.End - run.Start
-	rec.Duration.observe(dur)
+	sh.duration.observe(&r.clk.scale, dur)
 	lat := int64(-1)
 	if !run.Trigger.IsZero() {
-		// The trigger's time on Runs' clock: both readings are
-		// monotonic, from the same origin.
-		startNs := r.clk.ns(run.Start - r.origin)
-		latNs := max(startNs-int64(run.Trigger.Sub(r.originTime)), 0)
-		lat = r.clk.ticks(latNs)
-		rec.Latency.observe(lat)
+		// In nanoseconds of the monotonic clock, which the trigger's
+		// time was read on, both from originTime.
+		a := r.anchor.Load()
+		if run.Start-a.ticks > r.anchorTicks {
+			a = r.reanchor(a)
+		}
+		lat = max(a.at(run.Start)-int64(run.Trigger.Sub(r.originTime)), 0)
+		sh.latency.observe(&nanoseconds, lat)
 	}
-	if r.trace != nil && run.Worker < r.workers {
-		r.trace.Add(run.Worker, chrometrace.Span{Start: run.Start - r.origin, Dur: dur, Latency: lat, ID: rec.ID})
+	if r.trace != nil {
+		r.trace.Add(run.Worker, chrometrace.Span{Start: run.Start - r.origin, Dur: dur, Latency: lat, ID: id})
 	}
+}
+
+// reanchor moves the anchor on from a, unless another worker did it
+// first, and returns the newest.
+func (r *Runs) reanchor(a *anchor) *anchor {
+	if t, ns, ok := r.clk.readPair(r.originTime); ok {
+		if b := a.next(t, ns, r.clk.nsPerTick); r.anchor.CompareAndSwap(a, b) {
+			return b
+		}
+	}
+	return r.anchor.Load()
+}
+
+// newShard makes the shard of run's worker for run's entity, and its
+// record if need be, and enters it in l, the worker's table.
+func (r *Runs) newShard(l *local, run executor.Run) *shard {
+	sh := r.record(run.Entity).shard(run.Worker)
+	id := run.Entity.ID()
+	if id >= uint64(len(l.shards)) {
+		l.shards = slices.Grow(l.shards, int(id)+1-len(l.shards))[:max(int(id)+1, cap(l.shards))]
+	}
+	l.shards[id] = sh
+	return sh
 }
 
 // record returns x's record, making it on x's first event.
@@ -143,9 +246,7 @@ func (r *Runs) makeRecord(x *waitset.Entity) *Record {
 		r.tab.Store(&grown)
 		t = grown
 	}
-	rec := &Record{ID: id, Kind: x.Kind()}
-	rec.Duration.sc = &r.clk.scale
-	rec.Latency.sc = &r.clk.scale
+	rec := &Record{ID: id, Kind: x.Kind(), ticks: &r.clk.scale, shards: make([]atomic.Pointer[shard], r.workers)}
 	if node, cb, ok := executor.CallbackOf(x); ok {
 		rec.Node, rec.Callback = node, cb
 	} else {

@@ -86,12 +86,12 @@ func TestSubscriptionRuns(t *testing.T) {
 	require.Equal(t, sub.ID(), rec.ID)
 	require.Equal(t, "node", rec.Node)
 	require.Equal(t, waitset.Subscription, rec.Kind)
-	d := rec.Duration.Snapshot()
+	d := rec.Duration()
 	require.Equal(t, uint64(10), d.Count)
 	// 3 ms falls in (2.048 ms, 4.096 ms]: bucket 12 (1 µs · 2^12).
 	require.GreaterOrEqual(t, countFrom(d, 12), uint64(1), "the slow run: %v", d.Counts)
 	require.GreaterOrEqual(t, d.Sum, int64(3*time.Millisecond))
-	l := rec.Latency.Snapshot()
+	l := rec.Latency()
 	require.Equal(t, uint64(10), l.Count, "every message has a latency")
 	// The last message waited for the nine before it and the slow one
 	// ran last; the first nine waited less than the slow run.
@@ -121,8 +121,8 @@ func TestDeepQueue(t *testing.T) {
 	}
 	require.Equal(t, 1000, r.ex.SpinAll())
 	rec := r.record(t, "deep")
-	require.Equal(t, uint64(1000), rec.Duration.Snapshot().Count, "every run is timed")
-	require.Equal(t, uint64(1000), rec.Latency.Snapshot().Count, "and has a latency, from its message's Received")
+	require.Equal(t, uint64(1000), rec.Duration().Count, "every run is timed")
+	require.Equal(t, uint64(1000), rec.Latency().Count, "and has a latency, from its message's Received")
 }
 
 // A message without a Received time (delivered straight to the
@@ -134,8 +134,8 @@ func TestMessageWithoutReceivedTime(t *testing.T) {
 	require.True(t, sub.Deliver(subscribers.Message{Topic: "in"}))
 	require.Equal(t, 1, r.ex.SpinAll())
 	rec := r.record(t, "raw")
-	require.Equal(t, uint64(1), rec.Duration.Snapshot().Count)
-	require.Zero(t, rec.Latency.Snapshot().Count)
+	require.Equal(t, uint64(1), rec.Duration().Count)
+	require.Zero(t, rec.Latency().Count)
 }
 
 func TestTimerRuns(t *testing.T) {
@@ -150,8 +150,8 @@ func TestTimerRuns(t *testing.T) {
 	require.Equal(t, 5, ticks)
 	rec := r.record(t, "timer(10ms)")
 	require.Equal(t, waitset.Timer, rec.Kind)
-	require.Equal(t, uint64(5), rec.Duration.Snapshot().Count)
-	require.Equal(t, uint64(5), rec.Latency.Snapshot().Count, "from each deadline to the start")
+	require.Equal(t, uint64(5), rec.Duration().Count)
+	require.Equal(t, uint64(5), rec.Latency().Count, "from each deadline to the start")
 	s := r.checkTrace(t)
 	require.Equal(t, 5, s.Runs)
 	require.Equal(t, "timer", r.runs.Describe(rec.ID).Kind)
@@ -164,15 +164,16 @@ func TestForeignEntity(t *testing.T) {
 	var e waitset.Entity
 	set.Register(&e, waitset.Timer)
 	start := runs.Stamp()
-	runs.Ran(&executor.Run{Worker: 0, Entity: &e, Trigger: time.Now(), Start: start, End: start + 10})
-	runs.Ran(&executor.Run{Worker: 5, Entity: &e, Start: start, End: start + 10}) // a worker beyond the trace, no trigger
+	runs.Ran(executor.Run{Worker: 0, Entity: &e, Trigger: time.Now(), Start: start, End: start + 10})
+	runs.Ran(executor.Run{Worker: 0, Entity: &e, Start: start, End: start + 10}) // no trigger
+	runs.Ran(executor.Run{Worker: 5, Entity: &e, Start: start, End: start + 10}) // a worker beyond Workers: not recorded
 
 	recs := runs.Records()
 	require.Len(t, recs, 1)
 	require.Equal(t, fmt.Sprintf("entity %d", e.ID()), recs[0].Callback)
 	require.Empty(t, recs[0].Node)
-	require.Equal(t, uint64(2), recs[0].Duration.Snapshot().Count)
-	require.Equal(t, uint64(1), recs[0].Latency.Snapshot().Count)
+	require.Equal(t, uint64(2), recs[0].Duration().Count)
+	require.Equal(t, uint64(1), recs[0].Latency().Count)
 	require.Nil(t, runs.Lookup(e.ID()+1000))
 	require.Equal(t, chrometrace.Entity{Callback: "entity 999"}, runs.Describe(999))
 }
@@ -183,7 +184,7 @@ func TestManyEntitiesGrowTheTable(t *testing.T) {
 	es := make([]waitset.Entity, 1000)
 	for i := range es {
 		set.Register(&es[i], waitset.Subscription)
-		runs.Ran(&executor.Run{Entity: &es[i]})
+		runs.Ran(executor.Run{Entity: &es[i]})
 	}
 	require.Len(t, runs.Records(), 1000)
 	for i := range es {
@@ -239,8 +240,8 @@ func TestRunConcurrent(t *testing.T) {
 	total := ex.Stats().Runs
 	var timed, latencies uint64
 	for _, rec := range runs.Records() {
-		timed += rec.Duration.Snapshot().Count
-		latencies += rec.Latency.Snapshot().Count
+		timed += rec.Duration().Count
+		latencies += rec.Latency().Count
 	}
 	require.Equal(t, total, timed, "one duration per run")
 	require.GreaterOrEqual(t, latencies, uint64(msgs), "a latency per message at least")
