@@ -204,7 +204,7 @@ func (t mqttTransport) Publisher(topic string, qos byte, retain bool) (nodes.Sen
 }
 
 // timerClock returns the clock of executor.timer_source. With the precise
-// source, the timer thread needs a processor when it wakes, even while
+// source, the timer poller needs a processor when it wakes, even while
 // every worker runs: GOMAXPROCS is raised to one above the workers, so that
 // the Go scheduler always has one for it (the OS shares the cores; the
 // thread, asleep most of the time, wins them when it wakes).
@@ -214,7 +214,7 @@ func timerClock(cfg *config.Config, workers int, logger *slog.Logger) timers.Clo
 	}
 	if runtime.GOMAXPROCS(0) <= workers {
 		runtime.GOMAXPROCS(workers + 1)
-		logger.Debug("GOMAXPROCS raised above the workers for the precise timer thread", "gomaxprocs", workers+1)
+		logger.Debug("GOMAXPROCS raised above the workers for the precise timer source", "gomaxprocs", workers+1)
 	}
 	return timers.Precise{}
 }

@@ -72,7 +72,7 @@ func (r timerRun) measure(b *testing.B) {
 		}
 	} else {
 		if _, ok := r.clock.(timers.Precise); ok {
-			// Keep a processor free for the timer thread.
+			// Keep a processor free for the timer poller.
 			defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(workers + 1))
 		}
 		ex := executor.New(executor.Options{Workers: workers, Clock: r.clock})

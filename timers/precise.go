@@ -3,16 +3,21 @@ package timers
 import "time"
 
 // Precise is the wall clock with precise alarms: on Linux each alarm is a
-// timerfd armed on absolute CLOCK_MONOTONIC deadlines, read by a goroutine
-// locked to an OS thread of its own, so that an alarm rings within tens of
-// microseconds of its deadline instead of the Go runtime timers' rounding
-// to whole milliseconds when the process idles. Elsewhere it is System.
+// timerfd armed on absolute CLOCK_MONOTONIC deadlines, which a goroutine
+// waits for in the Go runtime's network poller, so that an alarm rings
+// within tens of microseconds of its deadline instead of the Go runtime
+// timers' rounding to whole milliseconds when the process idles. The
+// thread that waits in the poller wakes at the deadline, rings, and then
+// runs the worker the ring woke, on the same thread. Elsewhere it is
+// System.
 //
-// Costs: one OS thread and one file descriptor per alarm (a timer queue
-// has one alarm for all its timers), and the thread's wake-ups. For the
-// thread to run Go code as soon as it wakes, a processor must be free: a
-// program whose workers keep every processor busy should run with
-// GOMAXPROCS above its worker count (robotexec run does so).
+// Costs: one goroutine and one file descriptor per alarm (a timer queue
+// has one alarm for all its timers), and a wake-up of the process per
+// distinct deadline; the alarm's system calls are raw, so that they do not
+// stir the runtime's monitor. For the poller to run Go code as soon as the
+// deadline passes, a processor must be free: a program whose workers keep
+// every processor busy should run with GOMAXPROCS above its worker count
+// (robotexec run does so).
 //
 // Timers on a Precise clock start on a grid: a timer's first deadline (a
 // period after it starts) is rounded up to a multiple of PreciseGrid, so
@@ -22,7 +27,7 @@ import "time"
 // hundred thousand.
 //
 // An alarm of Precise must be closed (Queue.Stop does it) to release its
-// thread and descriptor. The zero value is ready to use.
+// goroutine and descriptor. The zero value is ready to use.
 type Precise struct{}
 
 // PreciseGrid is the grid of first deadlines on a Precise clock.
@@ -34,7 +39,7 @@ func (Precise) Now() time.Time { return time.Now() }
 // Grid returns PreciseGrid: timer queues align first deadlines to it.
 func (Precise) Grid() time.Duration { return PreciseGrid }
 
-// NewAlarm returns a precise alarm that calls f on its own OS thread, or a
+// NewAlarm returns a precise alarm that calls f on a goroutine of its own, or a
 // System alarm where precise alarms are not supported.
 func (Precise) NewAlarm(f func()) Alarm {
 	if a := newPreciseAlarm(f); a != nil {

@@ -1,20 +1,22 @@
 package timers
 
 import (
-	"errors"
-	"runtime"
+	"os"
 	"sync"
 	"time"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
 
 const preciseSupported = true
 
-// preciseAlarm is a timerfd read by a goroutine locked to its OS thread.
+// preciseAlarm is a non-blocking timerfd that a goroutine reads through the
+// Go runtime's network poller. Its system calls are raw (see settime).
 type preciseAlarm struct {
 	f    func()
-	fd   int
+	fd   int      // the timerfd, for timerfd_settime
+	file *os.File // fd, registered with the poller
 	done chan struct{}
 
 	mu     sync.Mutex
@@ -22,35 +24,44 @@ type preciseAlarm struct {
 }
 
 func newPreciseAlarm(f func()) Alarm {
-	fd, err := unix.TimerfdCreate(unix.CLOCK_MONOTONIC, unix.TFD_CLOEXEC)
+	fd, err := unix.TimerfdCreate(unix.CLOCK_MONOTONIC, unix.TFD_CLOEXEC|unix.TFD_NONBLOCK)
 	if err != nil {
 		return nil
 	}
-	a := &preciseAlarm{f: f, fd: fd, done: make(chan struct{})}
+	// A non-blocking descriptor becomes a pollable file: its reads park
+	// the goroutine in the poller, not a thread in the kernel.
+	file := os.NewFile(uintptr(fd), "timerfd")
+	a := &preciseAlarm{f: f, fd: fd, file: file, done: make(chan struct{})}
 	go a.loop()
 	return a
 }
 
+// loop reads the timerfd: each read returns once the deadline has passed.
+//
+// The read waits in the poller, not in a blocking system call: a thread
+// blocked in one keeps its processor until the runtime's monitor takes it
+// back, so the worker the ring wakes would wait for that, and the monitor,
+// taking it back over and over, would poll every 20 µs. Through the
+// poller, the thread that waits in epoll wakes at the deadline, runs the
+// ring and then, on the same thread, the worker the ring made runnable.
 func (a *preciseAlarm) loop() {
-	// The goroutine keeps its thread to the end: the thread exits with it.
-	runtime.LockOSThread()
-	// The kernel may delay a thread's timers by its timer slack (50 µs by
-	// default) to batch wake-ups; this thread wants its deadlines.
-	unix.Prctl(unix.PR_SET_TIMERSLACK, 1, 0, 0, 0)
 	defer close(a.done)
+	rc, err := a.file.SyscallConn()
+	if err != nil {
+		return
+	}
 	var buf [8]byte
+	var errno unix.Errno
+	read := func(fd uintptr) bool {
+		// A raw read: it never blocks, and a plain one would wake the
+		// runtime's monitor, as settime says.
+		_, _, errno = unix.RawSyscall(unix.SYS_READ, fd, uintptr(unsafe.Pointer(&buf[0])), uintptr(len(buf)))
+		return errno != unix.EAGAIN // false: wait in the poller, then again
+	}
 	for {
-		_, err := unix.Read(a.fd, buf[:])
-		a.mu.Lock()
-		closed := a.closed
-		a.mu.Unlock()
-		if closed {
-			return
-		}
-		if err != nil {
-			if errors.Is(err, unix.EINTR) || errors.Is(err, unix.EAGAIN) {
-				continue
-			}
+		if err := rc.Read(read); err != nil || errno != 0 {
+			// Closed, or a failure not worth retrying (a disarmed
+			// timerfd just does not become readable).
 			return
 		}
 		a.f()
@@ -59,21 +70,34 @@ func (a *preciseAlarm) loop() {
 
 // Set arms the timerfd for t, on an absolute CLOCK_MONOTONIC deadline.
 func (a *preciseAlarm) Set(t time.Time) {
-	d := time.Until(t)
-	if d < time.Nanosecond {
-		d = time.Nanosecond // zero would disarm it
-	}
+	abs := unix.NsecToTimespec(monotonicNs(t))
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if a.closed {
-		return
+	if !a.closed {
+		settime(a.fd, unix.TFD_TIMER_ABSTIME, &unix.ItimerSpec{Value: abs})
 	}
-	var now unix.Timespec
-	if err := unix.ClockGettime(unix.CLOCK_MONOTONIC, &now); err != nil {
-		return
-	}
-	abs := unix.NsecToTimespec(now.Nano() + int64(d))
-	unix.TimerfdSettime(a.fd, unix.TFD_TIMER_ABSTIME, &unix.ItimerSpec{Value: abs}, nil)
+}
+
+// settime is timerfd_settime made as a raw system call: it never blocks,
+// and a plain one would wake the runtime's monitor (sysmon), which then
+// polls every 20 µs for a while — at 1 kHz, for good.
+func settime(fd, flags int, v *unix.ItimerSpec) {
+	unix.RawSyscall6(unix.SYS_TIMERFD_SETTIME, uintptr(fd), uintptr(flags), uintptr(unsafe.Pointer(v)), 0, 0, 0)
+}
+
+// monoBase is a time with a monotonic reading and the CLOCK_MONOTONIC
+// time at the same moment, give or take the two reads: Go's monotonic
+// clock is CLOCK_MONOTONIC from another origin.
+var monoBase, monoBaseNs = func() (time.Time, int64) {
+	var ts unix.Timespec
+	unix.ClockGettime(unix.CLOCK_MONOTONIC, &ts)
+	return time.Now(), ts.Nano()
+}()
+
+// monotonicNs returns t on CLOCK_MONOTONIC, at least 1 (0 would disarm a
+// timerfd), without a system call.
+func monotonicNs(t time.Time) int64 {
+	return max(monoBaseNs+int64(t.Sub(monoBase)), 1)
 }
 
 // Stop disarms the timerfd.
@@ -81,11 +105,11 @@ func (a *preciseAlarm) Stop() {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if !a.closed {
-		unix.TimerfdSettime(a.fd, 0, &unix.ItimerSpec{}, nil)
+		settime(a.fd, 0, &unix.ItimerSpec{})
 	}
 }
 
-// Close stops the alarm's thread and releases its descriptor; the alarm
+// Close stops the alarm's goroutine and releases its descriptor; the alarm
 // rings no more. It waits for a ring under way to finish, so it must not be
 // called from the alarm's function or with a lock that function takes.
 func (a *preciseAlarm) Close() error {
@@ -95,9 +119,9 @@ func (a *preciseAlarm) Close() error {
 		return nil
 	}
 	a.closed = true
-	// Wake the reader now, so that it sees closed and exits.
-	unix.TimerfdSettime(a.fd, 0, &unix.ItimerSpec{Value: unix.NsecToTimespec(1)}, nil)
 	a.mu.Unlock()
+	// Closing the file wakes a read that waits, which then fails.
+	err := a.file.Close()
 	<-a.done
-	return unix.Close(a.fd)
+	return err
 }

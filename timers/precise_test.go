@@ -72,7 +72,7 @@ func TestPreciseAlarmRingsAtItsDeadlinesAndNotBefore(t *testing.T) {
 }
 
 // A queue on the precise clock starts timers on its grid, and its Stop
-// releases the alarm's thread and descriptor.
+// releases the alarm's goroutine and descriptor.
 func TestPreciseQueueGridAndStop(t *testing.T) {
 	goroutines, files := runtime.NumGoroutine(), openFiles(t)
 	fired := make(chan struct{}, 100)

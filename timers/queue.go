@@ -22,8 +22,12 @@ type Queue struct {
 	set   *waitset.Set
 	grid  time.Duration // first deadlines are multiples of it; 0 means none
 
+	// base is the origin of the heap's keys, read from the clock when
+	// the queue was made.
+	base time.Time
+
 	mu      sync.Mutex
-	heap    []*Timer
+	heap    []slot
 	alarm   Alarm
 	armedAt time.Time // the time the alarm is set for; zero when unset
 	stopped bool
@@ -36,7 +40,7 @@ func NewQueue(c Clock, set *waitset.Set) *Queue {
 	if c == nil {
 		c = System{}
 	}
-	q := &Queue{clock: c, set: set}
+	q := &Queue{clock: c, set: set, base: c.Now()}
 	if g, ok := c.(interface{ Grid() time.Duration }); ok {
 		q.grid = g.Grid()
 	}
@@ -96,9 +100,9 @@ func (q *Queue) Len() int {
 func (q *Queue) Stop() {
 	q.mu.Lock()
 	q.stopped = true
-	for _, t := range q.heap {
-		t.index = -1
-		t.state = idle
+	for _, h := range q.heap {
+		h.t.index = -1
+		h.t.state = idle
 	}
 	q.heap = nil
 	q.alarm.Stop()
@@ -121,8 +125,9 @@ func (q *Queue) ring() {
 	q.armedAt = time.Time{}
 	now := q.clock.Now()
 	fired := q.dueBuf[:0]
-	for len(q.heap) > 0 && !q.heap[0].next.After(now) {
-		t := q.heap[0]
+	nowKey := q.key(now)
+	for len(q.heap) > 0 && q.heap[0].due <= nowKey {
+		t := q.heap[0].t
 		q.remove(t)
 		t.state = due
 		fired = append(fired, &t.Entity)
@@ -139,7 +144,7 @@ func (q *Queue) rearm() {
 	if len(q.heap) == 0 {
 		return
 	}
-	next := q.heap[0].next
+	next := q.heap[0].t.next
 	if q.armedAt.IsZero() || next.Before(q.armedAt) {
 		q.armedAt = next
 		q.alarm.Set(next)
@@ -150,7 +155,7 @@ func (q *Queue) rearm() {
 func (q *Queue) push(t *Timer) {
 	t.state = armed
 	t.index = len(q.heap)
-	q.heap = append(q.heap, t)
+	q.heap = append(q.heap, slot{due: q.key(t.next), id: t.ID(), t: t})
 	q.up(t.index)
 	q.rearm()
 }
@@ -166,7 +171,7 @@ func (q *Queue) remove(t *Timer) {
 	if i != last {
 		q.swap(i, last)
 	}
-	q.heap[last] = nil
+	q.heap[last] = slot{}
 	q.heap = q.heap[:last]
 	t.index = -1
 	if i != last {
@@ -175,19 +180,26 @@ func (q *Queue) remove(t *Timer) {
 	}
 }
 
+// slot is a timer in the heap, with its ordering kept beside it: the
+// heap's comparisons then read only the heap's own memory, not the timers'.
+type slot struct {
+	due int64  // the deadline: key(t.next)
+	id  uint64 // equal deadlines fall due in the order the timers were made
+	t   *Timer
+}
+
+// key returns the heap's key of time t: nanoseconds from the queue's base.
+func (q *Queue) key(t time.Time) int64 { return int64(t.Sub(q.base)) }
+
 func (q *Queue) less(i, j int) bool {
-	a, b := q.heap[i], q.heap[j]
-	if a.next.Equal(b.next) {
-		// Equal deadlines fall due in the order the timers were made.
-		return a.ID() < b.ID()
-	}
-	return a.next.Before(b.next)
+	a, b := &q.heap[i], &q.heap[j]
+	return a.due < b.due || a.due == b.due && a.id < b.id
 }
 
 func (q *Queue) swap(i, j int) {
 	q.heap[i], q.heap[j] = q.heap[j], q.heap[i]
-	q.heap[i].index = i
-	q.heap[j].index = j
+	q.heap[i].t.index = i
+	q.heap[j].t.index = j
 }
 
 func (q *Queue) up(i int) {

@@ -112,12 +112,12 @@ func (t *Timer) Reset() {
 // already passed.
 func (t *Timer) Call() (Event, bool) {
 	q := t.q
+	now := q.clock.Now() // read outside the lock, which the ring holds long
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	if t.state != due {
 		return Event{}, false
 	}
-	now := q.clock.Now()
 	ev := Event{Expected: t.next, Actual: now}
 	t.calls.Add(1)
 	if t.oneShot {

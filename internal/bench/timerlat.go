@@ -41,7 +41,7 @@ const timerWarmup = 2
 // so their deadlines nearly coincide; they share one reentrant group, so
 // that they may run in parallel as the baseline's do. On a timers.Precise
 // clock that is precise here, GOMAXPROCS is raised to workers+1 for the
-// run, as robotexec run does, so that the timer thread finds a processor.
+// run, as robotexec run does, so that the timer poller finds a processor.
 func TimerLatenessExecutor(clock timers.Clock, workers, n int, period, d time.Duration) (TimerLateness, error) {
 	if _, ok := clock.(timers.Precise); ok && timers.PreciseSupported() && runtime.GOMAXPROCS(0) <= workers {
 		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(workers + 1))
