@@ -1,9 +1,12 @@
 package timers
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
+	"math/bits"
+	"slices"
 	"sync"
 	"time"
 
@@ -32,6 +35,9 @@ type Queue struct {
 	armedAt time.Time // the time the alarm is set for; zero when unset
 	stopped bool
 	dueBuf  []*waitset.Entity
+	// Scratch of takeDue.
+	dueSlots []slot
+	stack    []int
 }
 
 // NewQueue returns a queue on clock c (nil means [System]) that triggers its
@@ -125,18 +131,75 @@ func (q *Queue) ring() {
 	q.armedAt = time.Time{}
 	now := q.clock.Now()
 	fired := q.dueBuf[:0]
-	nowKey := q.key(now)
-	for len(q.heap) > 0 && q.heap[0].due <= nowKey {
-		t := q.heap[0].t
-		q.remove(t)
-		t.state = due
-		fired = append(fired, &t.Entity)
-	}
+	fired = q.takeDue(q.key(now), fired)
 	// Triggering under the lock orders it before a concurrent Stop.
 	q.set.TriggerAll(fired)
 	clear(fired)
 	q.dueBuf = fired[:0]
 	q.rearm()
+}
+
+// takeDue takes the timers due at key now out of the heap, marks them due
+// and appends them to fired in deadline order (by ID for equal deadlines).
+// q.mu must be held.
+//
+// The due timers form a subtree at the heap's root, found in O(k) for k of
+// them. Few are taken out one by one, O(k log n); many, as when timers
+// started together fall due together, are sorted among themselves and the
+// rest is rebuilt in place, O(k log k + n), touching each timer once
+// instead of at every level of every removal.
+func (q *Queue) takeDue(now int64, fired []*waitset.Entity) []*waitset.Entity {
+	h := q.heap
+	if len(h) == 0 || h[0].due > now {
+		return fired
+	}
+	ds, stack := q.dueSlots[:0], append(q.stack[:0], 0)
+	for len(stack) > 0 {
+		i := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		if i >= len(h) || h[i].due > now {
+			continue
+		}
+		ds = append(ds, h[i])
+		stack = append(stack, 2*i+1, 2*i+2)
+	}
+	q.stack = stack
+	if len(ds)*bits.Len(uint(len(h))) < len(h) {
+		for len(q.heap) > 0 && q.heap[0].due <= now {
+			t := q.heap[0].t
+			q.remove(t)
+			t.state = due
+			fired = append(fired, &t.Entity)
+		}
+	} else {
+		slices.SortFunc(ds, func(a, b slot) int {
+			if c := cmp.Compare(a.due, b.due); c != 0 {
+				return c
+			}
+			return cmp.Compare(a.id, b.id)
+		})
+		n := 0
+		for _, x := range h {
+			if x.due > now {
+				h[n] = x
+				x.t.index = n
+				n++
+			}
+		}
+		clear(h[n:])
+		q.heap = h[:n]
+		for i := n/2 - 1; i >= 0; i-- {
+			q.down(i)
+		}
+		for _, x := range ds {
+			x.t.index = -1
+			x.t.state = due
+			fired = append(fired, &x.t.Entity)
+		}
+	}
+	clear(ds)
+	q.dueSlots = ds[:0]
+	return fired
 }
 
 // rearm sets the alarm for the earliest deadline if it is not set for it.
