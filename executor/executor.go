@@ -298,6 +298,7 @@ func (e *Executor) next(w *worker, park bool) *waitset.Entity {
 	if x := w.runnable.Pop(); x != nil {
 		// Dequeued before, it waited for its resources; the worker's
 		// release completed them.
+		e.timers.Poll()
 		if w.requeue != nil {
 			e.mu.Lock()
 			e.holdLocked(w)
@@ -306,6 +307,9 @@ func (e *Executor) next(w *worker, park bool) *waitset.Entity {
 		return x
 	}
 	for {
+		// Timers that fell due while every worker was busy, before the
+		// alarm's thread got a processor (see timers.Queue.Poll).
+		e.timers.Poll()
 		e.mu.Lock()
 		e.holdLocked(w)
 		x := e.popLocked()
@@ -434,6 +438,7 @@ func (e *Executor) dispatch(w *worker, x *waitset.Entity) int {
 		}
 	}
 	for {
+		e.timers.Poll() // as in next: this loop may run long
 		g.mu.Lock()
 		y := g.q.Pop()
 		g.mu.Unlock()

@@ -34,6 +34,13 @@ func (System) Now() time.Time { return time.Now() }
 // of its own.
 func (System) NewAlarm(f func()) Alarm { return &sysAlarm{f: f} }
 
+// realTime marks the clocks that keep the time of the machine, which the
+// time-stamp counter keeps too: queues on them can be polled (Queue.Poll).
+// A clock that embeds one of them is one of them.
+type realTime interface{ realTime() }
+
+func (System) realTime() {}
+
 type sysAlarm struct {
 	mu sync.Mutex
 	f  func()

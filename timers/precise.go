@@ -36,6 +36,8 @@ const PreciseGrid = 100 * time.Microsecond
 // Now returns time.Now().
 func (Precise) Now() time.Time { return time.Now() }
 
+func (Precise) realTime() {}
+
 // Grid returns PreciseGrid: timer queues align first deadlines to it.
 func (Precise) Grid() time.Duration { return PreciseGrid }
 

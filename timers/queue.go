@@ -8,8 +8,10 @@ import (
 	"math/bits"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
+	"github.com/robotexec/robotexec/internal/tsc"
 	"github.com/robotexec/robotexec/waitset"
 )
 
@@ -38,6 +40,12 @@ type Queue struct {
 	// Scratch of takeDue.
 	dueSlots []slot
 	stack    []int
+
+	// nsPerTick is the time-stamp counter's period where the queue can be
+	// polled (see Poll), else 0. pollAt is the counter's reading at the
+	// armed deadline, 0 when none is armed.
+	nsPerTick float64
+	pollAt    atomic.Int64
 }
 
 // NewQueue returns a queue on clock c (nil means [System]) that triggers its
@@ -47,6 +55,9 @@ func NewQueue(c Clock, set *waitset.Set) *Queue {
 		c = System{}
 	}
 	q := &Queue{clock: c, set: set, base: c.Now()}
+	if _, ok := c.(realTime); ok {
+		q.nsPerTick = tsc.NsPerTick()
+	}
 	if g, ok := c.(interface{ Grid() time.Duration }); ok {
 		q.grid = g.Grid()
 	}
@@ -113,6 +124,7 @@ func (q *Queue) Stop() {
 	q.heap = nil
 	q.alarm.Stop()
 	q.armedAt = time.Time{}
+	q.pollAt.Store(0)
 	q.mu.Unlock()
 	// Closed outside the lock: a ring under way, which Close waits for,
 	// takes it.
@@ -129,6 +141,7 @@ func (q *Queue) ring() {
 		return
 	}
 	q.armedAt = time.Time{}
+	q.pollAt.Store(0)
 	now := q.clock.Now()
 	fired := q.dueBuf[:0]
 	fired = q.takeDue(q.key(now), fired)
@@ -211,6 +224,34 @@ func (q *Queue) rearm() {
 	if q.armedAt.IsZero() || next.Before(q.armedAt) {
 		q.armedAt = next
 		q.alarm.Set(next)
+		if q.nsPerTick != 0 {
+			now, ticks := q.clock.Now(), tsc.Read()
+			q.pollAt.Store(max(ticks+int64(float64(next.Sub(now))/q.nsPerTick), 1))
+		}
+	}
+}
+
+// Poll serves the timers that are due, as the alarm's ring does, if the
+// armed deadline has passed. An executor's workers call it between
+// callbacks: when every processor is busy, the thread that waits for the
+// alarm may get one milliseconds late (the kernel's time slices, a virtual
+// machine's), while a worker that finishes a callback is already running.
+//
+// It costs an atomic load when no timer is armed, and a read of the CPU's
+// time-stamp counter when one is. It does nothing on a queue whose clock
+// is not System or Precise (or a clock that embeds one), or where the
+// counter is not trusted (see internal/tsc): there, only the alarm serves
+// the timers.
+func (q *Queue) Poll() {
+	if at := q.pollAt.Load(); at != 0 {
+		q.poll(at)
+	}
+}
+
+func (q *Queue) poll(at int64) {
+	// One of the workers that find the deadline passed rings.
+	if tsc.Read() >= at && q.pollAt.CompareAndSwap(at, 0) {
+		q.ring()
 	}
 }
 

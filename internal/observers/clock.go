@@ -1,8 +1,9 @@
 package observers
 
 import (
-	"sync"
 	"time"
+
+	"github.com/robotexec/robotexec/internal/tsc"
 )
 
 // clock reads a cheap monotonic time in ticks: the time-stamp counter when
@@ -16,49 +17,22 @@ type clock struct {
 // the monotonic clock when its argument carries a monotonic reading.
 var epoch = time.Now()
 
-var (
-	calibrateOnce sync.Once
-	calibrated    float64 // ns per tick, 0 if the counter is not usable
-)
-
-// calibrateWindow is how long the counter is measured against the
-// monotonic clock: the error is about 50 ns over it, 5 ppm.
-const calibrateWindow = 10 * time.Millisecond
-
 // newClock returns the time-stamp counter's clock if it is trusted (and
 // monotonic is false), else the monotonic clock.
 func newClock(monotonic bool) clock {
-	if monotonic {
-		return clock{scale: newScale(1)}
+	if !monotonic {
+		if f := tsc.NsPerTick(); f != 0 {
+			return clock{tsc: true, scale: newScale(f)}
+		}
 	}
-	calibrateOnce.Do(func() {
-		if !tscTrusted() {
-			return
-		}
-		t0 := time.Now()
-		c0 := rdtsc()
-		var d time.Duration
-		var c1 uint64
-		for d < calibrateWindow {
-			c1 = rdtsc()
-			d = time.Since(t0)
-		}
-		f := float64(d) / float64(c1-c0)
-		if f > 0.01 && f < 10 { // between 100 MHz and 100 GHz
-			calibrated = f
-		}
-	})
-	if calibrated == 0 {
-		return clock{scale: newScale(1)}
-	}
-	return clock{tsc: true, scale: newScale(calibrated)}
+	return clock{scale: newScale(1)}
 }
 
 // now returns the current time in ticks. It is small enough to inline:
 // one call, to the counter or to monotonic.
 func (c *clock) now() int64 {
 	if c.tsc {
-		return int64(rdtsc())
+		return tsc.Read()
 	}
 	return monotonic()
 }

@@ -1,8 +1,8 @@
 //go:build !amd64
 
-package observers
+package tsc
 
 // rdtsc is never called where there is no time-stamp counter to read.
 func rdtsc() uint64 { return 0 }
 
-func tscTrusted() bool { return false }
+func trusted() bool { return false }

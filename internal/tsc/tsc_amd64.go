@@ -1,4 +1,4 @@
-package observers
+package tsc
 
 import (
 	"os"
@@ -9,9 +9,9 @@ import (
 // rdtsc reads the CPU's time-stamp counter.
 func rdtsc() uint64
 
-// tscTrusted reports whether the kernel keeps time with the time-stamp
+// trusted reports whether the kernel keeps time with the time-stamp
 // counter: it then found it invariant and synchronized across CPUs.
-func tscTrusted() bool {
+func trusted() bool {
 	if runtime.GOOS != "linux" {
 		return false
 	}

@@ -1,0 +1,48 @@
+// Package tsc reads the CPU's time-stamp counter, where the kernel trusts
+// it, as a clock cheaper than Go's monotonic one: about 10 ns a read here
+// against about 26 ns, with no system call.
+package tsc
+
+import (
+	"sync"
+	"time"
+)
+
+// Read returns the time-stamp counter, in ticks. It must be called only
+// where NsPerTick is not 0.
+func Read() int64 { return int64(rdtsc()) }
+
+var (
+	calibrateOnce sync.Once
+	calibrated    float64 // ns per tick, 0 if the counter is not usable
+)
+
+// calibrateWindow is how long the counter is measured against the
+// monotonic clock: the error is about 50 ns over it, 5 ppm.
+const calibrateWindow = 10 * time.Millisecond
+
+// NsPerTick returns the counter's period in nanoseconds, measured against
+// the monotonic clock the first time it is called (which takes 10 ms), or
+// 0 if the counter is not to be used: not amd64 Linux, or the kernel does
+// not keep time with it (it then found it not invariant, or not
+// synchronized across CPUs).
+func NsPerTick() float64 {
+	calibrateOnce.Do(func() {
+		if !trusted() {
+			return
+		}
+		t0 := time.Now()
+		c0 := rdtsc()
+		var d time.Duration
+		var c1 uint64
+		for d < calibrateWindow {
+			c1 = rdtsc()
+			d = time.Since(t0)
+		}
+		f := float64(d) / float64(c1-c0)
+		if f > 0.01 && f < 10 { // between 100 MHz and 100 GHz
+			calibrated = f
+		}
+	})
+	return calibrated
+}

@@ -1,0 +1,72 @@
+package timers_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/robotexec/robotexec/internal/tsc"
+	"github.com/robotexec/robotexec/timers"
+	"github.com/robotexec/robotexec/waitset"
+)
+
+// deaf is the system clock with alarms that never ring: only Poll serves
+// its queue's timers.
+type deaf struct{ timers.System }
+
+type deafAlarm struct{}
+
+func (deaf) NewAlarm(func()) timers.Alarm { return deafAlarm{} }
+func (deafAlarm) Set(time.Time)           {}
+func (deafAlarm) Stop()                   {}
+
+func TestPollServesDueTimers(t *testing.T) {
+	set := waitset.New(nil, nil)
+	q := timers.NewQueue(deaf{}, set)
+	defer q.Stop()
+	tm, err := q.NewTimer(5*time.Millisecond, false)
+	require.NoError(t, err)
+	tm.Reset()
+	q.Poll()
+	var run waitset.List
+	n, _ := set.Take(&run)
+	require.Zero(t, n, "not due yet")
+
+	deadline, ok := tm.Deadline()
+	require.True(t, ok)
+	time.Sleep(time.Until(deadline) + time.Millisecond)
+	q.Poll()
+	n, _ = set.Take(&run)
+	if tsc.NsPerTick() == 0 {
+		require.Zero(t, n, "no counter: only the alarm serves the queue")
+		return
+	}
+	require.Equal(t, 1, n, "due: served by Poll")
+	require.Same(t, &tm.Entity, run.Pop())
+	tm.Start()
+	ev, ok := tm.Call()
+	require.True(t, ok)
+	require.Equal(t, deadline, ev.Expected)
+	tm.Finish(false)
+
+	// Served once: polling again before the next deadline does nothing.
+	q.Poll()
+	n, _ = set.Take(&run)
+	require.Zero(t, n)
+}
+
+func TestPollIgnoresSimulatedClocks(t *testing.T) {
+	clk := timers.NewSim(time.Unix(0, 0))
+	set := waitset.New(nil, nil)
+	q := timers.NewQueue(clk, set)
+	defer q.Stop()
+	tm, err := q.NewTimer(time.Millisecond, false)
+	require.NoError(t, err)
+	tm.Reset()
+	time.Sleep(2 * time.Millisecond) // real time passes, simulated time does not
+	q.Poll()
+	var run waitset.List
+	n, _ := set.Take(&run)
+	require.Zero(t, n)
+}
