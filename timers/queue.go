@@ -46,6 +46,13 @@ type Queue struct {
 	// armed deadline, 0 when none is armed.
 	nsPerTick float64
 	pollAt    atomic.Int64
+
+	// lead is how long before a deadline the alarm rings first, for
+	// early (see SetEarly); 0 for none. early reports that the alarm is
+	// set lead ahead of armedAt.
+	lead    time.Duration
+	onEarly func(deadline time.Time)
+	early   bool
 }
 
 // NewQueue returns a queue on clock c (nil means [System]) that triggers its
@@ -60,6 +67,9 @@ func NewQueue(c Clock, set *waitset.Set) *Queue {
 	}
 	if g, ok := c.(interface{ Grid() time.Duration }); ok {
 		q.grid = g.Grid()
+	}
+	if l, ok := c.(interface{ Lead() time.Duration }); ok {
+		q.lead = l.Lead()
 	}
 	q.alarm = c.NewAlarm(q.ring)
 	return q
@@ -134,21 +144,57 @@ func (q *Queue) Stop() {
 }
 
 // ring is the alarm's function: it triggers every timer that is due.
-func (q *Queue) ring() {
+func (q *Queue) ring() { q.serve(false) }
+
+// serve triggers every timer that is due, quietly (without the wait set's
+// wake-up) for a Poll: the polling worker takes them itself.
+func (q *Queue) serve(quiet bool) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	if q.stopped {
 		return
 	}
-	q.armedAt = time.Time{}
-	q.pollAt.Store(0)
 	now := q.clock.Now()
+	if q.early && len(q.heap) > 0 && q.heap[0].t.next.After(now) {
+		d := q.heap[0].t.next
+		if d.Sub(now) > q.lead+q.lead/2 {
+			// Not the early ring: a ring that was under way when a
+			// Poll served the previous deadline and set the alarm
+			// for this one.
+			return
+		}
+		q.early = false
+		// The early ring: tell the executor, which puts a worker on a
+		// processor for the deadline, and ring again a lead after the
+		// deadline, in case no worker polls (the polling worker sets
+		// the alarm for the next deadline before that, see serve).
+		q.arm(d, d.Add(q.lead))
+		q.onEarly(d)
+		return
+	}
+	q.armedAt = time.Time{}
+	q.early = false
+	q.pollAt.Store(0)
 	fired := q.dueBuf[:0]
 	fired = q.takeDue(q.key(now), fired)
 	// Triggering under the lock orders it before a concurrent Stop.
-	q.set.TriggerAll(fired)
+	if quiet {
+		q.set.TriggerAllQuiet(fired)
+	} else {
+		q.set.TriggerAll(fired)
+	}
+	n := len(fired)
 	clear(fired)
 	q.dueBuf = fired[:0]
+	if quiet && n > 0 {
+		// Setting the alarm is a system call, microseconds in a virtual
+		// machine, which the timers just served would wait for: the
+		// first of them to be called sets it, after reading its time
+		// (Timer.Call), or else the next Poll (pollAt 1 is always
+		// past).
+		q.pollAt.Store(1)
+		return
+	}
 	q.rearm()
 }
 
@@ -222,17 +268,47 @@ func (q *Queue) rearm() {
 	}
 	next := q.heap[0].t.next
 	if q.armedAt.IsZero() || next.Before(q.armedAt) {
-		q.armedAt = next
-		q.alarm.Set(next)
-		if q.nsPerTick != 0 {
-			now, ticks := q.clock.Now(), tsc.Read()
-			q.pollAt.Store(max(ticks+int64(float64(next.Sub(now))/q.nsPerTick), 1))
+		q.early = q.lead > 0 && q.onEarly != nil
+		if q.early {
+			q.arm(next, next.Add(-q.lead))
+		} else {
+			q.arm(next, next)
 		}
 	}
 }
 
+// arm arms deadline d: the alarm rings at, and the counter's reading for
+// Poll is set for d. q.mu must be held.
+func (q *Queue) arm(d, at time.Time) {
+	q.armedAt = d
+	q.alarm.Set(at)
+	if q.nsPerTick != 0 {
+		now, ticks := q.clock.Now(), tsc.Read()
+		q.pollAt.Store(max(ticks+int64(float64(d.Sub(now))/q.nsPerTick), 1))
+	}
+}
+
+// SetEarly asks the queue to call f with each deadline, lead ahead of it,
+// on a clock with a lead (Precise: PreciseLead), from the alarm's
+// goroutine, with the queue's lock held: f must be quick and must not use
+// the queue. The alarm then rings early, and again a lead after the
+// deadline unless a Poll serves the deadline first: an executor uses it
+// to have a worker running, polling, when the deadline comes, rather than
+// waking one after it. Call it before arming timers.
+func (q *Queue) SetEarly(f func(deadline time.Time)) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.onEarly = f
+}
+
+// Lead returns how long before a deadline SetEarly's function is called:
+// the clock's lead, 0 when it has none.
+func (q *Queue) Lead() time.Duration { return q.lead }
+
 // Poll serves the timers that are due, as the alarm's ring does, if the
-// armed deadline has passed. An executor's workers call it between
+// armed deadline has passed, but without the wait set's wake-up: the
+// caller is to take them (an executor's worker that finds more work than
+// it takes wakes another). An executor's workers call it between
 // callbacks: when every processor is busy, the thread that waits for the
 // alarm may get one milliseconds late (the kernel's time slices, a virtual
 // machine's), while a worker that finishes a callback is already running.
@@ -251,7 +327,7 @@ func (q *Queue) Poll() {
 func (q *Queue) poll(at int64) {
 	// One of the workers that find the deadline passed rings.
 	if tsc.Read() >= at && q.pollAt.CompareAndSwap(at, 0) {
-		q.ring()
+		q.serve(true)
 	}
 }
 

@@ -115,6 +115,11 @@ func (t *Timer) Call() (Event, bool) {
 	now := q.clock.Now() // read outside the lock, which the ring holds long
 	q.mu.Lock()
 	defer q.mu.Unlock()
+	if q.armedAt.IsZero() && !q.stopped {
+		// A Poll served timers and left the alarm for their first
+		// call to set, after the call's time was read (see serve).
+		defer q.rearm()
+	}
 	if t.state != due {
 		return Event{}, false
 	}

@@ -84,7 +84,14 @@ func (s *Set) push(e *Entity) {
 // TriggerAll triggers every entity of es as one step, so that those that
 // enter waiting ∩ wait set land in the same batch: a timer queue uses it for
 // the timers that fall due together. Every entity must be registered with s.
-func (s *Set) TriggerAll(es []*Entity) {
+func (s *Set) TriggerAll(es []*Entity) { s.triggerAll(es, true) }
+
+// TriggerAllQuiet is TriggerAll without the set's wake-up: for triggers
+// made by a worker that takes the work itself next, as with
+// Entity.TriggerQuiet.
+func (s *Set) TriggerAllQuiet(es []*Entity) { s.triggerAll(es, false) }
+
+func (s *Set) triggerAll(es []*Entity, wake bool) {
 	for _, e := range es {
 		if e.set != s {
 			// Checked before any entity is touched, so that a misuse
@@ -130,7 +137,7 @@ func (s *Set) TriggerAll(es []*Entity) {
 	for _, ev := range entered {
 		s.obs.Observe(ev)
 	}
-	if s.wake != nil {
+	if wake && s.wake != nil {
 		s.wake()
 	}
 }

@@ -1,0 +1,83 @@
+package timers_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/robotexec/robotexec/timers"
+	"github.com/robotexec/robotexec/waitset"
+)
+
+// leadSim is a simulated clock with a lead, as Precise has one.
+type leadSim struct{ *timers.Sim }
+
+const lead = 100 * time.Microsecond
+
+func (leadSim) Lead() time.Duration { return lead }
+
+// TestEarlyRing checks SetEarly on a clock with a lead: the alarm rings a
+// lead ahead of each deadline and calls the function with the deadline,
+// triggering nothing; with no Poll to serve the deadline (a simulated
+// clock is not polled), the alarm rings again a lead after it and serves
+// it then.
+func TestEarlyRing(t *testing.T) {
+	start := time.Unix(0, 0)
+	clk := leadSim{timers.NewSim(start)}
+	set := waitset.New(nil, nil)
+	q := timers.NewQueue(clk, set)
+	defer q.Stop()
+	require.Equal(t, lead, q.Lead())
+	var early []time.Time
+	q.SetEarly(func(d time.Time) { early = append(early, d) })
+	tm, err := q.NewTimer(time.Millisecond, false)
+	require.NoError(t, err)
+	tm.Reset()
+	first := start.Add(time.Millisecond)
+	var run waitset.List
+
+	next, ok := clk.Next()
+	require.True(t, ok)
+	require.Equal(t, first.Add(-lead), next, "the alarm rings a lead ahead")
+	clk.AdvanceTo(next)
+	require.Equal(t, []time.Time{first}, early)
+	n, _ := set.Take(&run)
+	require.Zero(t, n, "nothing is due yet")
+
+	next, _ = clk.Next()
+	require.Equal(t, first.Add(lead), next, "and again a lead after the deadline")
+	clk.AdvanceTo(first)
+	n, _ = set.Take(&run)
+	require.Zero(t, n, "no Poll served the deadline")
+	clk.AdvanceTo(next)
+	n, _ = set.Take(&run)
+	require.Equal(t, 1, n, "the late ring serves it")
+	require.Same(t, &tm.Entity, run.Pop())
+	tm.Start()
+	ev, ok := tm.Call()
+	require.True(t, ok)
+	require.Equal(t, first, ev.Expected)
+	tm.Finish(false)
+
+	// The call re-armed the timer: early again for the next deadline.
+	next, _ = clk.Next()
+	require.Equal(t, first.Add(time.Millisecond-lead), next)
+	clk.AdvanceTo(next)
+	require.Equal(t, []time.Time{first, first.Add(time.Millisecond)}, early)
+}
+
+// TestNoEarlyWithoutLead: a clock without a lead never rings early.
+func TestNoEarlyWithoutLead(t *testing.T) {
+	clk := timers.NewSim(time.Unix(0, 0))
+	q := timers.NewQueue(clk, waitset.New(nil, nil))
+	defer q.Stop()
+	require.Zero(t, q.Lead())
+	q.SetEarly(func(time.Time) { t.Fatal("rang early") })
+	tm, err := q.NewTimer(time.Millisecond, false)
+	require.NoError(t, err)
+	tm.Reset()
+	next, _ := clk.Next()
+	require.Equal(t, time.Unix(0, 0).Add(time.Millisecond), next)
+	clk.AdvanceTo(next)
+}
