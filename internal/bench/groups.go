@@ -125,7 +125,7 @@ func (s *suite) cost() ([]Metric, error) {
 // (executor.timer_source: precise, where supported), and its name.
 func defaultClock() (timers.Clock, string) {
 	if timers.PreciseSupported() {
-		return timers.Precise{}, "the precise timer source (robotexec run's default: a timerfd thread, GOMAXPROCS raised to workers+1 during its runs)"
+		return timers.Precise{}, "the precise timer source (robotexec run's default: a timerfd in the poller, GOMAXPROCS raised to workers+1 during its runs)"
 	}
 	return timers.System{}, "Go's timers (robotexec run's default here: no precise timer source)"
 }
