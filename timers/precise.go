@@ -8,8 +8,10 @@ import "time"
 // within tens of microseconds of its deadline instead of the Go runtime
 // timers' rounding to whole milliseconds when the process idles. The
 // thread that waits in the poller wakes at the deadline, rings, and then
-// runs the worker the ring woke, on the same thread. Elsewhere it is
-// System.
+// runs the worker the ring woke, on the same thread; with an executor, the
+// queue rings a lead ahead of the deadline instead (PreciseLead, see
+// Queue.SetEarly), so that a worker is running when it comes. Elsewhere
+// it is System.
 //
 // Costs: one goroutine and one file descriptor per alarm (a timer queue
 // has one alarm for all its timers), and a wake-up of the process per
