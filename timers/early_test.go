@@ -81,3 +81,29 @@ func TestNoEarlyWithoutLead(t *testing.T) {
 	require.Equal(t, time.Unix(0, 0).Add(time.Millisecond), next)
 	clk.AdvanceTo(next)
 }
+
+// TestEarlyWithinLead: a deadline armed within the lead of now gets its
+// early call at once, from the arming, and the alarm only as the late
+// fallback a lead after it.
+func TestEarlyWithinLead(t *testing.T) {
+	start := time.Unix(0, 0)
+	clk := leadSim{timers.NewSim(start)}
+	set := waitset.New(nil, nil)
+	q := timers.NewQueue(clk, set)
+	defer q.Stop()
+	var early []time.Time
+	q.SetEarly(func(d time.Time) { early = append(early, d) })
+	tm, err := q.NewTimer(lead/2, true)
+	require.NoError(t, err)
+	tm.Reset()
+	d := start.Add(lead / 2)
+	require.Equal(t, []time.Time{d}, early, "called by Reset")
+	next, ok := clk.Next()
+	require.True(t, ok)
+	require.Equal(t, d.Add(lead), next)
+	clk.AdvanceTo(next)
+	var run waitset.List
+	n, _ := set.Take(&run)
+	require.Equal(t, 1, n)
+	require.Len(t, early, 1)
+}

@@ -269,10 +269,17 @@ func (q *Queue) rearm() {
 	next := q.heap[0].t.next
 	if q.armedAt.IsZero() || next.Before(q.armedAt) {
 		q.early = q.lead > 0 && q.onEarly != nil
-		if q.early {
-			q.arm(next, next.Add(-q.lead))
-		} else {
+		switch {
+		case !q.early:
 			q.arm(next, next)
+		case next.Sub(q.clock.Now()) <= q.lead:
+			// Within the lead already (deadlines close together):
+			// the early ring is now, without the alarm's wake-up.
+			q.early = false
+			q.arm(next, next.Add(q.lead))
+			q.onEarly(next)
+		default:
+			q.arm(next, next.Add(-q.lead))
 		}
 	}
 }
