@@ -159,7 +159,9 @@ func New(opts Options) *Executor {
 	e := &Executor{opts: opts, log: opts.Logger, obs: opts.Observer}
 	e.set = waitset.New(e.wake, opts.Observer)
 	e.timers = timers.NewQueue(opts.Clock, e.set)
-	if tsc.NsPerTick() != 0 && e.timers.Lead() > 0 {
+	if e.timers.Pollable() && e.timers.Lead() > 0 {
+		// Only a queue its workers can poll: early's spinning reads
+		// the counter against the clock's deadlines.
 		e.timers.SetEarly(e.early)
 	}
 	e.workers = make([]*worker, opts.Workers)
@@ -332,8 +334,11 @@ func (e *Executor) work(w *worker) {
 func (e *Executor) next(w *worker, park bool) *waitset.Entity {
 	if x := w.runnable.Pop(); x != nil {
 		// Dequeued before, it waited for its resources; the worker's
-		// release completed them.
-		e.timers.Poll()
+		// release completed them. Timers a Poll serves here wait for
+		// this run: another worker is woken for them.
+		if e.timers.Poll() {
+			e.wake()
+		}
 		if w.requeue != nil {
 			e.mu.Lock()
 			e.holdLocked(w)
@@ -479,7 +484,9 @@ func (e *Executor) dispatch(w *worker, x *waitset.Entity) int {
 		}
 	}
 	for {
-		e.timers.Poll() // as in next: this loop may run long
+		if e.timers.Poll() { // as in next: this loop may run long
+			e.wake() // the timers would wait for the group's callbacks
+		}
 		g.mu.Lock()
 		y := g.q.Pop()
 		g.mu.Unlock()

@@ -2,6 +2,7 @@ package executor_test
 
 import (
 	"context"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -80,4 +81,94 @@ func TestBusyWorkersServeDueTimers(t *testing.T) {
 	}
 	cancel()
 	require.NoError(t, <-done)
+}
+
+// TestPreciseWatchdogReset: a one-shot timer reset before it falls due
+// (a watchdog) fires on the precise timer source, whose queue rings early.
+func TestPreciseWatchdogReset(t *testing.T) {
+	ex := executor.New(executor.Options{Workers: 2, Clock: timers.Precise{}, Logger: quiet()})
+	o := ex.NewOwner("watchdog", nil)
+	fired := make(chan struct{}, 1)
+	tm, err := o.NewOneShot(5*time.Millisecond, func(timers.Event) { fired <- struct{}{} })
+	require.NoError(t, err)
+	stop := run(t, ex)
+	defer stop()
+	time.Sleep(2 * time.Millisecond)
+	tm.Reset()
+	select {
+	case <-fired:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the watchdog never fired after its reset")
+	}
+}
+
+// TestPolledTimerWakesAWorker: a worker running a mutually exclusive
+// group's queue polls the timers between the group's callbacks; a timer
+// it serves there must not wait for the group's next callback while
+// another worker sleeps: the next callback waits for the timer, which
+// fires on the other worker.
+func TestPolledTimerWakesAWorker(t *testing.T) {
+	if tsc.NsPerTick() == 0 {
+		t.Log("no trusted time-stamp counter: the alarm serves the timer")
+	}
+	ex := executor.New(executor.Options{Workers: 2, Clock: deaf{}, Logger: quiet()})
+	if tsc.NsPerTick() == 0 {
+		ex = executor.New(executor.Options{Workers: 2, Logger: quiet()})
+	}
+	g := ex.NewOwner("group", ex.NewGroup("g", executor.MutuallyExclusive))
+	bus := subscribers.NewBus()
+	fired := make(chan struct{})
+	start := time.Now()
+	_, err := ex.NewOwner("timer", nil).NewOneShot(20*time.Millisecond, func(timers.Event) { close(fired) })
+	require.NoError(t, err)
+	var timedOut atomic.Bool
+	_, err = g.Subscribe(bus, "first", func(subscribers.Message) {
+		// The other worker queued "second" on the group and parked;
+		// the timer falls due while this callback runs.
+		for ex.Stats().Parked < 1 || time.Since(start) < 25*time.Millisecond {
+			time.Sleep(100 * time.Microsecond)
+		}
+	})
+	require.NoError(t, err)
+	_, err = g.Subscribe(bus, "second", func(subscribers.Message) {
+		select {
+		case <-fired:
+		case <-time.After(10 * time.Second):
+			timedOut.Store(true)
+		}
+	})
+	require.NoError(t, err)
+	stop := run(t, ex)
+	first, _ := bus.Publisher("first")
+	second, _ := bus.Publisher("second")
+	first.Publish(nil)
+	second.Publish(nil)
+	select {
+	case <-fired:
+	case <-time.After(20 * time.Second):
+		t.Fatal("the timer never fired")
+	}
+	stop()
+	require.False(t, timedOut.Load(), "the timer waited for the group's callback")
+}
+
+// leadSim is a simulated clock with a lead, as Precise has one: the
+// executor must not spin for its deadlines, which are not the machine's
+// time.
+type leadSim struct{ *timers.Sim }
+
+func (leadSim) Lead() time.Duration { return 100 * time.Microsecond }
+
+func TestNoEarlySpinOnSimulatedClocks(t *testing.T) {
+	clk := leadSim{timers.NewSim(time.Now())}
+	ex := executor.New(executor.Options{Workers: 1, Clock: clk, Logger: quiet()})
+	_, err := ex.NewOwner("o", nil).NewOneShot(time.Hour, func(timers.Event) {})
+	require.NoError(t, err)
+	stop := run(t, ex)
+	time.Sleep(10 * time.Millisecond)
+	clk.Advance(time.Hour - 50*time.Microsecond) // within the lead
+	time.Sleep(10 * time.Millisecond)
+	t0 := time.Now()
+	stop()
+	require.Less(t, time.Since(t0), 5*time.Second, "a worker spun toward a simulated deadline")
 }

@@ -107,3 +107,39 @@ func TestEarlyWithinLead(t *testing.T) {
 	require.Equal(t, 1, n)
 	require.Len(t, early, 1)
 }
+
+// TestEarlyRingOfAMovedHead: the head of the heap moves later while its
+// early ring is pending (a watchdog's Reset, a Cancel): the early ring,
+// now too early for the new head, arms the alarm for it, so that it is
+// served.
+func TestEarlyRingOfAMovedHead(t *testing.T) {
+	for _, move := range []string{"reset", "cancel"} {
+		t.Run(move, func(t *testing.T) {
+			start := time.Unix(0, 0)
+			clk := leadSim{timers.NewSim(start)}
+			set := waitset.New(nil, nil)
+			q := timers.NewQueue(clk, set)
+			defer q.Stop()
+			q.SetEarly(func(time.Time) {})
+			head, err := q.NewTimer(time.Millisecond, true)
+			require.NoError(t, err)
+			later, err := q.NewTimer(5*time.Millisecond, false)
+			require.NoError(t, err)
+			head.Reset() // due at 1 ms: the alarm at 0.9 ms
+			later.Reset()
+			clk.Advance(500 * time.Microsecond)
+			want := later
+			if move == "reset" {
+				head.Reset() // due at 1.5 ms now
+				want = head
+			} else {
+				head.Cancel()
+			}
+			clk.Advance(10 * time.Millisecond)
+			var run waitset.List
+			n, _ := set.Take(&run)
+			require.GreaterOrEqual(t, n, 1, "served by 10.5 ms")
+			require.Same(t, &want.Entity, run.Pop())
+		})
+	}
+}

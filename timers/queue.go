@@ -147,21 +147,29 @@ func (q *Queue) Stop() {
 func (q *Queue) ring() { q.serve(false) }
 
 // serve triggers every timer that is due, quietly (without the wait set's
-// wake-up) for a Poll: the polling worker takes them itself.
-func (q *Queue) serve(quiet bool) {
+// wake-up) for a Poll: the polling worker takes them itself. It returns
+// the number it triggered.
+func (q *Queue) serve(quiet bool) int {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	if q.stopped {
-		return
+		return 0
 	}
 	now := q.clock.Now()
 	if q.early && len(q.heap) > 0 && q.heap[0].t.next.After(now) {
 		d := q.heap[0].t.next
 		if d.Sub(now) > q.lead+q.lead/2 {
-			// Not the early ring: a ring that was under way when a
-			// Poll served the previous deadline and set the alarm
-			// for this one.
-			return
+			// Not the early ring of d: a ring that was under way when
+			// a Poll served the previous deadline and set the alarm
+			// for d, or the early ring of a head that a Reset or a
+			// Cancel since moved later. In the latter case nothing
+			// is set for d: arm it.
+			if !q.armedAt.Equal(d) {
+				q.armedAt = time.Time{}
+				q.early = false
+				q.rearm()
+			}
+			return 0
 		}
 		q.early = false
 		// The early ring: tell the executor, which puts a worker on a
@@ -170,7 +178,7 @@ func (q *Queue) serve(quiet bool) {
 		// the alarm for the next deadline before that, see serve).
 		q.arm(d, d.Add(q.lead))
 		q.onEarly(d)
-		return
+		return 0
 	}
 	q.armedAt = time.Time{}
 	q.early = false
@@ -193,9 +201,10 @@ func (q *Queue) serve(quiet bool) {
 		// (Timer.Call), or else the next Poll (pollAt 1 is always
 		// past).
 		q.pollAt.Store(1)
-		return
+		return n
 	}
 	q.rearm()
+	return n
 }
 
 // takeDue takes the timers due at key now out of the heap, marks them due
@@ -269,10 +278,16 @@ func (q *Queue) rearm() {
 	next := q.heap[0].t.next
 	if q.armedAt.IsZero() || next.Before(q.armedAt) {
 		q.early = q.lead > 0 && q.onEarly != nil
-		switch {
-		case !q.early:
+		if !q.early {
 			q.arm(next, next)
-		case next.Sub(q.clock.Now()) <= q.lead:
+			return
+		}
+		switch ahead := next.Sub(q.clock.Now()); {
+		case ahead <= 0:
+			// Due already: ring now.
+			q.early = false
+			q.arm(next, next)
+		case ahead <= q.lead:
 			// Within the lead already (deadlines close together):
 			// the early ring is now, without the alarm's wake-up.
 			q.early = false
@@ -325,18 +340,27 @@ func (q *Queue) Lead() time.Duration { return q.lead }
 // is not System or Precise (or a clock that embeds one), or where the
 // counter is not trusted (see internal/tsc): there, only the alarm serves
 // the timers.
-func (q *Queue) Poll() {
+//
+// It reports whether it served anything: the caller is to take it, or to
+// wake a worker that will.
+func (q *Queue) Poll() bool {
 	if at := q.pollAt.Load(); at != 0 {
-		q.poll(at)
+		return q.poll(at)
 	}
+	return false
 }
 
-func (q *Queue) poll(at int64) {
+func (q *Queue) poll(at int64) bool {
 	// One of the workers that find the deadline passed rings.
 	if tsc.Read() >= at && q.pollAt.CompareAndSwap(at, 0) {
-		q.serve(true)
+		return q.serve(true) > 0
 	}
+	return false
 }
+
+// Pollable reports whether Poll can serve the queue: its clock is System
+// or Precise (or embeds one) and the time-stamp counter is trusted.
+func (q *Queue) Pollable() bool { return q.nsPerTick != 0 }
 
 // push arms t at t.next. q.mu must be held.
 func (q *Queue) push(t *Timer) {
