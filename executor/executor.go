@@ -136,8 +136,9 @@ type worker struct {
 	// runnable holds dequeued entities whose resource requests the worker's
 	// releases completed; the worker runs them before taking new work.
 	runnable waitset.List
-	spun     bool     // the worker spun idle since it last found work
-	_        [64]byte // keeps workers' counters off each other's cache lines
+	spun     bool          // the worker spun idle since it last found work
+	spinFor  time.Duration // its next idle spin (see idleSpin)
+	_        [64]byte      // keeps workers' counters off each other's cache lines
 }
 
 // New returns an executor. Register callbacks through owners
@@ -289,8 +290,8 @@ func (e *Executor) spin(until int64) {
 	}
 }
 
-// idleSpin is how long a worker that runs out of work keeps looking for
-// more, yielding its processor between looks, before it parks.
+// idleSpin is the longest a worker that runs out of work keeps looking
+// for more, yielding its processor between looks, before it parks.
 //
 // Parking is cheap for the worker but not for the process: every wake-up
 // of a parked worker makes the Go scheduler start a spinning thread, and
@@ -300,20 +301,33 @@ func (e *Executor) spin(until int64) {
 // order makes the subscription's messages wait for it: at a million
 // messages a second on two workers, the p99 dispatch latency was 1–3 ms
 // with parking at once, 3–30 µs with this spin (internal/bench's
-// LatencyExecutor). The cost is at most idleSpin of a core per idle
-// period of each worker.
+// LatencyExecutor).
+//
+// The spin adapts, so that it costs little where it does not help: each
+// worker shortens its spin by an eighth of idleSpin (down to minIdleSpin)
+// when a spin ends without work, as under periodic timers, and spins the
+// whole idleSpin again as soon as work comes during one, as under a dense
+// stream of messages.
 const idleSpin = 20 * time.Microsecond
 
-// spinIdle looks for work until idleSpin has passed: a trigger into the
-// wait set ends it. Work that other workers hold or queue does not, as
-// they take it themselves.
-func (e *Executor) spinIdle() {
+// minIdleSpin is the shortest idle spin: a look or two.
+const minIdleSpin = time.Microsecond
+
+// spinIdle looks for work for about w.spinFor: a trigger into the wait
+// set ends it. Work that other workers hold or queue does not, as they
+// take it themselves. It adapts w.spinFor to what it found.
+func (e *Executor) spinIdle(w *worker) {
+	if w.spinFor == 0 {
+		w.spinFor = idleSpin
+	}
 	start := time.Now()
 	for i := 0; ; i++ {
 		if !e.set.Empty() {
+			w.spinFor = idleSpin
 			return
 		}
-		if i%8 == 7 && time.Since(start) > idleSpin {
+		if i%8 == 7 && time.Since(start) > w.spinFor {
+			w.spinFor = max(w.spinFor-idleSpin/8, minIdleSpin)
 			return
 		}
 		runtime.Gosched()
@@ -435,12 +449,12 @@ func (e *Executor) next(w *worker, park bool) *waitset.Entity {
 			e.spin(until)
 			continue
 		}
-		if !w.spun && idleSpin > 0 {
+		if !w.spun {
 			// Out of work: look for more a little while before
 			// sleeping, once per idle period (see idleSpin).
 			w.spun = true
 			e.mu.Unlock()
-			e.spinIdle()
+			e.spinIdle(w)
 			continue
 		}
 		w.spun = false
