@@ -336,3 +336,19 @@ func TestObserver(t *testing.T) {
 	require.Equal(t, want, got)
 	require.Equal(t, []bool{true, true, true, true, true, true}, readyBeforeWake)
 }
+
+// TestTriggerAllQuiet triggers like TriggerAll, without the wake-up.
+func TestTriggerAllQuiet(t *testing.T) {
+	wakes := 0
+	set := waitset.New(func() { wakes++ }, nil)
+	es := register(set, S, T)
+	set.TriggerAllQuiet(es)
+	require.Zero(t, wakes)
+	var run waitset.List
+	n, _ := set.Take(&run)
+	require.Equal(t, 2, n)
+	require.Same(t, es[1], run.Pop(), "timers first")
+	require.Same(t, es[0], run.Pop())
+	set.TriggerAll(nil)
+	require.Zero(t, wakes, "nothing triggered, nothing woken")
+}
