@@ -299,8 +299,8 @@ func (q *Queue) rearm() {
 	}
 }
 
-// arm arms deadline d: the alarm rings at, and the counter's reading for
-// Poll is set for d. q.mu must be held.
+// arm arms deadline d: the alarm is set to ring at time at, and Poll's
+// counter reading to d. q.mu must be held.
 func (q *Queue) arm(d, at time.Time) {
 	q.armedAt = d
 	q.alarm.Set(at)
@@ -311,9 +311,10 @@ func (q *Queue) arm(d, at time.Time) {
 }
 
 // SetEarly asks the queue to call f with each deadline, lead ahead of it,
-// on a clock with a lead (Precise: PreciseLead), from the alarm's
-// goroutine, with the queue's lock held: f must be quick and must not use
-// the queue. The alarm then rings early, and again a lead after the
+// on a clock with a lead (Precise: PreciseLead): from the alarm's
+// goroutine, or from the call that arms a deadline already within the
+// lead, with the queue's lock held: f must be quick and must not use the
+// queue. The alarm then rings early, and again a lead after the
 // deadline unless a Poll serves the deadline first: an executor uses it
 // to have a worker running, polling, when the deadline comes, rather than
 // waking one after it. Call it before arming timers.
