@@ -108,3 +108,25 @@ func TestPreciseQueueGridAndStop(t *testing.T) {
 	require.True(t, settle(func() bool { return runtime.NumGoroutine() <= goroutines }), "the alarm's goroutine exits")
 	require.Equal(t, files, openFiles(t), "the timerfd is closed")
 }
+
+// Timers started on the precise clock's grid fall due together: their
+// deadlines are whole grid steps apart, to the nanosecond of the monotonic
+// clock, however the wall clock drifts between their starts.
+func TestPreciseGridDeadlinesCoincide(t *testing.T) {
+	set := waitset.New(func() {}, nil)
+	q := timers.NewQueue(timers.Precise{}, set)
+	defer q.Stop()
+	var first time.Time
+	for i := range 500 {
+		tm, err := q.NewTimer(time.Hour, false)
+		require.NoError(t, err)
+		tm.Reset()
+		d, ok := tm.Deadline()
+		require.True(t, ok)
+		if i == 0 {
+			first = d
+		}
+		require.Zero(t, d.Sub(first)%timers.PreciseGrid, "deadline %d is %v after the first", i, d.Sub(first))
+		require.Zero(t, d.UnixNano()%int64(timers.PreciseGrid), "deadline %d on the grid", i)
+	}
+}

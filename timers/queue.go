@@ -77,15 +77,24 @@ func NewQueue(c Clock, set *waitset.Set) *Queue {
 
 // start returns the first deadline of a timer started at now: now plus
 // period, rounded up to the clock's grid, if it has one.
+//
+// The rounding is done on the queue's base: the deadline is the base plus
+// a duration, so that timers rounded to the same point of the grid have
+// the same deadline to the nanosecond. (Rounding each time's own wall
+// reading would not: the wall clock drifts against the monotonic one,
+// which orders the heap, by a few nanoseconds between two readings while
+// NTP slews it, and the timers would fall due apart.)
 func (q *Queue) start(now time.Time, period time.Duration) time.Time {
 	t := now.Add(period)
 	if q.grid <= 0 {
 		return t
 	}
-	if r := t.UnixNano() % int64(q.grid); r != 0 {
-		t = t.Add(q.grid - time.Duration(r))
+	wall0 := q.base.UnixNano()
+	w := wall0 + int64(t.Sub(q.base))
+	if r := w % int64(q.grid); r != 0 {
+		w += int64(q.grid) - r
 	}
-	return t
+	return q.base.Add(time.Duration(w - wall0))
 }
 
 // Clock returns the queue's clock.
