@@ -41,9 +41,9 @@ func (e *Executor) callTimer(en *entity, ev timers.Event) {
 	en.onTimer(ev)
 }
 
-func (e *Executor) callMessage(en *entity, m subscribers.Message) {
+func (e *Executor) callMessage(en *entity, m *subscribers.Message) {
 	defer e.recoverPanic(en)
-	en.onMsg(m)
+	en.onMsg(*m)
 }
 
 // recoverPanic turns a callback's panic into a logged, counted error; the

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/robotexec/robotexec/internal/tsc"
+	"github.com/robotexec/robotexec/subscribers"
 	"github.com/robotexec/robotexec/timers"
 	"github.com/robotexec/robotexec/waitset"
 )
@@ -138,7 +139,10 @@ type worker struct {
 	runnable waitset.List
 	spun     bool          // the worker spun idle since it last found work
 	spinFor  time.Duration // its next idle spin (see idleSpin)
-	_        [64]byte      // keeps workers' counters off each other's cache lines
+	// msg holds the message of the subscription the worker runs, taken
+	// straight from its queue (see run).
+	msg subscribers.Message
+	_   [64]byte // keeps workers' counters off each other's cache lines
 }
 
 // New returns an executor. Register callbacks through owners
@@ -585,7 +589,8 @@ func (e *Executor) run(w *worker, x *waitset.Entity, en *entity, hold bool) {
 			e.callTimer(en, ev)
 		}
 	} else {
-		m, seq, ok, left := en.sub.Take()
+		m := &w.msg
+		seq, ok, left := en.sub.TakeInto(m)
 		more = left
 		if e.obs != nil {
 			e.obs.Observe(waitset.Event{Op: waitset.Start, Entity: x, Worker: w.id, Seq: seq})

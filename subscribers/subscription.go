@@ -123,11 +123,7 @@ func (s *Subscription) Deliver(m Message) bool {
 			s.waiters--
 			continue
 		default: // DropOldest
-			old := s.ring[s.head]
-			s.ring[s.head] = item{}
-			s.head = (s.head + 1) % len(s.ring)
-			s.n--
-			s.drop(QueueFull, old.seq)
+			s.dropOldest()
 		}
 	}
 	if s.closed {
@@ -135,15 +131,19 @@ func (s *Subscription) Deliver(m Message) bool {
 		s.drop(Closed, 0)
 		return false
 	}
-	s.accept(m, false)
+	s.accept(&m, false)
 	s.mu.Unlock()
 	return true
 }
 
 // accept queues m; s.mu must be held and there must be room in the ring.
-func (s *Subscription) accept(m Message, quiet bool) {
+func (s *Subscription) accept(m *Message, quiet bool) {
 	s.seq++
-	s.ring[(s.head+s.n)%len(s.ring)] = item{msg: m, seq: s.seq}
+	// Stored field by field: a composite literal would be built, then
+	// copied.
+	it := &s.ring[s.wrap(s.head+s.n)]
+	it.msg = *m
+	it.seq = s.seq
 	s.n++
 	if obs := s.Set().Observer(); obs != nil {
 		obs.Observe(waitset.Event{Op: waitset.Accept, Entity: &s.Entity, Seq: s.seq})
@@ -185,17 +185,31 @@ func (s *Subscription) Offer(m Message, quiet bool) (accepted, overloaded bool) 
 		s.drop(QueueFull, 0)
 		return false, s.n >= s.opts.Threshold
 	case s.n >= s.opts.Depth && s.opts.Overflow == DropOldest:
-		old := s.ring[s.head]
-		s.ring[s.head] = item{}
-		s.head = (s.head + 1) % len(s.ring)
-		s.n--
-		s.drop(QueueFull, old.seq)
+		s.dropOldest()
 	}
 	if s.n == len(s.ring) {
 		s.grow()
 	}
-	s.accept(m, quiet)
+	s.accept(&m, quiet)
 	return true, s.n >= s.opts.Threshold
+}
+
+// dropOldest drops the front message to make room; s.mu must be held.
+func (s *Subscription) dropOldest() {
+	seq := s.ring[s.head].seq
+	s.ring[s.head] = item{}
+	s.head = s.wrap(s.head + 1)
+	s.n--
+	s.drop(QueueFull, seq)
+}
+
+// wrap returns ring index i, at most twice the ring's length, modulo the
+// length: a comparison where % would divide, on every message.
+func (s *Subscription) wrap(i int) int {
+	if i >= len(s.ring) {
+		i -= len(s.ring)
+	}
+	return i
 }
 
 // grow doubles the ring, for Offer beyond the depth.
@@ -236,14 +250,23 @@ func (s *Subscription) MuteUntilDrained(x *waitset.Entity) bool {
 // subscription's run starts. It returns the message and its sequence number
 // in this subscription, whether there was one, and whether more remain.
 func (s *Subscription) Take() (m Message, seq uint64, ok, more bool) {
+	seq, ok, more = s.TakeInto(&m)
+	return m, seq, ok, more
+}
+
+// TakeInto is Take that stores the message in *m (left as it is when the
+// queue is empty): the message is copied once, from the queue to m,
+// where Take's result is copied again by its caller.
+func (s *Subscription) TakeInto(m *Message) (seq uint64, ok, more bool) {
 	s.mu.Lock()
 	if s.n == 0 {
 		s.mu.Unlock()
-		return Message{}, 0, false, false
+		return 0, false, false
 	}
-	it := s.ring[s.head]
-	s.ring[s.head] = item{}
-	s.head = (s.head + 1) % len(s.ring)
+	it := &s.ring[s.head]
+	*m, seq = it.msg, it.seq
+	*it = item{}
+	s.head = s.wrap(s.head + 1)
 	s.n--
 	more = s.n > 0
 	if s.waiters > 0 && s.n <= s.opts.Depth/2 {
@@ -264,7 +287,7 @@ func (s *Subscription) Take() (m Message, seq uint64, ok, more bool) {
 	for _, x := range unmute {
 		x.Unmute()
 	}
-	return it.msg, it.seq, true, more
+	return seq, true, more
 }
 
 // Len returns the number of queued messages.
