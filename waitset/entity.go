@@ -182,8 +182,31 @@ func (e *Entity) Finish(more bool) bool {
 // FinishHeld is Finish for a scheduler that keeps the entities its workers
 // finish in a list of its own instead of the set's stack (saving the
 // stack's atomic operations): when it reports true, the caller must pass the
-// entity to [Set.Hold] and later take it with [Set.TakeWith].
-func (e *Entity) FinishHeld(more bool) bool { return e.finish(more) }
+// entity to [Set.Hold] and later take it with [Set.TakeWith]. A
+// subscription that FinishHeld reports ready moves straight to queued, in
+// the same atomic step, as it will be taken without fail: the model's
+// waiting ∩ wait set → queued of its next batch costs nothing more then
+// (its events are still observed when TakeWith takes it). A trigger
+// meanwhile keeps it in the wait set, as for any queued entity.
+func (e *Entity) FinishHeld(more bool) bool {
+	for {
+		old := e.word.Load()
+		if old&stateMask != uint32(Running) {
+			panic("waitset: finish of an entity that is " + State(old&stateMask).String())
+		}
+		next := old &^ stateMask
+		if more {
+			next |= inSet
+		}
+		ready := next&inSet != 0 && next&muted == 0
+		if ready && e.kind == Subscription {
+			next = next&^inSet | uint32(Queued)
+		}
+		if e.word.CompareAndSwap(old, next) {
+			return ready
+		}
+	}
+}
 
 func (e *Entity) finish(more bool) bool {
 	for {

@@ -147,14 +147,22 @@ func (s *Set) triggerAll(es []*Entity, wake bool) {
 // now on e counts as in waiting ∩ wait set. Subscriptions on the set's
 // stack, which became ready before e, move to held first, so that held
 // stays in readiness order; when the stack is empty, as it mostly is while
-// workers keep the queues busy, Hold makes no atomic write. A timer is
-// pushed on the timers' stack instead.
+// workers keep the queues busy, Hold makes no atomic write. Every entity in
+// held is queued already (see FinishHeld): TakeWith only records it. A
+// timer is pushed on the timers' stack instead.
 func (s *Set) Hold(e *Entity, held *List) {
 	if e.kind == Timer {
 		s.push(e)
 		return
 	}
-	s.drain(1, held)
+	if s.pending[1].Load() != nil {
+		var l List
+		s.drain(1, &l)
+		for x := l.head; x != nil; x = x.next {
+			x.take()
+		}
+		held.Append(&l)
+	}
 	e.readies++
 	held.Push(e)
 	if s.obs != nil {
@@ -193,20 +201,22 @@ func (s *Set) Take(dst *List) (n int, batch uint64) { return s.TakeWith(dst, dst
 // that also takes the subscriptions of held (see Hold), which became ready
 // before those on the set's stack, leaving held empty.
 func (s *Set) TakeWith(timers, subs, held *List) (n int, batch uint64) {
-	var ts, ss List
+	var ts, ss, hs List
 	s.drain(0, &ts)
 	if held != nil {
-		ss.Append(held)
+		hs.Append(held)
 	}
 	s.drain(1, &ss)
-	if ts.Len()+ss.Len() == 0 {
+	if ts.Len()+hs.Len()+ss.Len() == 0 {
 		return 0, 0
 	}
 	batch = s.batches.Add(1)
-	s.enqueue(&ts, batch)
-	s.enqueue(&ss, batch)
-	n = ts.Len() + ss.Len()
+	s.enqueue(&ts, batch, true)
+	s.enqueue(&hs, batch, false) // queued by FinishHeld or Hold
+	s.enqueue(&ss, batch, true)
+	n = ts.Len() + hs.Len() + ss.Len()
 	timers.Append(&ts)
+	subs.Append(&hs)
 	subs.Append(&ss)
 	return n, batch
 }
@@ -219,16 +229,22 @@ func (s *Set) TakeTimers(dst *List) (n int, batch uint64) {
 		return 0, 0
 	}
 	batch = s.batches.Add(1)
-	s.enqueue(&ts, batch)
+	s.enqueue(&ts, batch, true)
 	n = ts.Len()
 	dst.Append(&ts)
 	return n, batch
 }
 
-// enqueue moves the entities of l to queued, as part of batch.
-func (s *Set) enqueue(l *List, batch uint64) {
+// enqueue moves the entities of l to queued, as part of batch: with take,
+// from waiting ∩ wait set; without, they are queued already (held).
+func (s *Set) enqueue(l *List, batch uint64, take bool) {
+	if !take && s.obs == nil {
+		return
+	}
 	for e := l.head; e != nil; e = e.next {
-		e.take()
+		if take {
+			e.take()
+		}
 		if s.obs != nil {
 			s.obs.Observe(Event{Op: Enqueue, Entity: e, Batch: batch, Seq: e.readies})
 		}
