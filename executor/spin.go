@@ -15,7 +15,10 @@ func (e *Executor) enterSpin() {
 	panic("executor: spin while running or spinning")
 }
 
-func (e *Executor) leaveSpin(prev int32) { e.mode.Store(prev) }
+func (e *Executor) leaveSpin(prev int32) {
+	e.workers[0].publish()
+	e.mode.Store(prev)
+}
 
 func (e *Executor) spinMode() int32 {
 	m := e.mode.Load()
