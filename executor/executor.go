@@ -9,6 +9,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unsafe"
 
 	"github.com/robotexec/robotexec/internal/tsc"
 	"github.com/robotexec/robotexec/subscribers"
@@ -82,13 +83,25 @@ type Stats struct {
 // Executor runs the callbacks of timers and subscriptions on a pool of
 // worker goroutines. See the package documentation for its guarantees.
 type Executor struct {
-	opts   Options
-	log    *slog.Logger
-	obs    waitset.Observer
-	set    *waitset.Set
-	timers *timers.Queue
-
+	// The fields are laid out by cache line: first what every run and
+	// trigger reads and hardly anything writes, then the run queue, which
+	// every dequeue writes, then the rest. Sharing a line with the run
+	// queue, the first would cost every worker and producer a miss per
+	// message.
+	opts    Options
+	log     *slog.Logger
+	obs     waitset.Observer
+	set     *waitset.Set
+	timers  *timers.Queue
 	workers []*worker
+	// nidle is the number of parked workers, which every trigger reads;
+	// it changes when a worker parks or is woken.
+	nidle atomic.Int32
+	// spinUntil is a time-stamp counter reading up to which a worker
+	// that runs out of work polls the timers instead of parking: a
+	// deadline is near (see early). 0 for none.
+	spinUntil atomic.Int64
+	_         [cacheLine - (unsafe.Sizeof(Options{})+80)%cacheLine]byte
 
 	// mu guards the run queue and the parking of workers. The run queue has
 	// two lanes: timers, taken from the wait set at every dequeue, run ahead
@@ -98,10 +111,10 @@ type Executor struct {
 	runSubs   waitset.List
 	held      waitset.List // subscriptions workers finished ready again (waitset.Set.Hold)
 	idle      []*worker    // parked workers, most recently parked last
-	nidle     atomic.Int32
 	stopping  bool
 	done      bool
 	live      int
+	_         [cacheLine]byte
 
 	mode atomic.Int32 // modeIdle, modeRunning, modeSpinning or modeClosed
 
@@ -112,12 +125,11 @@ type Executor struct {
 
 	panics  atomic.Uint64
 	wakeups atomic.Uint64
-
-	// spinUntil is a time-stamp counter reading up to which a worker
-	// that runs out of work polls the timers instead of parking: a
-	// deadline is near (see early). 0 for none.
-	spinUntil atomic.Int64
+	_       [72]byte // to whole lines: 512 bytes, a size class of whole lines
 }
+
+// cacheLine is the size of a cache line, which the hot structures pad to.
+const cacheLine = 64
 
 const (
 	modeIdle = iota
@@ -148,7 +160,9 @@ type worker struct {
 	// msg holds the message of the subscription the worker runs, taken
 	// straight from its queue (see run).
 	msg subscribers.Message
-	_   [64]byte // keeps workers' counters off each other's cache lines
+	// The worker's fields are its own: padded to 256 bytes, a size class
+	// of whole cache lines, they share no line with another worker.
+	_ [256 - 152]byte
 }
 
 // New returns an executor. Register callbacks through owners

@@ -50,23 +50,29 @@ type item struct {
 
 // Subscription is a topic filter with its own bounded FIFO message queue.
 // It embeds the wait set entity that the executor schedules.
+//
+// Its fields are laid out by cache line (see waitset.Entity): the queue
+// that producers and the consumer share, then what changes rarely, which
+// both read at every message, then the rest.
 type Subscription struct {
 	waitset.Entity
-
-	filter string
-	opts   Options
 
 	mu      sync.Mutex
 	ring    []item
 	head, n int
 	seq     uint64 // messages accepted so far; the last one's sequence number
+	_       [64 - 56]byte
+
+	filter  string
+	opts    Options
 	closed  bool
-	space   sync.Cond // signaled when a Block producer may find room
 	waiters int
-	source  Source
 	mutees  []*waitset.Entity // entities muted until the queue drains below Threshold
+	space   sync.Cond         // signaled when a Block producer may find room
+	source  Source
 
 	dropped [numReasons]atomic.Uint64
+	_       [56]byte // to 448 bytes, a size class of whole cache lines
 }
 
 // New returns a subscription to filter with the given queue options. It is

@@ -45,6 +45,7 @@ type Timer struct {
 
 	missed atomic.Uint64
 	calls  atomic.Uint64
+	_      [48]byte // to 256 bytes, a size class of whole cache lines
 }
 
 // Period returns the timer's period (the delay of a one-shot timer).

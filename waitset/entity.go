@@ -62,24 +62,32 @@ const (
 
 // Entity is the schedulable part of a timer or a subscription. Embed it and
 // register it with [Set.Register] before triggering it.
+//
+// An Entity takes two cache lines, when its container is aligned to them
+// (subscriptions and timers are): what never changes after registration,
+// which producers and workers read at every message, and what changes at
+// every trigger and run. Sharing a line, each run would cost a producer
+// its copy of the set and of Data.
 type Entity struct {
+	set  *Set
+	id   uint64
+	kind Kind
+	// Data is the scheduler's handle on what the entity runs (the executor
+	// stores its callback record here). The wait set never reads it.
+	Data any
+	_    [64 - 40]byte
+
 	word atomic.Uint32
 	// next links the entity into whichever single structure holds it: the
 	// set's pending stack, a run queue or a group queue. An entity is in at
 	// most one of them at a time, so one link suffices and nothing is
 	// allocated per trigger.
 	next *Entity
-	set  *Set
-	id   uint64
-	kind Kind
 	// readies counts the times the entity entered waiting ∩ wait set. Only
 	// the goroutine that makes it ready writes it, and the state machine
 	// orders those goroutines one after another.
 	readies uint64
-
-	// Data is the scheduler's handle on what the entity runs (the executor
-	// stores its callback record here). The wait set never reads it.
-	Data any
+	_       [64 - 24]byte
 }
 
 // ID returns the entity's identifier, unique within its set and never zero

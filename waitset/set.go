@@ -12,12 +12,22 @@ import "sync/atomic"
 // take is independent of how many entities are registered. [Set.TakeTimers]
 // takes the timers alone, for a scheduler that runs due timers ahead of
 // queued subscriptions.
+//
+// Its fields are laid out on three cache lines by who writes them: wake and
+// obs never change, and every trigger reads them; the stacks change at
+// triggers and takes; the counters at registrations and batches. Sharing a
+// line, each write would cost every other core its copy of the others.
 type Set struct {
+	wake func()
+	obs  Observer
+	_    [64 - 24]byte
+
 	pending [2]atomic.Pointer[Entity] // by stack(): timers, subscriptions
+	_       [64 - 16]byte
+
 	ids     atomic.Uint64
 	batches atomic.Uint64
-	wake    func()
-	obs     Observer
+	_       [64 - 16]byte
 }
 
 // New returns a set. wake, if not nil, is called after every entity that
