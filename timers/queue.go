@@ -40,6 +40,8 @@ type Queue struct {
 	// Scratch of takeDue.
 	dueSlots []slot
 	stack    []int
+	keys     []uint64
+	sorted   []slot
 
 	// nsPerTick is the time-stamp counter's period where the queue can be
 	// polled (see Poll), else 0. pollAt is the counter's reading at the
@@ -249,12 +251,7 @@ func (q *Queue) takeDue(now int64, fired []*waitset.Entity) []*waitset.Entity {
 			fired = append(fired, &t.Entity)
 		}
 	} else {
-		slices.SortFunc(ds, func(a, b slot) int {
-			if c := cmp.Compare(a.due, b.due); c != 0 {
-				return c
-			}
-			return cmp.Compare(a.id, b.id)
-		})
+		q.sortSlots(ds)
 		n := 0
 		for _, x := range h {
 			if x.due > now {
@@ -277,6 +274,44 @@ func (q *Queue) takeDue(now int64, fired []*waitset.Entity) []*waitset.Entity {
 	clear(ds)
 	q.dueSlots = ds[:0]
 	return fired
+}
+
+// sortSlots sorts ds by deadline, then ID. Where the deadlines' spread,
+// the IDs' spread and the positions fit in 64 bits together, as they do
+// for timers started together on a grid, it sorts those as integers, a
+// few times faster than comparing slots through a function.
+func (q *Queue) sortSlots(ds []slot) {
+	minDue, maxDue := ds[0].due, ds[0].due
+	minID, maxID := ds[0].id, ds[0].id
+	for _, x := range ds[1:] {
+		minDue, maxDue = min(minDue, x.due), max(maxDue, x.due)
+		minID, maxID = min(minID, x.id), max(maxID, x.id)
+	}
+	idxBits := bits.Len(uint(len(ds) - 1))
+	idBits := bits.Len64(maxID - minID)
+	dueBits := bits.Len64(uint64(maxDue - minDue))
+	if idxBits+idBits+dueBits > 64 {
+		slices.SortFunc(ds, func(a, b slot) int {
+			if c := cmp.Compare(a.due, b.due); c != 0 {
+				return c
+			}
+			return cmp.Compare(a.id, b.id)
+		})
+		return
+	}
+	keys := q.keys[:0]
+	for i, x := range ds {
+		k := uint64(x.due-minDue)<<(idBits+idxBits) | (x.id-minID)<<idxBits | uint64(i)
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	sorted := append(q.sorted[:0], ds...)
+	mask := uint64(1)<<idxBits - 1
+	for i, k := range keys {
+		ds[i] = sorted[k&mask]
+	}
+	clear(sorted)
+	q.keys, q.sorted = keys, sorted[:0]
 }
 
 // rearm sets the alarm for the earliest deadline if it is not set for it.
