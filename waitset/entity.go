@@ -180,7 +180,7 @@ func (e *Entity) Start() {
 // set. If the entity is in the wait set after the run, because of more or of
 // a trigger during the run, it is ready again and Finish reports true.
 func (e *Entity) Finish(more bool) bool {
-	if e.finish(more) {
+	if e.finish(more, false) {
 		e.set.ready(e)
 		return true
 	}
@@ -196,7 +196,11 @@ func (e *Entity) Finish(more bool) bool {
 // waiting ∩ wait set → queued of its next batch costs nothing more then
 // (its events are still observed when TakeWith takes it). A trigger
 // meanwhile keeps it in the wait set, as for any queued entity.
-func (e *Entity) FinishHeld(more bool) bool {
+func (e *Entity) FinishHeld(more bool) bool { return e.finish(more, true) }
+
+// finish moves a running entity to waiting, or, held and ready again, a
+// subscription to queued; it reports whether the entity is ready again.
+func (e *Entity) finish(more, held bool) bool {
 	for {
 		old := e.word.Load()
 		if old&stateMask != uint32(Running) {
@@ -207,27 +211,11 @@ func (e *Entity) FinishHeld(more bool) bool {
 			next |= inSet
 		}
 		ready := next&inSet != 0 && next&muted == 0
-		if ready && e.kind == Subscription {
+		if held && ready && e.kind == Subscription {
 			next = next&^inSet | uint32(Queued)
 		}
 		if e.word.CompareAndSwap(old, next) {
 			return ready
-		}
-	}
-}
-
-func (e *Entity) finish(more bool) bool {
-	for {
-		old := e.word.Load()
-		if old&stateMask != uint32(Running) {
-			panic("waitset: finish of an entity that is " + State(old&stateMask).String())
-		}
-		next := old &^ stateMask
-		if more {
-			next |= inSet
-		}
-		if e.word.CompareAndSwap(old, next) {
-			return next&inSet != 0 && next&muted == 0
 		}
 	}
 }
