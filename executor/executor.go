@@ -70,7 +70,11 @@ type RunObserver interface{ Ran(r Run) }
 
 // Stats counts what an executor did.
 type Stats struct {
-	// Runs counts finished runs of callbacks (skipped ones included).
+	// Runs counts finished runs of callbacks (skipped ones included). It
+	// is exact whenever the workers have run out of work, after Run or a
+	// Spin method returns; while a worker is busy it may lag by up to 63
+	// of that worker's runs (workers publish their counts every 64 runs,
+	// to spare a locked instruction per run).
 	Runs uint64
 	// Panics counts callbacks that panicked.
 	Panics uint64
@@ -633,6 +637,8 @@ func (e *Executor) run(w *worker, x *waitset.Entity, en *entity, hold bool) {
 			}
 			e.callMessage(en, m)
 		}
+		// The callback had a copy; the payload must not live on here.
+		m.Topic, m.Payload = "", nil
 	}
 	if called {
 		runs.Ran(Run{Worker: w.id, Entity: x, Trigger: trigger, Start: start, End: e.opts.Stamp()})

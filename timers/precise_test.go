@@ -1,6 +1,7 @@
 package timers_test
 
 import (
+	"math"
 	"os"
 	"runtime"
 	"testing"
@@ -128,5 +129,31 @@ func TestPreciseGridDeadlinesCoincide(t *testing.T) {
 		}
 		require.Zero(t, d.Sub(first)%timers.PreciseGrid, "deadline %d is %v after the first", i, d.Sub(first))
 		require.Zero(t, d.UnixNano()%int64(timers.PreciseGrid), "deadline %d on the grid", i)
+	}
+}
+
+// A one-shot timer of the longest delay, as a delay meaning "never", stays
+// in the future on the grid: rounding its deadline must not overflow.
+func TestPreciseGridLongestDelayStaysInTheFuture(t *testing.T) {
+	rang := make(chan struct{}, 1)
+	set := waitset.New(func() {
+		select {
+		case rang <- struct{}{}:
+		default:
+		}
+	}, nil)
+	q := timers.NewQueue(timers.Precise{}, set)
+	defer q.Stop()
+	time.Sleep(time.Millisecond) // now past the queue's base, as in any real use
+	tm, err := q.NewTimer(time.Duration(math.MaxInt64), true)
+	require.NoError(t, err)
+	tm.Reset()
+	d, ok := tm.Deadline()
+	require.True(t, ok)
+	require.True(t, d.After(time.Now().Add(100*365*24*time.Hour)), "deadline %v", d)
+	select {
+	case <-rang:
+		t.Fatal("the timer fell due at once")
+	case <-time.After(50 * time.Millisecond):
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"math/bits"
 	"slices"
 	"sync"
@@ -88,15 +89,26 @@ func NewQueue(c Clock, set *waitset.Set) *Queue {
 // NTP slews it, and the timers would fall due apart.)
 func (q *Queue) start(now time.Time, period time.Duration) time.Time {
 	t := now.Add(period)
-	if q.grid <= 0 {
+	g := int64(q.grid)
+	if g <= 0 {
 		return t
 	}
-	wall0 := q.base.UnixNano()
-	w := wall0 + int64(t.Sub(q.base))
-	if r := w % int64(q.grid); r != 0 {
-		w += int64(q.grid) - r
+	// The offset from the base is rounded so that base's wall reading plus
+	// it is a multiple of the grid; working on the offset, not on the sum,
+	// nothing overflows. An offset too close to the largest Duration (a
+	// delay meaning "never") is left as it is.
+	d := int64(t.Sub(q.base))
+	if d > math.MaxInt64-g {
+		return t
 	}
-	return q.base.Add(time.Duration(w - wall0))
+	r := (q.base.UnixNano()%g + d%g) % g
+	if r < 0 {
+		r += g
+	}
+	if r != 0 {
+		d += g - r
+	}
+	return q.base.Add(time.Duration(d))
 }
 
 // Clock returns the queue's clock.

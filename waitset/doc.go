@@ -10,7 +10,9 @@
 // queued. A worker marks an entity running with [Entity.Start] and returns it
 // to waiting with [Entity.Finish]; a trigger that arrived while the entity was
 // queued or running keeps it in the wait set, so it is taken again after the
-// run, never lost and never run twice at once.
+// run, never lost and never run twice at once. (A subscription that a
+// scheduler holds with [Entity.FinishHeld] and [Set.Hold] is queued at
+// once: a trigger then counts as one during a run.)
 //
 // The seed's wait set is never emptied; this package follows its evident
 // intent: the scheduler removes what it takes.

@@ -195,7 +195,10 @@ func (e *Entity) Finish(more bool) bool {
 // the same atomic step, as it will be taken without fail: the model's
 // waiting ∩ wait set → queued of its next batch costs nothing more then
 // (its events are still observed when TakeWith takes it). A trigger
-// meanwhile keeps it in the wait set, as for any queued entity.
+// meanwhile keeps it in the wait set, as for any queued entity, and makes
+// it ready again after its next run; in the model it would add nothing.
+// No trigger reaches a held subscription of package subscribers, which
+// triggers only a queue that was empty: a held one has a message left.
 func (e *Entity) FinishHeld(more bool) bool { return e.finish(more, true) }
 
 // finish moves a running entity to waiting, or, held and ready again, a
@@ -211,7 +214,7 @@ func (e *Entity) finish(more, held bool) bool {
 			next |= inSet
 		}
 		ready := next&inSet != 0 && next&muted == 0
-		if held && ready && e.kind == Subscription {
+		if held && ready && e.kind != Timer {
 			next = next&^inSet | uint32(Queued)
 		}
 		if e.word.CompareAndSwap(old, next) {

@@ -154,7 +154,8 @@ func (s *Set) triggerAll(es []*Entity, wake bool) {
 
 // Hold puts e, a subscription which FinishHeld reported ready, in held, a
 // list of the caller's that it guards and later passes to TakeWith: from
-// now on e counts as in waiting ∩ wait set. Subscriptions on the set's
+// now on e counts as in waiting ∩ wait set for the scheduler, though its
+// state is queued already (see FinishHeld). Subscriptions on the set's
 // stack, which became ready before e, move to held first, so that held
 // stays in readiness order; when the stack is empty, as it mostly is while
 // workers keep the queues busy, Hold makes no atomic write. Every entity in
