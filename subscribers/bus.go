@@ -59,18 +59,20 @@ func (b *Bus) Publish(m Message) (int, error) {
 		m = b.retain(m)
 		b.mu.Unlock()
 		m.Retained = false // as in MQTT: live deliveries carry no retain flag
-		return b.deliver(m, subs), nil
+		return b.deliver(&m, subs), nil
 	}
-	return b.deliver(m, b.router.Match(m.Topic, buf[:0])), nil
+	return b.deliver(&m, b.router.Match(m.Topic, buf[:0])), nil
 }
 
-func (b *Bus) deliver(m Message, subs []*Subscription) int {
+// deliver delivers *m to subs, stamping it first if it has no time; it
+// takes a pointer, so that the message is copied once, into each queue.
+func (b *Bus) deliver(m *Message, subs []*Subscription) int {
 	if m.Received.IsZero() {
 		m.Received = now()
 	}
 	n := 0
 	for _, s := range subs {
-		if s.Deliver(m) {
+		if s.deliver(m) {
 			n++
 		}
 	}
@@ -140,9 +142,9 @@ func (p *Publisher) PublishMessage(m Message) int {
 		m = b.retain(m)
 		b.mu.Unlock()
 		m.Retained = false // as in MQTT: live deliveries carry no retain flag
-		return b.deliver(m, subs)
+		return b.deliver(&m, subs)
 	}
-	return p.bus.deliver(m, p.subscribers())
+	return p.bus.deliver(&m, p.subscribers())
 }
 
 // Offer publishes m like PublishMessage, but through Subscription.Offer:
@@ -162,15 +164,15 @@ func (p *Publisher) Offer(m Message, quiet bool, overloaded func(*Subscription))
 		m = b.retain(m)
 		b.mu.Unlock()
 		m.Retained = false
-		return offer(m, subs, quiet, overloaded)
+		return offer(&m, subs, quiet, overloaded)
 	}
-	return offer(m, p.subscribers(), quiet, overloaded)
+	return offer(&m, p.subscribers(), quiet, overloaded)
 }
 
-func offer(m Message, subs []*Subscription, quiet bool, overloaded func(*Subscription)) int {
+func offer(m *Message, subs []*Subscription, quiet bool, overloaded func(*Subscription)) int {
 	n := 0
 	for _, s := range subs {
-		accepted, over := s.Offer(m, quiet)
+		accepted, over := s.offer(m, quiet)
 		if accepted {
 			n++
 		}

@@ -110,7 +110,10 @@ func (s *Subscription) Options() Options { return s.opts }
 // accepts m. It reports whether m was accepted. With the Block policy it
 // waits for room; a closed subscription refuses every message. It panics if
 // the subscription is not registered with a wait set.
-func (s *Subscription) Deliver(m Message) bool {
+func (s *Subscription) Deliver(m Message) bool { return s.deliver(&m) }
+
+// deliver is Deliver of *m, which it copies into the queue.
+func (s *Subscription) deliver(m *Message) bool {
 	if s.Set() == nil {
 		// Checked before locking: a nil dereference under the lock would
 		// leave the subscription locked for good.
@@ -137,7 +140,7 @@ func (s *Subscription) Deliver(m Message) bool {
 		s.drop(Closed, 0)
 		return false
 	}
-	s.accept(&m, false)
+	s.accept(m, false)
 	s.mu.Unlock()
 	return true
 }
@@ -178,6 +181,11 @@ func (s *Subscription) accept(m *Message, quiet bool) {
 // Offer reports whether m was accepted and whether the queue is now at or
 // above its threshold (overloaded).
 func (s *Subscription) Offer(m Message, quiet bool) (accepted, overloaded bool) {
+	return s.offer(&m, quiet)
+}
+
+// offer is Offer of *m, which it copies into the queue.
+func (s *Subscription) offer(m *Message, quiet bool) (accepted, overloaded bool) {
 	if s.Set() == nil {
 		panic("subscribers: Offer to a subscription not registered with a wait set")
 	}
@@ -196,7 +204,7 @@ func (s *Subscription) Offer(m Message, quiet bool) (accepted, overloaded bool) 
 	if s.n == len(s.ring) {
 		s.grow()
 	}
-	s.accept(&m, quiet)
+	s.accept(m, quiet)
 	return true, s.n >= s.opts.Threshold
 }
 
