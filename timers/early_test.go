@@ -143,3 +143,43 @@ func TestEarlyRingOfAMovedHead(t *testing.T) {
 		})
 	}
 }
+
+// idleLeadSim is a simulated clock with a lead and an idle lead, as
+// Precise has them.
+type idleLeadSim struct{ leadSim }
+
+const idleLead, idleAfter = 250 * time.Microsecond, 2 * time.Millisecond
+
+func (idleLeadSim) IdleLead() (time.Duration, time.Duration) { return idleLead, idleAfter }
+
+// TestIdleLead checks that a deadline armed more than the idle lead's
+// threshold ahead rings the idle lead early, a nearer one the lead, and
+// that both rings are taken as early rings of their deadlines.
+func TestIdleLead(t *testing.T) {
+	for _, c := range []struct {
+		period time.Duration
+		lead   time.Duration
+	}{
+		{time.Millisecond, lead},
+		{5 * time.Millisecond, idleLead},
+	} {
+		start := time.Unix(0, 0)
+		clk := idleLeadSim{leadSim{timers.NewSim(start)}}
+		set := waitset.New(nil, nil)
+		q := timers.NewQueue(clk, set)
+		var early []time.Time
+		q.SetEarly(func(d time.Time) { early = append(early, d) })
+		tm, err := q.NewTimer(c.period, false)
+		require.NoError(t, err)
+		tm.Reset()
+		first := start.Add(c.period)
+		next, ok := clk.Next()
+		require.True(t, ok)
+		require.Equal(t, first.Add(-c.lead), next, "period %v", c.period)
+		clk.AdvanceTo(next)
+		require.Equal(t, []time.Time{first}, early, "period %v: the early ring", c.period)
+		next, _ = clk.Next()
+		require.Equal(t, first.Add(lead), next, "period %v: the late ring", c.period)
+		q.Stop()
+	}
+}

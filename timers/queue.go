@@ -56,6 +56,11 @@ type Queue struct {
 	lead    time.Duration
 	onEarly func(deadline time.Time)
 	early   bool
+	// idleLead replaces lead for a deadline more than idleAfter ahead
+	// when it is armed (see Precise's IdleLead); armLead is the lead of
+	// the early ring armed now.
+	idleLead, idleAfter time.Duration
+	armLead             time.Duration
 }
 
 // NewQueue returns a queue on clock c (nil means [System]) that triggers its
@@ -73,6 +78,11 @@ func NewQueue(c Clock, set *waitset.Set) *Queue {
 	}
 	if l, ok := c.(interface{ Lead() time.Duration }); ok {
 		q.lead = l.Lead()
+	}
+	if l, ok := c.(interface {
+		IdleLead() (lead, after time.Duration)
+	}); ok {
+		q.idleLead, q.idleAfter = l.IdleLead()
 	}
 	q.alarm = c.NewAlarm(q.ring)
 	return q
@@ -181,7 +191,7 @@ func (q *Queue) serve(quiet bool) int {
 	now := q.clock.Now()
 	if q.early && len(q.heap) > 0 && q.heap[0].t.next.After(now) {
 		d := q.heap[0].t.next
-		if d.Sub(now) > q.lead+q.lead/2 {
+		if d.Sub(now) > q.armLead+q.armLead/2 {
 			// Not the early ring of d: a ring that was under way when
 			// a Poll served the previous deadline and set the alarm
 			// for d, or the early ring of a head that a Reset or a
@@ -350,7 +360,13 @@ func (q *Queue) rearm() {
 			q.arm(next, next.Add(q.lead))
 			q.onEarly(next)
 		default:
-			q.arm(next, next.Add(-q.lead))
+			// Far ahead, the machine may idle deeply meanwhile, and the
+			// ring then comes late: ring earlier.
+			q.armLead = q.lead
+			if q.idleLead > q.lead && ahead > q.idleAfter {
+				q.armLead = q.idleLead
+			}
+			q.arm(next, next.Add(-q.armLead))
 		}
 	}
 }
