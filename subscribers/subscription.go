@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
+	"unsafe"
 
 	"github.com/robotexec/robotexec/waitset"
 )
@@ -53,7 +54,8 @@ type item struct {
 //
 // Its fields are laid out by cache line (see waitset.Entity): the queue
 // that producers and the consumer share, then what changes rarely, which
-// both read at every message, then the rest.
+// both read at every message, padded to whole lines, so that the
+// subscription's size class keeps every subscription on line boundaries.
 type Subscription struct {
 	waitset.Entity
 
@@ -63,6 +65,12 @@ type Subscription struct {
 	seq     uint64 // messages accepted so far; the last one's sequence number
 	_       [64 - 56]byte
 
+	subRest
+	_ [(64 - unsafe.Sizeof(subRest{})%64) % 64]byte
+}
+
+// subRest is the part of a Subscription that changes rarely.
+type subRest struct {
 	filter  string
 	opts    Options
 	closed  bool
@@ -72,7 +80,6 @@ type Subscription struct {
 	source  Source
 
 	dropped [numReasons]atomic.Uint64
-	_       [56]byte // to 448 bytes, a size class of whole cache lines
 }
 
 // New returns a subscription to filter with the given queue options. It is
@@ -94,7 +101,7 @@ func New(filter string, opts Options) (*Subscription, error) {
 	if opts.Threshold == 0 || opts.Threshold > opts.Depth {
 		opts.Threshold = opts.Depth
 	}
-	s := &Subscription{filter: filter, opts: opts, ring: make([]item, opts.Depth)}
+	s := &Subscription{subRest: subRest{filter: filter, opts: opts}, ring: make([]item, opts.Depth)}
 	s.space.L = &s.mu
 	return s, nil
 }
