@@ -93,9 +93,11 @@ func benchExecutor(b *testing.B, workers int, viaBus bool) {
 		b.Fatal(err)
 	}
 	b.StopTimer()
-	if got := ex.Stats().Runs; got != uint64(b.N) {
-		b.Fatalf("ran %d callbacks, want %d", got, b.N)
+	st := ex.Stats()
+	if st.Runs != uint64(b.N) {
+		b.Fatalf("ran %d callbacks, want %d", st.Runs, b.N)
 	}
+	b.ReportMetric(float64(st.Wakeups)/float64(b.N), "wakeups/op")
 }
 
 // BenchmarkPerEventCost measures the cost of one event through one busy

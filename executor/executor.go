@@ -49,7 +49,32 @@ type Options struct {
 	// Stamp reads the clock for Runs, in ticks of the caller's choosing;
 	// nil means nanoseconds of the monotonic clock.
 	Stamp func() int64
+	// Batch is the most messages a subscription's run serves back to
+	// back, in their order, on one worker; 0 means DefaultBatch, and 1
+	// one message per run. A run ends before Batch messages once it has
+	// lasted BatchBudget or when a timer is due, so short callbacks share
+	// one pass through the run queue and long ones do not batch at all.
+	// Runs of callbacks that need resources or whose owner has in-process
+	// publishers (Owner.Publisher), and runs made by the Spin methods,
+	// serve one message.
+	Batch int
+	// BatchBudget is how long a subscription's run may go on to its next
+	// message: after a callback that ends BatchBudget or more after the
+	// run began, the run ends and the subscription goes to the back of
+	// the ready queue. It bounds what a batch adds to other entities'
+	// wait. 0 means DefaultBatchBudget.
+	BatchBudget time.Duration
 }
+
+// DefaultBatch is the most messages a subscription's run serves when
+// Options.Batch is 0. Passing a subscription from worker to worker moves
+// its cache lines between cores, which costs more than an empty callback;
+// runs of up to 8 messages halve the dispatch cost of short callbacks
+// (BENCHMARKS.md).
+const DefaultBatch = 8
+
+// DefaultBatchBudget is the BatchBudget of Options whose BatchBudget is 0.
+const DefaultBatchBudget = 10 * time.Microsecond
 
 // Run describes one callback run for a RunObserver.
 type Run struct {
@@ -70,11 +95,12 @@ type RunObserver interface{ Ran(r Run) }
 
 // Stats counts what an executor did.
 type Stats struct {
-	// Runs counts finished runs of callbacks (skipped ones included). It
-	// is exact whenever the workers have run out of work, after Run or a
-	// Spin method returns; while a worker is busy it may lag by up to 63
-	// of that worker's runs (workers publish their counts every 64 runs,
-	// to spare a locked instruction per run).
+	// Runs counts finished runs of callbacks, each message of a batch
+	// once (skipped runs included). It is exact whenever the workers have
+	// run out of work, after Run or a Spin method returns; while a worker
+	// is busy it may lag by less than 64 + Options.Batch of that worker's
+	// runs (workers publish their counts every 64 runs or so, to spare a
+	// locked instruction per run).
 	Runs uint64
 	// Panics counts callbacks that panicked.
 	Panics uint64
@@ -101,11 +127,18 @@ type Executor struct {
 	// nidle is the number of parked workers, which every trigger reads;
 	// it changes when a worker parks or is woken.
 	nidle atomic.Int32
+	// tscBatch says batches are timed on the time-stamp counter, which is
+	// trusted here (see batchClock).
+	tscBatch bool
 	// spinUntil is a time-stamp counter reading up to which a worker
 	// that runs out of work polls the timers instead of parking: a
 	// deadline is near (see early). 0 for none.
 	spinUntil atomic.Int64
-	_         [cacheLine - (unsafe.Sizeof(Options{})+80)%cacheLine]byte
+	// budget is Options.BatchBudget in the ticks of batchClock; epoch is its
+	// origin where the time-stamp counter is not used.
+	budget int64
+	epoch  time.Time
+	_      [cacheLine - (unsafe.Sizeof(Options{})+112)%cacheLine]byte
 
 	// mu guards the run queue and the parking of workers. The run queue has
 	// two lanes: timers, taken from the wait set at every dequeue, run ahead
@@ -164,9 +197,14 @@ type worker struct {
 	// msg holds the message of the subscription the worker runs, taken
 	// straight from its queue (see run).
 	msg subscribers.Message
+	// batch is the most messages a subscription's run serves (see
+	// Options.Batch): the executor's in Run, 1 in the Spin methods.
+	batch int
+	// published is the count of runs last stored in runs.
+	published uint64
 	// The worker's fields are its own: padded to 256 bytes, a size class
 	// of whole cache lines, they share no line with another worker.
-	_ [256 - 152]byte
+	_ [256 - 168]byte
 }
 
 // New returns an executor. Register callbacks through owners
@@ -182,11 +220,23 @@ func New(opts Options) *Executor {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
+	if opts.Batch <= 0 {
+		opts.Batch = DefaultBatch
+	}
+	if opts.BatchBudget <= 0 {
+		opts.BatchBudget = DefaultBatchBudget
+	}
 	if opts.Runs != nil && opts.Stamp == nil {
 		epoch := time.Now()
 		opts.Stamp = func() int64 { return int64(time.Since(epoch)) }
 	}
-	e := &Executor{opts: opts, log: opts.Logger, obs: opts.Observer}
+	e := &Executor{opts: opts, log: opts.Logger, obs: opts.Observer, epoch: time.Now()}
+	if ns := tsc.NsPerTick(); ns != 0 {
+		e.tscBatch = true
+		e.budget = int64(min(float64(opts.BatchBudget)/ns, 1<<62))
+	} else {
+		e.budget = int64(min(opts.BatchBudget, 1<<62))
+	}
 	e.set = waitset.New(e.wake, opts.Observer)
 	e.timers = timers.NewQueue(opts.Clock, e.set)
 	if e.timers.Pollable() && e.timers.Lead() > 0 {
@@ -234,6 +284,7 @@ func (e *Executor) Run(ctx context.Context) error {
 	e.live = len(e.workers)
 	e.mu.Unlock()
 	for _, w := range e.workers {
+		w.batch = e.opts.Batch
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -276,9 +327,19 @@ const publishEvery = 64
 
 // publish makes w's count of runs visible to Stats.
 func (w *worker) publish() {
-	if w.runs.Load() != w.nruns {
+	if w.published != w.nruns {
+		w.published = w.nruns
 		w.runs.Store(w.nruns)
 	}
+}
+
+// batchClock reads the clock that batches are timed on: the time-stamp
+// counter where it is trusted, else the monotonic clock.
+func (e *Executor) batchClock() int64 {
+	if e.tscBatch {
+		return tsc.Read()
+	}
+	return int64(time.Since(e.epoch))
 }
 
 func (w *worker) signal() {
@@ -599,8 +660,8 @@ func (e *Executor) dispatch(w *worker, x *waitset.Entity) int {
 	}
 }
 
-// run runs one callback of x: a timer's call or a subscription's front
-// message.
+// run runs x: a timer's call, or a subscription's front message and, in a
+// batch, the messages behind it (see Options.Batch).
 func (e *Executor) run(w *worker, x *waitset.Entity, en *entity, hold bool) {
 	x.Start()
 	o := en.owner
@@ -609,39 +670,16 @@ func (e *Executor) run(w *worker, x *waitset.Entity, en *entity, hold bool) {
 		o.running.Add(1)
 	}
 	more := false
-	var trigger time.Time
-	var start int64
-	called := false
-	runs := e.opts.Runs
 	if en.timer != nil {
-		ev, ok := en.timer.Call()
-		if e.obs != nil {
-			e.obs.Observe(waitset.Event{Op: waitset.Start, Entity: x, Worker: w.id})
-		}
-		if ok {
-			if runs != nil {
-				trigger, start, called = ev.Expected, e.opts.Stamp(), true
-			}
-			e.callTimer(en, ev)
-		}
+		e.runTimer(w, x, en)
+		w.nruns++
 	} else {
-		m := &w.msg
-		seq, ok, left := en.sub.TakeInto(m)
-		more = left
-		if e.obs != nil {
-			e.obs.Observe(waitset.Event{Op: waitset.Start, Entity: x, Worker: w.id, Seq: seq})
+		batch := w.batch
+		if tracked || en.acq != nil {
+			// A mute or a resource's release is due after each message.
+			batch = 1
 		}
-		if ok {
-			if runs != nil {
-				trigger, start, called = m.Received, e.opts.Stamp(), true
-			}
-			e.callMessage(en, m)
-		}
-		// The callback had a copy; the payload must not live on here.
-		m.Topic, m.Payload = "", nil
-	}
-	if called {
-		runs.Ran(Run{Worker: w.id, Entity: x, Trigger: trigger, Start: start, End: e.opts.Stamp()})
+		more = e.runMessages(w, x, en, batch)
 	}
 	if tracked {
 		o.running.Add(-1)
@@ -657,7 +695,8 @@ func (e *Executor) run(w *worker, x *waitset.Entity, en *entity, hold bool) {
 	if e.obs != nil {
 		e.obs.Observe(waitset.Event{Op: waitset.Finish, Entity: x, Worker: w.id})
 	}
-	if w.nruns++; w.nruns%publishEvery == 0 {
+	if w.nruns-w.published >= publishEvery {
+		w.published = w.nruns
 		w.runs.Store(w.nruns)
 	}
 	if hold {
@@ -667,4 +706,66 @@ func (e *Executor) run(w *worker, x *waitset.Entity, en *entity, hold bool) {
 		return
 	}
 	x.Finish(more)
+}
+
+// runTimer runs x's timer callback, unless the timer was canceled since it
+// fell due.
+func (e *Executor) runTimer(w *worker, x *waitset.Entity, en *entity) {
+	ev, ok := en.timer.Call()
+	if e.obs != nil {
+		e.obs.Observe(waitset.Event{Op: waitset.Start, Entity: x, Worker: w.id})
+	}
+	if !ok {
+		return
+	}
+	runs := e.opts.Runs
+	if runs == nil {
+		e.callTimer(en, ev)
+		return
+	}
+	start := e.opts.Stamp()
+	e.callTimer(en, ev)
+	runs.Ran(Run{Worker: w.id, Entity: x, Trigger: ev.Expected, Start: start, End: e.opts.Stamp()})
+}
+
+// runMessages runs the callback of x's front message, then of the messages
+// behind it, up to batch in all, while the run has lasted less than
+// Options.BatchBudget and no timer is due. It reports whether messages remain.
+func (e *Executor) runMessages(w *worker, x *waitset.Entity, en *entity, batch int) bool {
+	m := &w.msg
+	runs := e.opts.Runs
+	var until int64
+	op := waitset.Start
+	for k := 1; ; k++ {
+		seq, ok, more := en.sub.TakeInto(m)
+		if e.obs != nil {
+			e.obs.Observe(waitset.Event{Op: op, Entity: x, Worker: w.id, Seq: seq})
+		}
+		if !ok {
+			w.nruns++ // a run that found the queue empty counts
+			return false
+		}
+		if k == 1 && more && batch > 1 {
+			until = e.batchClock() + e.budget
+		}
+		if runs == nil {
+			e.callMessage(en, m)
+		} else {
+			start := e.opts.Stamp()
+			e.callMessage(en, m)
+			runs.Ran(Run{Worker: w.id, Entity: x, Trigger: m.Received, Start: start, End: e.opts.Stamp()})
+		}
+		w.nruns++
+		if !more || k >= batch {
+			// The callback had a copy; the payload must not live on here.
+			m.Topic, m.Payload = "", nil
+			return more
+		}
+		now := e.batchClock()
+		if now >= until || e.set.TimersPending() || (e.tscBatch && e.timers.Due(now)) {
+			m.Topic, m.Payload = "", nil
+			return more
+		}
+		op = waitset.Next
+	}
 }

@@ -476,7 +476,7 @@ func TestTimerKeepsFiringUnderSubscriptionFlood(t *testing.T) {
 	t.Logf("%d ticks in %v (period %v)", ticks.Load(), elapsed, period)
 	require.GreaterOrEqual(t, ticks.Load(), int64(5), "timer starved under the flood")
 	require.NoError(t, tracecheck.Check(rec.Steps(), tracecheck.Model{
-		Workers: 2, Drained: true, Entities: nsubs + 1, Timers: 1,
+		Workers: 2, Drained: true, Entities: nsubs + 1, Timers: 1, Batch: executor.DefaultBatch,
 	}))
 }
 

@@ -82,7 +82,7 @@ func TestMuteKeepsAFastProducerBoundedWithoutDrops(t *testing.T) {
 	require.Zero(t, st.DroppedTotal(), "nothing dropped")
 	require.Equal(t, produced.Load(), int64(st.Accepted), "every publication accepted")
 	require.Equal(t, consumed.Load(), int64(st.Accepted), "and run: the drain ran the mute's backlog")
-	require.NoError(t, tracecheck.Check(obs.Steps(), tracecheck.Model{Workers: 2, Drained: true}))
+	require.NoError(t, tracecheck.Check(obs.Steps(), tracecheck.Model{Workers: 2, Drained: true, Batch: executor.DefaultBatch}))
 }
 
 // TestMuteSkipsCycles: a subscription that publishes to itself is not
@@ -141,5 +141,5 @@ func TestMuteEndsAtShutdown(t *testing.T) {
 	case <-time.After(20 * time.Second):
 		t.Fatal("Run did not return")
 	}
-	require.NoError(t, tracecheck.Check(obs.Steps(), tracecheck.Model{Workers: 2, Drained: true}))
+	require.NoError(t, tracecheck.Check(obs.Steps(), tracecheck.Model{Workers: 2, Drained: true, Batch: executor.DefaultBatch}))
 }

@@ -88,7 +88,7 @@ func TestResourceOppositeOrdersNeitherDeadlockNorOverlap(t *testing.T) {
 	stop()
 	require.Equal(t, int64(per*len(specs)), runs.Load())
 	require.Zero(t, overlaps.Load())
-	require.NoError(t, tracecheck.Check(rec.Steps(), tracecheck.Model{Workers: 4, Drained: true}))
+	require.NoError(t, tracecheck.Check(rec.Steps(), tracecheck.Model{Workers: 4, Drained: true, Batch: executor.DefaultBatch}))
 }
 
 // TestResourceWithTimerAndGroup mixes a timer and a subscription that need
@@ -109,5 +109,5 @@ func TestResourceWithTimerAndGroup(t *testing.T) {
 	clock.Advance(10 * time.Millisecond)
 	require.Equal(t, 2, ex.SpinAll())
 	require.Equal(t, []string{"fuse", "odom"}, order)
-	require.NoError(t, tracecheck.Check(rec.Steps(), tracecheck.Model{Workers: 1, Drained: true}))
+	require.NoError(t, tracecheck.Check(rec.Steps(), tracecheck.Model{Workers: 1, Drained: true, Batch: executor.DefaultBatch}))
 }

@@ -10,6 +10,7 @@ import "context"
 
 func (e *Executor) enterSpin() {
 	if e.mode.CompareAndSwap(modeIdle, modeSpinning) || e.mode.CompareAndSwap(modeClosed, modeSpinning) {
+		e.workers[0].batch = 1 // SpinOnce runs one callback
 		return
 	}
 	panic("executor: spin while running or spinning")

@@ -431,6 +431,15 @@ func (q *Queue) poll(at int64) bool {
 	return false
 }
 
+// Due reports whether Poll, called at time-stamp counter reading ticks
+// (tsc.Read), would find a deadline passed: a timer is due that the alarm
+// has not served yet. It costs an atomic load, and is false on a queue
+// that is not Pollable.
+func (q *Queue) Due(ticks int64) bool {
+	at := q.pollAt.Load()
+	return at != 0 && ticks >= at
+}
+
 // Pollable reports whether Poll can serve the queue: its clock is System
 // or Precise (or embeds one) and the time-stamp counter is trusted.
 func (q *Queue) Pollable() bool { return q.nsPerTick != 0 }

@@ -41,6 +41,10 @@ const (
 	Mute
 	// Unmute: the entity may be scheduled again.
 	Unmute
+	// Next: the running subscription's run goes on, on the same worker,
+	// with its next message, Event.Seq: a run serves a short batch of
+	// messages back to back (see package executor's Options.Batch).
+	Next
 )
 
 // String returns the op's name.
@@ -70,6 +74,8 @@ func (o Op) String() string {
 		return "mute"
 	case Unmute:
 		return "unmute"
+	case Next:
+		return "next"
 	}
 	return "invalid"
 }

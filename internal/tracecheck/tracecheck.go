@@ -1,6 +1,7 @@
 // Package tracecheck records the scheduling steps of an executor and checks
 // the properties of the seeds on the recorded trace: the lifecycle of every
-// entity (waiting → queued → running → waiting, never two at once),
+// entity (waiting → queued → running → waiting, never two at once; a
+// subscription's run serves at most Model.Batch messages, on one worker),
 // exclusion within mutually exclusive groups, timers first within a batch,
 // FIFO per subscription with every accepted message run or counted as
 // dropped, the starvation bound of package executor, counted in dequeues so
@@ -63,6 +64,9 @@ type Model struct {
 	// Entities is the number of registered entities and Timers how many of
 	// them are timers; zero means count those seen in the trace.
 	Entities, Timers int
+	// Batch is the most messages a subscription's run may serve (the
+	// executor's Options.Batch); 0 means 1.
+	Batch int
 }
 
 // maxErrors caps the report.
@@ -85,6 +89,9 @@ func Check(steps []Step, m Model) error {
 	c := &checker{m: m}
 	if c.m.Workers <= 0 {
 		c.m.Workers = 1
+	}
+	if c.m.Batch <= 0 {
+		c.m.Batch = 1
 	}
 	c.countEntities(steps)
 	c.lifecycle(steps)
@@ -122,6 +129,8 @@ func (c *checker) lifecycle(steps []Step) {
 	next := map[uint64]waitset.Op{}
 	readies := map[uint64]int{}
 	enqueues := map[uint64]uint64{}
+	type run struct{ worker, messages int }
+	runs := map[uint64]run{} // entity → its current run
 	for _, s := range steps {
 		switch s.Op {
 		case waitset.Accept, waitset.Drop, waitset.Request, waitset.Acquire, waitset.Release, waitset.Mute, waitset.Unmute:
@@ -134,6 +143,27 @@ func (c *checker) lifecycle(steps []Step) {
 			if s.Seq != enqueues[s.ID] {
 				c.failf("step %d: entity %d enqueued for readiness %d, want %d", s.Index, s.ID, s.Seq, enqueues[s.ID])
 			}
+		case waitset.Start:
+			runs[s.ID] = run{worker: s.Worker, messages: 1}
+		case waitset.Next:
+			// A batch: the run goes on with the next message, on the
+			// same worker, up to the batch's bound.
+			r, running := runs[s.ID]
+			switch {
+			case s.Kind != waitset.Subscription:
+				c.failf("step %d: entity %d (%v): next in a run of a timer", s.Index, s.ID, s.Kind)
+			case !running || next[s.ID] != waitset.Finish:
+				c.failf("step %d: entity %d: next outside a run", s.Index, s.ID)
+			case r.worker != s.Worker:
+				c.failf("step %d: entity %d: next on worker %d in a run on worker %d", s.Index, s.ID, s.Worker, r.worker)
+			case r.messages >= c.m.Batch:
+				c.failf("step %d: entity %d: run serves more than %d messages", s.Index, s.ID, c.m.Batch)
+			}
+			r.messages++
+			runs[s.ID] = r
+			continue
+		case waitset.Finish:
+			delete(runs, s.ID)
 		}
 		want, ok := next[s.ID]
 		if !ok {
@@ -240,7 +270,7 @@ func (c *checker) fifo(steps []Step) {
 				c.failf("step %d: subscription %d accepted message %d after %d", s.Index, s.ID, s.Seq, st.accepted)
 			}
 			st.accepted = s.Seq
-		case waitset.Start:
+		case waitset.Start, waitset.Next:
 			if s.Seq == 0 {
 				continue
 			}

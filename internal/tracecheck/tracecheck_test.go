@@ -11,11 +11,12 @@ import (
 
 // trace builds a trace by hand: ops on entities of a fresh set.
 type trace struct {
-	set   *waitset.Set
-	ents  map[string]*waitset.Entity
-	rec   tracecheck.Recorder
-	batch uint64
-	ready map[string]uint64
+	set    *waitset.Set
+	ents   map[string]*waitset.Entity
+	rec    tracecheck.Recorder
+	batch  uint64
+	ready  map[string]uint64
+	worker int // the worker of the steps recorded next
 }
 
 func newTrace(timers, subs []string) *trace {
@@ -34,7 +35,7 @@ func newTrace(timers, subs []string) *trace {
 }
 
 func (tr *trace) step(op waitset.Op, name string, seq uint64) {
-	ev := waitset.Event{Op: op, Entity: tr.ents[name], Seq: seq, Batch: tr.batch}
+	ev := waitset.Event{Op: op, Entity: tr.ents[name], Seq: seq, Batch: tr.batch, Worker: tr.worker}
 	switch op {
 	case waitset.Ready:
 		tr.ready[name]++
@@ -89,6 +90,87 @@ func TestCheckAcceptsTimersAheadOfQueuedSubscriptions(t *testing.T) {
 		tr.step(waitset.Finish, n, 0)
 	}
 	require.NoError(t, tr.check(tracecheck.Model{Workers: 1, Drained: true}))
+}
+
+// runBatch records a run of subscription name serving messages first..last
+// of its queue, accepted beforehand.
+func (tr *trace) runBatch(name string, first, last uint64) {
+	tr.batch++
+	for seq := first; seq <= last; seq++ {
+		tr.step(waitset.Accept, name, seq)
+	}
+	tr.step(waitset.Ready, name, 0)
+	tr.step(waitset.Enqueue, name, 0)
+	tr.step(waitset.Dequeue, name, 0)
+	tr.step(waitset.Start, name, first)
+	for seq := first + 1; seq <= last; seq++ {
+		tr.step(waitset.Next, name, seq)
+	}
+	tr.step(waitset.Finish, name, 0)
+}
+
+// A subscription's run may serve a batch of messages, up to the model's
+// bound, each a Next step after the run's Start.
+func TestCheckAcceptsBatches(t *testing.T) {
+	tr := newTrace(nil, []string{"a"})
+	tr.runBatch("a", 1, 4)
+	tr.runBatch("a", 5, 5)
+	require.NoError(t, tr.check(tracecheck.Model{Workers: 1, Drained: true, Batch: 4}))
+}
+
+func TestCheckFindsBatchViolations(t *testing.T) {
+	tests := []struct {
+		name  string
+		build func(tr *trace)
+		model tracecheck.Model
+		want  string
+	}{
+		{"batch too long", func(tr *trace) { tr.runBatch("a", 1, 3) }, tracecheck.Model{Batch: 2}, "run serves more than 2 messages"},
+		{"batch without the option", func(tr *trace) { tr.runBatch("a", 1, 2) }, tracecheck.Model{}, "run serves more than 1 messages"},
+		{"next outside a run", func(tr *trace) {
+			tr.runBatch("a", 1, 1)
+			tr.step(waitset.Accept, "a", 2)
+			tr.step(waitset.Next, "a", 2)
+		}, tracecheck.Model{Batch: 8}, "next outside a run"},
+		{"next on another worker", func(tr *trace) {
+			tr.step(waitset.Accept, "a", 1)
+			tr.step(waitset.Accept, "a", 2)
+			tr.batch = 1
+			tr.step(waitset.Ready, "a", 0)
+			tr.step(waitset.Enqueue, "a", 0)
+			tr.step(waitset.Dequeue, "a", 0)
+			tr.step(waitset.Start, "a", 1)
+			tr.worker = 1
+			tr.step(waitset.Next, "a", 2)
+		}, tracecheck.Model{Batch: 8}, "next on worker 1 in a run on worker 0"},
+		{"next of a timer", func(tr *trace) {
+			tr.batch = 1
+			tr.step(waitset.Ready, "t", 0)
+			tr.step(waitset.Enqueue, "t", 0)
+			tr.step(waitset.Dequeue, "t", 0)
+			tr.step(waitset.Start, "t", 0)
+			tr.step(waitset.Next, "t", 0)
+		}, tracecheck.Model{Batch: 8}, "next in a run of a timer"},
+		{"batch out of order", func(tr *trace) {
+			tr.step(waitset.Accept, "a", 1)
+			tr.step(waitset.Accept, "a", 2)
+			tr.batch = 1
+			tr.step(waitset.Ready, "a", 0)
+			tr.step(waitset.Enqueue, "a", 0)
+			tr.step(waitset.Dequeue, "a", 0)
+			tr.step(waitset.Start, "a", 2)
+			tr.step(waitset.Next, "a", 1)
+		}, tracecheck.Model{Batch: 8}, "runs message 1 after message 2"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			tr := newTrace([]string{"t"}, []string{"a"})
+			tc.build(tr)
+			err := tr.check(tc.model)
+			require.Error(t, err)
+			require.Contains(t, err.Error(), tc.want)
+		})
+	}
 }
 
 func TestCheckFindsViolations(t *testing.T) {
