@@ -61,30 +61,26 @@ func BenchmarkTimerLateness(b *testing.B) {
 }
 
 var (
-	capacityOnce sync.Once
-	capacity     float64
+	loadOnce sync.Once
+	load     float64
 )
 
-// halfLoad returns half the executor's dispatch throughput on this machine
-// with 2 workers, measured once per process, as the suite's latency metric
+// halfLoad returns the latency metric's rate on this machine with 2
+// workers (bench.LatencyLoad), measured once per process, as the suite
 // does.
 func halfLoad(b *testing.B) float64 {
-	capacityOnce.Do(func() {
-		var rates []float64
-		for range 3 {
-			r, err := bench.DispatchExecutor(2, 100*time.Millisecond)
-			if err != nil {
-				b.Fatal(err)
-			}
-			rates = append(rates, r.PerSecond())
+	loadOnce.Do(func() {
+		var err error
+		if load, _, _, err = bench.LatencyLoad(2, 100*time.Millisecond); err != nil {
+			b.Fatal(err)
 		}
-		capacity = bench.Median(rates)
 	})
-	return capacity / 2
+	return load
 }
 
 // BenchmarkDispatchLatencyHalfLoad is the suite's latency metric: b.N
-// events paced at half the executor's throughput (2 workers), through the
+// events paced at half what the slower of the two sustains (2 workers;
+// bench.LatencyLoad), through the
 // executor and, as the baseline, the channel pool; it reports p50_us,
 // p99_us and p99.9_us of trigger → callback start. Unlike the executor's
 // BenchmarkDispatchLatency (a fixed 100k events/s, the producer spinning

@@ -15,8 +15,9 @@
 //     256, one producer), versus W goroutines calling the func() values of
 //     one shared channel of capacity 1024. Target ratio ≥ 0.5.
 //   - dispatch latency p50, p99, p99.9: trigger to callback start, at half
-//     robotexec's measured throughput, offered identically to both. Target
-//     ratio of the p99s ≤ 2.0.
+//     the rate the slower of the two sustains with the metric's producer
+//     (LatencyLoad), offered identically to both. Target ratio of the p99s
+//     ≤ 2.0.
 //   - per-event cost 100k vs 10 ents: the cost of one event through one busy
 //     subscription with 100,000 idle subscriptions registered, over the
 //     same with 10. Target ≤ 1.2.

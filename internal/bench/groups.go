@@ -45,29 +45,14 @@ func (s *suite) throughput() ([]Metric, error) {
 	m.Note = fmt.Sprintf("empty callbacks; %d subscriptions (depth 256, block) fed directly (Subscription.Deliver) vs %d goroutines on one chan func() of capacity %d; one producer; timed until drained.", 4*w, w, ChanCapacity)
 	bus := NewMetric(specThroughBus, as[1], bs[0])
 	bus.Note = "the same, publishing through the in-process bus (topic routing and a time stamp per message)."
-	s.capacity = m.Value
 	return []Metric{m, bus}, nil
 }
 
 func (s *suite) latency() ([]Metric, error) {
 	w, d := s.cfg.Workers, s.cfg.slice("latency")
-	how := "measured in this run"
-	if s.capacity == 0 {
-		// Only the latency was asked for: measure the capacity briefly.
-		var rates []float64
-		for range 3 {
-			r, err := DispatchExecutor(w, 100*time.Millisecond)
-			if err != nil {
-				return nil, err
-			}
-			rates = append(rates, r.PerSecond())
-		}
-		s.capacity = Median(rates)
-		how = "measured briefly for this metric"
-	}
-	rate := s.capacity / 2
-	if !(rate > 0) {
-		return nil, fmt.Errorf("bench: no dispatch throughput to take half of (%v)", s.capacity)
+	rate, exCap, poolCap, err := LatencyLoad(w, max(min(d/2, 100*time.Millisecond), 20*time.Millisecond))
+	if err != nil {
+		return nil, err
 	}
 	var achieved [2][]float64
 	as, bs, err := s.pairs(func() ([]float64, error) {
@@ -83,8 +68,8 @@ func (s *suite) latency() ([]Metric, error) {
 		return nil, err
 	}
 	ms := []Metric{NewMetric(specLatP50, as[0], bs[0]), NewMetric(specLatP99, as[1], bs[1]), NewMetric(specLatP999, as[2], bs[2])}
-	ms[1].Note = fmt.Sprintf("trigger (Subscription.Deliver, channel send) to callback start at %s events/s offered to both: half robotexec's dispatch throughput (%s); achieved %s vs %s events/s; the producer paces on the monotonic clock, yielding (runtime.Gosched) while it waits.",
-		FormatNumber(rate), how, FormatNumber(Median(achieved[0])), FormatNumber(Median(achieved[1])))
+	ms[1].Note = fmt.Sprintf("trigger (Subscription.Deliver, channel send) to callback start at %s events/s offered to both: half what the slower sustains with this producer unpaced (robotexec %s, chan pool %s, measured in this run); achieved %s vs %s events/s; the producer paces on the monotonic clock, yielding (runtime.Gosched) while it waits.",
+		FormatNumber(rate), FormatNumber(exCap), FormatNumber(poolCap), FormatNumber(Median(achieved[0])), FormatNumber(Median(achieved[1])))
 	return ms, nil
 }
 

@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"math"
 	"runtime"
 	"sync/atomic"
 	"time"
@@ -25,7 +26,8 @@ func latencyOf(h *Histogram, events int, d time.Duration) Latency {
 }
 
 // pace calls send(i) for i = 0, 1, ... at rate per second on the monotonic
-// clock, for d, and returns the number of calls and the time they took.
+// clock, for d, and returns the number of calls and the time they took;
+// at an infinite rate it calls send as fast as it can.
 // Between two events it spins on the clock calling runtime.Gosched: the
 // producer stays on its processor, so that the pacing is exact to a
 // fraction of a microsecond, but yields it at once to a goroutine that its
@@ -78,6 +80,28 @@ func LatencyExecutor(workers int, rate float64, d time.Duration) (Latency, error
 		return Latency{}, err
 	}
 	return latencyOf(h, n, elapsed), nil
+}
+
+// LatencyLoad returns the rate the latency metric offers both systems,
+// "50% load": half the rate that the slower of the two sustains with the
+// latency workload's producer, stamping every event, unpaced (three runs
+// of d each, alternated, medians), and the two sustained rates. Half the
+// executor's dispatch throughput would not do: that producer hands over
+// bare messages, and the stamps cost the channel pool more than they cost
+// the executor, so at half the executor's throughput the pool could be
+// overloaded, its latency then bounded by its channel's capacity.
+func LatencyLoad(workers int, d time.Duration) (rate, executor, pool float64, err error) {
+	var ex, pl []float64
+	for range 3 {
+		l, err := LatencyExecutor(workers, math.Inf(1), d)
+		if err != nil {
+			return 0, 0, 0, err
+		}
+		ex = append(ex, l.Rate)
+		pl = append(pl, LatencyChanPool(workers, math.Inf(1), d).Rate)
+	}
+	executor, pool = Median(ex), Median(pl)
+	return min(executor, pool) / 2, executor, pool, nil
 }
 
 // latencySlots is the number of closures the baseline cycles through; far

@@ -172,9 +172,6 @@ func (c Config) slice(g string) time.Duration {
 type suite struct {
 	ctx context.Context
 	cfg Config
-	// capacity is robotexec's dispatch throughput measured in this run,
-	// in events per second; 0 until measured.
-	capacity float64
 }
 
 // Run runs the selected metrics of the suite as cfg says and returns the

@@ -60,7 +60,7 @@ func TestRunEveryMetric(t *testing.T) {
 		require.Positive(t, m.Baseline, "%s", name)
 		require.NotNil(t, m.Ratio, "%s", name)
 	}
-	require.Contains(t, byName["dispatch latency p99 (us)"].Note, "half robotexec's dispatch throughput (measured in this run)")
+	require.Contains(t, byName["dispatch latency p99 (us)"].Note, "half what the slower sustains with this producer unpaced")
 	require.Equal(t, 2, rep.Workers)
 	require.Equal(t, "1s", rep.Budget)
 	require.Contains(t, progress.String(), "bench: bridge: 2 repetitions")
@@ -82,7 +82,7 @@ func TestRunOnly(t *testing.T) {
 		require.True(t, strings.HasPrefix(m.Name, "dispatch latency p"), m.Name)
 		require.Empty(t, m.Error)
 	}
-	require.Contains(t, rep.Metrics[1].Note, "measured briefly for this metric", "without the throughput metric, latency measures the capacity itself")
+	require.Contains(t, rep.Metrics[1].Note, "half what the slower sustains with this producer unpaced", "latency measures its load itself")
 }
 
 func TestRunStopsWhenContextEnds(t *testing.T) {
