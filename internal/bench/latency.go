@@ -56,7 +56,9 @@ func pace(rate float64, d time.Duration, send func(i int)) (int, time.Duration) 
 }
 
 // LatencyExecutor measures trigger → callback start through
-// DispatchExecutor's workload (subscriptions of depth 1024 here), the
+// DispatchExecutor's workload (subscriptions of depth ChanCapacity/(4·W)
+// here, so that all of them hold as many events as the baseline's channel:
+// a stall lets neither system queue more than the other), the
 // producer handing messages round robin to the subscriptions at rate
 // events per second for d (see pace). The trigger is the delivery: each
 // message carries the monotonic time just before it is handed over, and its
@@ -65,7 +67,7 @@ func LatencyExecutor(workers int, rate float64, d time.Duration) (Latency, error
 	h := NewHistogram(4 * workers)
 	r, err := newDispatchRig(workers, func(i int) func(subscribers.Message) {
 		return func(m subscribers.Message) { h.Record(i, time.Since(m.Received)) }
-	}, 1024)
+	}, max(ChanCapacity/(4*workers), 1))
 	if err != nil {
 		return Latency{}, err
 	}
