@@ -19,11 +19,12 @@
 // A subscription's run serves a bounded batch of its messages, in order,
 // on one worker (DESIGN's "one message, or a bounded batch"): up to
 // Options.Batch (8 by default), while the run has lasted less than
-// Options.BatchBudget (10 µs) and no timer is due. Short callbacks thus
-// share one pass through the run queue — handing a subscription from
-// worker to worker moves its cache lines between cores, which costs more
-// than an empty callback — while a callback of 10 µs or more always runs
-// alone. Batch: 1 gives one message per run.
+// Options.BatchBudget (10 µs) and no timer is due (none waiting in the wait
+// set, in the run queue or on a group). Short callbacks thus share one pass
+// through the run queue — handing a subscription from worker to worker
+// moves its cache lines between cores, which costs more than an empty
+// callback — while a callback of 10 µs or more ends its run. Batch: 1 gives
+// one message per run.
 //
 // Timers go further first, as in rclcpp: the run queue has a lane for
 // timers ahead of the subscriptions', and a worker that looks for work

@@ -44,7 +44,8 @@ type Options struct {
 	// Runs, if not nil, is told of every callback run when it ends, on the
 	// worker, outside every lock, with its start and end read from Stamp:
 	// the cheap alternative to Observer for metrics and traces (one call
-	// and two clock reads per run, nothing per message).
+	// and two clock reads per callback, each message of a batch its own,
+	// and nothing at a message's delivery).
 	Runs RunObserver
 	// Stamp reads the clock for Runs, in ticks of the caller's choosing;
 	// nil means nanoseconds of the monotonic clock.
@@ -153,6 +154,17 @@ type Executor struct {
 	live      int
 	_         [cacheLine]byte
 
+	// timersWaiting counts due timers taken from the wait set that have
+	// not started: in the run queue's timer lane or queued on a busy
+	// group. A batch ends when it is not 0 (see runMessages). It has a
+	// line of its own: it changes at every timer's run, and batches read
+	// it at every message.
+	timersWaiting atomic.Int64
+	_             [cacheLine - 8]byte
+	// laneTimers is the timer lane's length last added to timersWaiting;
+	// e.mu guards it.
+	laneTimers int64
+
 	mode atomic.Int32 // modeIdle, modeRunning, modeSpinning or modeClosed
 
 	regMu     sync.Mutex
@@ -162,7 +174,7 @@ type Executor struct {
 
 	panics  atomic.Uint64
 	wakeups atomic.Uint64
-	_       [72]byte // to whole lines: 512 bytes, a size class of whole lines
+	_       [64]byte // to whole lines: 576 bytes, a size class of whole lines
 }
 
 // cacheLine is the size of a cache line, which the hot structures pad to.
@@ -584,7 +596,12 @@ func (e *Executor) popLocked() *waitset.Entity {
 	if e.set.TimersPending() {
 		e.set.TakeTimers(&e.runTimers)
 	}
-	if x := e.runTimers.Pop(); x != nil {
+	x := e.runTimers.Pop()
+	if n := int64(e.runTimers.Len()); n != e.laneTimers {
+		e.timersWaiting.Add(n - e.laneTimers)
+		e.laneTimers = n
+	}
+	if x != nil {
 		return x
 	}
 	return e.runSubs.Pop()
@@ -631,6 +648,9 @@ func (e *Executor) dispatch(w *worker, x *waitset.Entity) int {
 		e.holdLocked(w)
 		e.mu.Unlock()
 	} else {
+		if en.timer != nil {
+			e.timersWaiting.Add(1) // until it starts, batches of the group end
+		}
 		g.mu.Lock()
 		g.q.Push(x)
 		g.mu.Unlock()
@@ -647,7 +667,11 @@ func (e *Executor) dispatch(w *worker, x *waitset.Entity) int {
 		g.mu.Lock()
 		y := g.q.Pop()
 		g.mu.Unlock()
-		e.run(w, y, y.Data.(*entity), false)
+		ey := y.Data.(*entity)
+		if ey.timer != nil {
+			e.timersWaiting.Add(-1)
+		}
+		e.run(w, y, ey, false)
 		n++
 		if g.scheduled.Add(-1) == 0 {
 			return n
@@ -730,7 +754,9 @@ func (e *Executor) runTimer(w *worker, x *waitset.Entity, en *entity) {
 
 // runMessages runs the callback of x's front message, then of the messages
 // behind it, up to batch in all, while the run has lasted less than
-// Options.BatchBudget and no timer is due. It reports whether messages remain.
+// Options.BatchBudget and no timer is due: none in the wait set, none due
+// that the alarm has not served, none taken from the wait set that has
+// not started (in the timer lane, or queued on a group). It reports whether messages remain.
 func (e *Executor) runMessages(w *worker, x *waitset.Entity, en *entity, batch int) bool {
 	m := &w.msg
 	runs := e.opts.Runs
@@ -762,7 +788,10 @@ func (e *Executor) runMessages(w *worker, x *waitset.Entity, en *entity, batch i
 			return more
 		}
 		now := e.batchClock()
-		if now >= until || e.set.TimersPending() || (e.tscBatch && e.timers.Due(now)) {
+		// An owner that got an in-process publisher during the run
+		// serves one message per run from now on (see run).
+		if now >= until || e.timersWaiting.Load() != 0 || e.set.TimersPending() ||
+			(e.tscBatch && e.timers.Due(now)) || en.owner.tracked.Load() {
 			m.Topic, m.Payload = "", nil
 			return more
 		}

@@ -5,8 +5,10 @@
 // item of work in its own FIFO queue, bounded by a depth and an explicit
 // overflow [Policy] whose drops are counted. The subscription embeds a wait
 // set entity (package waitset): a delivery triggers it, and the executor runs
-// one message per run, from the front, so messages of one subscription never
-// overtake each other and never run in parallel. In the seed's terms a
+// its messages from the front, one callback at a time (a run serves one
+// message or a short batch of them, see package executor's Options.Batch),
+// so messages of one subscription never overtake each other and never run
+// in parallel. In the seed's terms a
 // subscription is dormant (waiting with an empty queue), ready (in the wait set
 // or a run queue) or in progress (running); at the end of a run a
 // subscription with more work goes to the back of the ready queue.

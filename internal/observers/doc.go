@@ -8,10 +8,10 @@
 //
 // # Cost
 //
-// The executor calls Runs once per run, after the callback, with two
-// readings of Runs' clock around it (Options.Stamp), and nothing per
-// message: the latency is computed from the time the message already
-// carries. The clock is the CPU's time-stamp counter where the kernel
+// The executor calls Runs once per callback (each message of a batch
+// once), after it, with two readings of Runs' clock around it
+// (Options.Stamp), and nothing at a message's delivery: the latency is
+// computed from the time the message already carries. The clock is the CPU's time-stamp counter where the kernel
 // trusts it (amd64 Linux with the tsc clock source: ~10 ns a read here,
 // against ~26 ns for the monotonic clock, which is the fallback). Each
 // worker keeps its own share of a callback's histograms, so an update is

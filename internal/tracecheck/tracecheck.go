@@ -1,7 +1,8 @@
 // Package tracecheck records the scheduling steps of an executor and checks
 // the properties of the seeds on the recorded trace: the lifecycle of every
 // entity (waiting → queued → running → waiting, never two at once; a
-// subscription's run serves at most Model.Batch messages, on one worker),
+// subscription's run serves at most Model.Batch messages, on one worker;
+// a worker runs one entity at a time),
 // exclusion within mutually exclusive groups, timers first within a batch,
 // FIFO per subscription with every accepted message run or counted as
 // dropped, the starvation bound of package executor, counted in dequeues so
@@ -129,8 +130,12 @@ func (c *checker) lifecycle(steps []Step) {
 	next := map[uint64]waitset.Op{}
 	readies := map[uint64]int{}
 	enqueues := map[uint64]uint64{}
-	type run struct{ worker, messages int }
-	runs := map[uint64]run{} // entity → its current run
+	type run struct {
+		worker, messages int
+		empty            bool // a subscription's run that found no message
+	}
+	runs := map[uint64]run{}    // entity → its current run
+	running := map[int]uint64{} // worker → the entity it runs
 	for _, s := range steps {
 		switch s.Op {
 		case waitset.Accept, waitset.Drop, waitset.Request, waitset.Acquire, waitset.Release, waitset.Mute, waitset.Unmute:
@@ -144,7 +149,11 @@ func (c *checker) lifecycle(steps []Step) {
 				c.failf("step %d: entity %d enqueued for readiness %d, want %d", s.Index, s.ID, s.Seq, enqueues[s.ID])
 			}
 		case waitset.Start:
-			runs[s.ID] = run{worker: s.Worker, messages: 1}
+			if other, busy := running[s.Worker]; busy {
+				c.failf("step %d: entity %d starts on worker %d, which runs entity %d", s.Index, s.ID, s.Worker, other)
+			}
+			running[s.Worker] = s.ID
+			runs[s.ID] = run{worker: s.Worker, messages: 1, empty: s.Kind == waitset.Subscription && s.Seq == 0}
 		case waitset.Next:
 			// A batch: the run goes on with the next message, on the
 			// same worker, up to the batch's bound.
@@ -158,11 +167,21 @@ func (c *checker) lifecycle(steps []Step) {
 				c.failf("step %d: entity %d: next on worker %d in a run on worker %d", s.Index, s.ID, s.Worker, r.worker)
 			case r.messages >= c.m.Batch:
 				c.failf("step %d: entity %d: run serves more than %d messages", s.Index, s.ID, c.m.Batch)
+			case r.empty:
+				c.failf("step %d: entity %d: next in a run that found its queue empty", s.Index, s.ID)
+			case s.Seq == 0:
+				c.failf("step %d: entity %d: next without a message", s.Index, s.ID)
 			}
 			r.messages++
 			runs[s.ID] = r
 			continue
 		case waitset.Finish:
+			if r, ok := runs[s.ID]; ok && r.worker != s.Worker {
+				c.failf("step %d: entity %d finishes on worker %d a run started on worker %d", s.Index, s.ID, s.Worker, r.worker)
+			}
+			if running[s.Worker] == s.ID {
+				delete(running, s.Worker)
+			}
 			delete(runs, s.ID)
 		}
 		want, ok := next[s.ID]

@@ -151,6 +151,44 @@ func TestCheckFindsBatchViolations(t *testing.T) {
 			tr.step(waitset.Start, "t", 0)
 			tr.step(waitset.Next, "t", 0)
 		}, tracecheck.Model{Batch: 8}, "next in a run of a timer"},
+		{"next after an empty take", func(tr *trace) {
+			tr.step(waitset.Accept, "a", 1)
+			tr.batch = 1
+			tr.step(waitset.Ready, "a", 0)
+			tr.step(waitset.Enqueue, "a", 0)
+			tr.step(waitset.Dequeue, "a", 0)
+			tr.step(waitset.Start, "a", 0)
+			tr.step(waitset.Next, "a", 1)
+		}, tracecheck.Model{Batch: 8}, "next in a run that found its queue empty"},
+		{"next without a message", func(tr *trace) {
+			tr.step(waitset.Accept, "a", 1)
+			tr.batch = 1
+			tr.step(waitset.Ready, "a", 0)
+			tr.step(waitset.Enqueue, "a", 0)
+			tr.step(waitset.Dequeue, "a", 0)
+			tr.step(waitset.Start, "a", 1)
+			tr.step(waitset.Next, "a", 0)
+		}, tracecheck.Model{Batch: 8}, "next without a message"},
+		{"two runs on one worker", func(tr *trace) {
+			tr.batch = 1
+			for _, n := range []string{"t", "a"} {
+				tr.step(waitset.Ready, n, 0)
+				tr.step(waitset.Enqueue, n, 0)
+			}
+			tr.step(waitset.Dequeue, "t", 0)
+			tr.step(waitset.Dequeue, "a", 0)
+			tr.step(waitset.Start, "t", 0)
+			tr.step(waitset.Start, "a", 0)
+		}, tracecheck.Model{Batch: 8}, "starts on worker 0, which runs entity 1"},
+		{"finish on another worker", func(tr *trace) {
+			tr.batch = 1
+			tr.step(waitset.Ready, "t", 0)
+			tr.step(waitset.Enqueue, "t", 0)
+			tr.step(waitset.Dequeue, "t", 0)
+			tr.step(waitset.Start, "t", 0)
+			tr.worker = 1
+			tr.step(waitset.Finish, "t", 0)
+		}, tracecheck.Model{}, "finishes on worker 1 a run started on worker 0"},
 		{"batch out of order", func(tr *trace) {
 			tr.step(waitset.Accept, "a", 1)
 			tr.step(waitset.Accept, "a", 2)
