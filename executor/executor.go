@@ -754,9 +754,8 @@ func (e *Executor) runTimer(w *worker, x *waitset.Entity, en *entity) {
 
 // runMessages runs the callback of x's front message, then of the messages
 // behind it, up to batch in all, while the run has lasted less than
-// Options.BatchBudget and no timer is due: none in the wait set, none due
-// that the alarm has not served, none taken from the wait set that has
-// not started (in the timer lane, or queued on a group). It reports whether messages remain.
+// Options.BatchBudget and no timer is due (see batchEnds). It reports
+// whether messages remain.
 func (e *Executor) runMessages(w *worker, x *waitset.Entity, en *entity, batch int) bool {
 	m := &w.msg
 	runs := e.opts.Runs
@@ -782,19 +781,23 @@ func (e *Executor) runMessages(w *worker, x *waitset.Entity, en *entity, batch i
 			runs.Ran(Run{Worker: w.id, Entity: x, Trigger: m.Received, Start: start, End: e.opts.Stamp()})
 		}
 		w.nruns++
-		if !more || k >= batch {
+		if !more || k >= batch || e.batchEnds(en, until) {
 			// The callback had a copy; the payload must not live on here.
-			m.Topic, m.Payload = "", nil
-			return more
-		}
-		now := e.batchClock()
-		// An owner that got an in-process publisher during the run
-		// serves one message per run from now on (see run).
-		if now >= until || e.timersWaiting.Load() != 0 || e.set.TimersPending() ||
-			(e.tscBatch && e.timers.Due(now)) || en.owner.tracked.Load() {
 			m.Topic, m.Payload = "", nil
 			return more
 		}
 		op = waitset.Next
 	}
+}
+
+// batchEnds reports whether a subscription's batch ends after the callback
+// that just ran: the run has lasted its budget (until, on batchClock); a
+// timer is due, in the wait set, or due and not yet served by the alarm,
+// or taken from the wait set and not started (in the timer lane, or
+// queued on a group); or the owner got an in-process publisher during the
+// run, so that it serves one message per run from now on (see run).
+func (e *Executor) batchEnds(en *entity, until int64) bool {
+	now := e.batchClock()
+	return now >= until || e.timersWaiting.Load() != 0 || e.set.TimersPending() ||
+		(e.tscBatch && e.timers.Due(now)) || en.owner.tracked.Load()
 }
