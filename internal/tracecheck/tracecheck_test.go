@@ -92,6 +92,16 @@ func TestCheckAcceptsTimersAheadOfQueuedSubscriptions(t *testing.T) {
 	require.NoError(t, tr.check(tracecheck.Model{Workers: 1, Drained: true}))
 }
 
+// start records name becoming ready, queued in batch 1, dequeued and
+// started with message seq.
+func (tr *trace) start(name string, seq uint64) {
+	tr.batch = 1
+	tr.step(waitset.Ready, name, 0)
+	tr.step(waitset.Enqueue, name, 0)
+	tr.step(waitset.Dequeue, name, 0)
+	tr.step(waitset.Start, name, seq)
+}
+
 // runBatch records a run of subscription name serving messages first..last
 // of its queue, accepted beforehand.
 func (tr *trace) runBatch(name string, first, last uint64) {
@@ -135,38 +145,22 @@ func TestCheckFindsBatchViolations(t *testing.T) {
 		{"next on another worker", func(tr *trace) {
 			tr.step(waitset.Accept, "a", 1)
 			tr.step(waitset.Accept, "a", 2)
-			tr.batch = 1
-			tr.step(waitset.Ready, "a", 0)
-			tr.step(waitset.Enqueue, "a", 0)
-			tr.step(waitset.Dequeue, "a", 0)
-			tr.step(waitset.Start, "a", 1)
+			tr.start("a", 1)
 			tr.worker = 1
 			tr.step(waitset.Next, "a", 2)
 		}, tracecheck.Model{Batch: 8}, "next on worker 1 in a run on worker 0"},
 		{"next of a timer", func(tr *trace) {
-			tr.batch = 1
-			tr.step(waitset.Ready, "t", 0)
-			tr.step(waitset.Enqueue, "t", 0)
-			tr.step(waitset.Dequeue, "t", 0)
-			tr.step(waitset.Start, "t", 0)
+			tr.start("t", 0)
 			tr.step(waitset.Next, "t", 0)
 		}, tracecheck.Model{Batch: 8}, "next in a run of a timer"},
 		{"next after an empty take", func(tr *trace) {
 			tr.step(waitset.Accept, "a", 1)
-			tr.batch = 1
-			tr.step(waitset.Ready, "a", 0)
-			tr.step(waitset.Enqueue, "a", 0)
-			tr.step(waitset.Dequeue, "a", 0)
-			tr.step(waitset.Start, "a", 0)
+			tr.start("a", 0)
 			tr.step(waitset.Next, "a", 1)
 		}, tracecheck.Model{Batch: 8}, "next in a run that found its queue empty"},
 		{"next without a message", func(tr *trace) {
 			tr.step(waitset.Accept, "a", 1)
-			tr.batch = 1
-			tr.step(waitset.Ready, "a", 0)
-			tr.step(waitset.Enqueue, "a", 0)
-			tr.step(waitset.Dequeue, "a", 0)
-			tr.step(waitset.Start, "a", 1)
+			tr.start("a", 1)
 			tr.step(waitset.Next, "a", 0)
 		}, tracecheck.Model{Batch: 8}, "next without a message"},
 		{"two runs on one worker", func(tr *trace) {
@@ -181,22 +175,14 @@ func TestCheckFindsBatchViolations(t *testing.T) {
 			tr.step(waitset.Start, "a", 0)
 		}, tracecheck.Model{Batch: 8}, "starts on worker 0, which runs entity 1"},
 		{"finish on another worker", func(tr *trace) {
-			tr.batch = 1
-			tr.step(waitset.Ready, "t", 0)
-			tr.step(waitset.Enqueue, "t", 0)
-			tr.step(waitset.Dequeue, "t", 0)
-			tr.step(waitset.Start, "t", 0)
+			tr.start("t", 0)
 			tr.worker = 1
 			tr.step(waitset.Finish, "t", 0)
 		}, tracecheck.Model{}, "finishes on worker 1 a run started on worker 0"},
 		{"batch out of order", func(tr *trace) {
 			tr.step(waitset.Accept, "a", 1)
 			tr.step(waitset.Accept, "a", 2)
-			tr.batch = 1
-			tr.step(waitset.Ready, "a", 0)
-			tr.step(waitset.Enqueue, "a", 0)
-			tr.step(waitset.Dequeue, "a", 0)
-			tr.step(waitset.Start, "a", 2)
+			tr.start("a", 2)
 			tr.step(waitset.Next, "a", 1)
 		}, tracecheck.Model{Batch: 8}, "runs message 1 after message 2"},
 	}
