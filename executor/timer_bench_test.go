@@ -25,13 +25,23 @@ func cpuTime() time.Duration {
 // timerRun is one lateness measurement: n timers of period p for d, on an
 // executor with clock c (nil: bare time.AfterFunc timers re-armed on
 // absolute deadlines), optionally beside CPU-bound callbacks that keep every
-// worker busy.
+// worker busy. The timers start one after the other as fast as they can,
+// or, with spread, evenly over one period, as the timers of nodes started
+// at different times have all phases.
 type timerRun struct {
 	n      int
 	period time.Duration
 	d      time.Duration
 	clock  timers.Clock
 	loaded bool
+	spread bool
+}
+
+// pace waits, with spread, until the i-th timer's start: i periods/n
+// after t0 (spinning: a sleep would round to whole milliseconds).
+func (r timerRun) pace(i int, t0 time.Time) {
+	for r.spread && time.Since(t0) < time.Duration(i)*r.period/time.Duration(r.n) {
+	}
 }
 
 func (r timerRun) measure(b *testing.B) {
@@ -49,7 +59,9 @@ func (r timerRun) measure(b *testing.B) {
 	var wg sync.WaitGroup
 	if r.clock == nil {
 		// The baseline: bare Go timers on drift-free deadlines.
+		t0 := time.Now()
 		for i := range r.n {
+			r.pace(i, t0)
 			log := logs[i]
 			wg.Add(1)
 			deadline := time.Now().Add(r.period)
@@ -77,7 +89,9 @@ func (r timerRun) measure(b *testing.B) {
 		}
 		ex := executor.New(executor.Options{Workers: workers, Clock: r.clock})
 		o := ex.NewOwner("timers", ex.NewGroup("timers", executor.Reentrant))
-		for _, log := range logs {
+		t0 := time.Now()
+		for i, log := range logs {
+			r.pace(i, t0)
 			if _, err := o.NewTimer(r.period, func(ev timers.Event) {
 				log.record(ev.Late(), ev.Missed)
 			}); err != nil {
@@ -158,18 +172,20 @@ func (l *timerLog) record(d time.Duration, missed uint64) {
 // start minus deadline): through the executor with the precise timer
 // source and with Go's timers, beside bare time.AfterFunc timers re-armed
 // on absolute deadlines, in the same run. Run with -benchtime 1x; each case
-// lasts 2 s. cpu_% is the process's CPU time over the wall time, in percent
+// lasts 2 s. The 1,000 timers start one after the other (within about a
+// millisecond), or spread evenly over their period. cpu_% is the process's CPU time over the wall time, in percent
 // of one core, in the steady state (see timerRun.measure).
 func BenchmarkTimerLateness(b *testing.B) {
 	cases := []struct {
-		name   string
-		n      int
-		period time.Duration
-		loaded bool
+		name           string
+		n              int
+		period         time.Duration
+		loaded, spread bool
 	}{
-		{"1x1kHz", 1, time.Millisecond, false},
-		{"1000x100Hz", 1000, 10 * time.Millisecond, false},
-		{"1000x100Hz-busy-workers", 1000, 10 * time.Millisecond, true},
+		{"1x1kHz", 1, time.Millisecond, false, false},
+		{"1000x100Hz", 1000, 10 * time.Millisecond, false, false},
+		{"1000x100Hz-spread", 1000, 10 * time.Millisecond, false, true},
+		{"1000x100Hz-busy-workers", 1000, 10 * time.Millisecond, true, false},
 	}
 	for _, c := range cases {
 		for _, src := range []struct {
@@ -181,7 +197,7 @@ func BenchmarkTimerLateness(b *testing.B) {
 			}
 			b.Run(c.name+"/"+src.name, func(b *testing.B) {
 				for range b.N {
-					timerRun{n: c.n, period: c.period, d: 2 * time.Second, clock: src.clock, loaded: c.loaded}.measure(b)
+					timerRun{n: c.n, period: c.period, d: 2 * time.Second, clock: src.clock, loaded: c.loaded, spread: c.spread}.measure(b)
 				}
 			})
 		}

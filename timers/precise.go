@@ -21,19 +21,36 @@ import "time"
 // every processor busy should run with GOMAXPROCS above its worker count
 // (robotexec run does so).
 //
-// Timers on a Precise clock start on a grid: a timer's first deadline (a
-// period after it starts) is rounded up to a multiple of PreciseGrid, so
-// that timers started around the same time fall due together and share
-// wake-ups; later deadlines follow from the first, drift-free. A thousand
-// timers at 100 Hz then cost a few thousand wake-ups a second, not a
-// hundred thousand.
+// Timers on a Precise clock start on a grid, so that timers share
+// wake-ups: a periodic timer's first deadline (a period after it starts) is
+// rounded up to a multiple of PreciseGrid, a one-shot timer's deadline to
+// a multiple of PreciseStep; later deadlines follow from the first,
+// drift-free. Periodic timers then fall due at most once a millisecond
+// however many there are and whatever their phases, each wake-up serving
+// all the timers due at it: a thousand timers at 100 Hz started at random
+// times cost a thousand wake-ups a second, not a hundred thousand (nor,
+// with each deadline a spin of up to PreciseLead, a core spinning). A
+// grid point takes at most PreciseGroup timers as they start; the next
+// ones start a PreciseStep later, and so on, so that no group is so large
+// that its last timer starts long after the deadline (a worker serves
+// roughly one timer each 0.25 µs).
 //
 // An alarm of Precise must be closed (Queue.Stop does it) to release its
 // goroutine and descriptor. The zero value is ready to use.
 type Precise struct{}
 
-// PreciseGrid is the grid of first deadlines on a Precise clock.
-const PreciseGrid = 100 * time.Microsecond
+// PreciseGrid is the grid of periodic timers' first deadlines on a
+// Precise clock.
+const PreciseGrid = time.Millisecond
+
+// PreciseStep is the grid of one-shot timers' deadlines on a Precise
+// clock, and how much later than its grid point a periodic timer starts
+// when PreciseGroup timers started on that point already.
+const PreciseStep = 100 * time.Microsecond
+
+// PreciseGroup is the most timers that start on one deadline of a Precise
+// clock's grid (see PreciseStep).
+const PreciseGroup = 128
 
 // PreciseLead is how long before a deadline a Precise clock's timer queue
 // rings early (Queue.SetEarly): longer than most wake-ups of a sleeping
@@ -62,8 +79,14 @@ func (Precise) Now() time.Time { return time.Now() }
 
 func (Precise) realTime() {}
 
-// Grid returns PreciseGrid: timer queues align first deadlines to it.
+// Grid returns PreciseGrid: timer queues align periodic timers' first
+// deadlines to it.
 func (Precise) Grid() time.Duration { return PreciseGrid }
+
+// Step returns PreciseStep and PreciseGroup: timer queues align one-shot
+// deadlines to the step, and start at most group timers on one deadline,
+// the next a step later.
+func (Precise) Step() (step time.Duration, group int) { return PreciseStep, PreciseGroup }
 
 // Lead returns PreciseLead: timer queues ring early by it.
 func (Precise) Lead() time.Duration { return PreciseLead }

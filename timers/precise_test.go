@@ -110,26 +110,52 @@ func TestPreciseQueueGridAndStop(t *testing.T) {
 	require.Equal(t, files, openFiles(t), "the timerfd is closed")
 }
 
-// Timers started on the precise clock's grid fall due together: their
-// deadlines are whole grid steps apart, to the nanosecond of the monotonic
-// clock, however the wall clock drifts between their starts.
+// Timers started on the precise clock's grid fall due together, at most
+// PreciseGroup on one deadline: the first PreciseGroup timers started
+// together share a deadline on the grid, to the nanosecond of the
+// monotonic clock however the wall clock drifts between their starts; the
+// next PreciseGroup share the deadline a PreciseStep later, and so on.
+// One-shot deadlines are on the step, and take no part in the groups.
 func TestPreciseGridDeadlinesCoincide(t *testing.T) {
 	set := waitset.New(func() {}, nil)
 	q := timers.NewQueue(timers.Precise{}, set)
 	defer q.Stop()
-	var first time.Time
-	for i := range 500 {
+	const n = 3*timers.PreciseGroup + 10
+	var prev time.Time
+	count, groups := 0, 0
+	for i := range n {
 		tm, err := q.NewTimer(time.Hour, false)
 		require.NoError(t, err)
 		tm.Reset()
 		d, ok := tm.Deadline()
 		require.True(t, ok)
-		if i == 0 {
-			first = d
+		require.Zero(t, d.UnixNano()%int64(timers.PreciseStep), "deadline %d on the step", i)
+		switch {
+		case d.Equal(prev):
+			count++
+			require.LessOrEqual(t, count, timers.PreciseGroup, "timers on deadline %d", i)
+		case i > 0 && count == timers.PreciseGroup && d.Sub(prev) == timers.PreciseStep:
+			// The group is full: a step later.
+			count = 1
+			groups++
+		default:
+			// The first, or the registrations reached the next grid
+			// point: a group of its own on the grid.
+			require.True(t, d.After(prev), "deadline %d", i)
+			require.Zero(t, d.UnixNano()%int64(timers.PreciseGrid), "deadline %d on the grid", i)
+			count = 1
+			groups++
 		}
-		require.Zero(t, d.Sub(first)%timers.PreciseGrid, "deadline %d is %v after the first", i, d.Sub(first))
-		require.Zero(t, d.UnixNano()%int64(timers.PreciseGrid), "deadline %d on the grid", i)
+		prev = d
+
+		one, err := q.NewTimer(time.Hour+time.Nanosecond, true)
+		require.NoError(t, err)
+		one.Reset()
+		d, ok = one.Deadline()
+		require.True(t, ok)
+		require.Zero(t, d.UnixNano()%int64(timers.PreciseStep), "one-shot deadline %d on the step", i)
 	}
+	require.GreaterOrEqual(t, groups, n/timers.PreciseGroup+1)
 }
 
 // A one-shot timer of the longest delay, as a delay meaning "never", stays

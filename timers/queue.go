@@ -26,7 +26,15 @@ var ErrStopped = errors.New("timers: queue stopped")
 type Queue struct {
 	clock Clock
 	set   *waitset.Set
-	grid  time.Duration // first deadlines are multiples of it; 0 means none
+	// Periodic timers' first deadlines are multiples of grid, one-shot
+	// deadlines of step; 0 means none. At most group timers start on one
+	// deadline (0: no limit); starts counts them by deadline, for the
+	// deadlines ahead (those past are dropped when it grows past
+	// pruneAt). See start.
+	grid, step time.Duration
+	group      int
+	starts     map[int64]int
+	pruneAt    int
 
 	// base is the origin of the heap's keys, read from the clock when
 	// the queue was made.
@@ -74,7 +82,12 @@ func NewQueue(c Clock, set *waitset.Set) *Queue {
 		q.nsPerTick = tsc.NsPerTick()
 	}
 	if g, ok := c.(interface{ Grid() time.Duration }); ok {
-		q.grid = g.Grid()
+		q.grid, q.step = g.Grid(), g.Grid()
+	}
+	if g, ok := c.(interface {
+		Step() (step time.Duration, group int)
+	}); ok {
+		q.step, q.group = g.Step()
 	}
 	if l, ok := c.(interface{ Lead() time.Duration }); ok {
 		q.lead = l.Lead()
@@ -89,7 +102,44 @@ func NewQueue(c Clock, set *waitset.Set) *Queue {
 }
 
 // start returns the first deadline of a timer started at now: now plus
-// period, rounded up to the clock's grid, if it has one.
+// period, rounded up to the clock's grid for a periodic timer, to its step
+// for a one-shot timer, if it has them. Where the clock limits the timers
+// that start on one deadline (Precise: PreciseGroup), a periodic timer
+// whose grid point has as many already starts a step later, or the next
+// step, and so on. q.mu must be held.
+func (q *Queue) start(now time.Time, period time.Duration, oneShot bool) time.Time {
+	if oneShot {
+		d, _ := q.round(now.Add(period), q.step)
+		return d
+	}
+	d, ok := q.round(now.Add(period), q.grid)
+	if !ok || q.group <= 0 || q.step <= 0 {
+		return d
+	}
+	if q.starts == nil {
+		q.starts, q.pruneAt = make(map[int64]int), 64
+	}
+	if len(q.starts) >= q.pruneAt {
+		past := q.key(now)
+		for k := range q.starts {
+			if k < past {
+				delete(q.starts, k)
+			}
+		}
+		q.pruneAt = max(64, 2*len(q.starts))
+	}
+	k := q.key(d)
+	for q.starts[k] >= q.group && k <= math.MaxInt64-int64(q.step) {
+		d = d.Add(q.step)
+		k += int64(q.step)
+	}
+	q.starts[k]++
+	return d
+}
+
+// round returns t rounded up to a multiple of g (none if g is 0), and
+// whether it did: a time too close to the largest Duration from the
+// queue's base (a delay meaning "never") is left as it is.
 //
 // The rounding is done on the queue's base: the deadline is the base plus
 // a duration, so that timers rounded to the same point of the grid have
@@ -97,28 +147,25 @@ func NewQueue(c Clock, set *waitset.Set) *Queue {
 // reading would not: the wall clock drifts against the monotonic one,
 // which orders the heap, by a few nanoseconds between two readings while
 // NTP slews it, and the timers would fall due apart.)
-func (q *Queue) start(now time.Time, period time.Duration) time.Time {
-	t := now.Add(period)
-	g := int64(q.grid)
+func (q *Queue) round(t time.Time, g time.Duration) (time.Time, bool) {
 	if g <= 0 {
-		return t
+		return t, false
 	}
 	// The offset from the base is rounded so that base's wall reading plus
 	// it is a multiple of the grid; working on the offset, not on the sum,
-	// nothing overflows. An offset too close to the largest Duration (a
-	// delay meaning "never") is left as it is.
+	// nothing overflows.
 	d := int64(t.Sub(q.base))
-	if d > math.MaxInt64-g {
-		return t
+	if d > math.MaxInt64-int64(g) {
+		return t, false
 	}
-	r := (q.base.UnixNano()%g + d%g) % g
+	r := (q.base.UnixNano()%int64(g) + d%int64(g)) % int64(g)
 	if r < 0 {
-		r += g
+		r += int64(g)
 	}
 	if r != 0 {
-		d += g - r
+		d += int64(g) - r
 	}
-	return q.base.Add(time.Duration(d))
+	return q.base.Add(time.Duration(d)), true
 }
 
 // Clock returns the queue's clock.

@@ -101,7 +101,7 @@ func (t *Timer) Reset() {
 		return
 	}
 	q.remove(t)
-	t.next = q.start(q.clock.Now(), t.period)
+	t.next = q.start(q.clock.Now(), t.period, t.oneShot)
 	q.push(t)
 }
 
