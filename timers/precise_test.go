@@ -158,6 +158,35 @@ func TestPreciseGridDeadlinesCoincide(t *testing.T) {
 	require.GreaterOrEqual(t, groups, n/timers.PreciseGroup+1)
 }
 
+// A timer reset, canceled or detached before its first deadline no longer
+// counts among that deadline's group: resetting one timer over and over,
+// or starting and canceling timers, never moves a start off the grid.
+func TestPreciseGroupCountsTimersThatStay(t *testing.T) {
+	set := waitset.New(func() {}, nil)
+	q := timers.NewQueue(timers.Precise{}, set)
+	defer q.Stop()
+	tm, err := q.NewTimer(time.Hour, false)
+	require.NoError(t, err)
+	for i := range 3 * timers.PreciseGroup {
+		switch i % 3 {
+		case 0:
+			tm.Reset()
+		case 1:
+			tm.Cancel()
+			tm.Reset()
+		case 2:
+			o, err := q.NewTimer(time.Hour, false)
+			require.NoError(t, err)
+			o.Reset()
+			o.Detach()
+			tm.Reset()
+		}
+		d, ok := tm.Deadline()
+		require.True(t, ok)
+		require.Zero(t, d.UnixNano()%int64(timers.PreciseGrid), "start %d on the grid", i)
+	}
+}
+
 // A one-shot timer of the longest delay, as a delay meaning "never", stays
 // in the future on the grid: rounding its deadline must not overflow.
 func TestPreciseGridLongestDelayStaysInTheFuture(t *testing.T) {

@@ -101,18 +101,19 @@ func NewQueue(c Clock, set *waitset.Set) *Queue {
 	return q
 }
 
-// start returns the first deadline of a timer started at now: now plus
-// period, rounded up to the clock's grid for a periodic timer, to its step
-// for a one-shot timer, if it has them. Where the clock limits the timers
-// that start on one deadline (Precise: PreciseGroup), a periodic timer
-// whose grid point has as many already starts a step later, or the next
-// step, and so on. q.mu must be held.
-func (q *Queue) start(now time.Time, period time.Duration, oneShot bool) time.Time {
-	if oneShot {
-		d, _ := q.round(now.Add(period), q.step)
+// start returns the first deadline of timer t started at now: now plus
+// its period, rounded up to the clock's grid for a periodic timer, to its
+// step for a one-shot timer, if it has them. Where the clock limits the
+// timers that start on one deadline (Precise: PreciseGroup), a periodic
+// timer whose grid point has as many already starts a step later, or the
+// next step, and so on; it is counted on its deadline until it is reset,
+// canceled or detached (uncount). q.mu must be held.
+func (q *Queue) start(t *Timer, now time.Time) time.Time {
+	if t.oneShot {
+		d, _ := q.round(now.Add(t.period), q.step)
 		return d
 	}
-	d, ok := q.round(now.Add(period), q.grid)
+	d, ok := q.round(now.Add(t.period), q.grid)
 	if !ok || q.group <= 0 || q.step <= 0 {
 		return d
 	}
@@ -120,6 +121,7 @@ func (q *Queue) start(now time.Time, period time.Duration, oneShot bool) time.Ti
 		q.starts, q.pruneAt = make(map[int64]int), 64
 	}
 	if len(q.starts) >= q.pruneAt {
+		// Deadlines past are full or not, it no longer matters.
 		past := q.key(now)
 		for k := range q.starts {
 			if k < past {
@@ -134,7 +136,24 @@ func (q *Queue) start(now time.Time, period time.Duration, oneShot bool) time.Ti
 		k += int64(q.step)
 	}
 	q.starts[k]++
+	t.counted = k
 	return d
+}
+
+// uncount takes t off the count of the deadline it started on, if it is
+// counted on one: it will not fall due there. q.mu must be held.
+func (q *Queue) uncount(t *Timer) {
+	if t.counted == 0 {
+		return
+	}
+	if n, ok := q.starts[t.counted]; ok {
+		if n <= 1 {
+			delete(q.starts, t.counted)
+		} else {
+			q.starts[t.counted] = n - 1
+		}
+	}
+	t.counted = 0
 }
 
 // round returns t rounded up to a multiple of g (none if g is 0), and

@@ -42,10 +42,13 @@ type Timer struct {
 	next  time.Time
 	index int // position in the heap, -1 when not in it
 	state int
+	// counted is the heap key of the first deadline the timer is counted
+	// on in q.starts, 0 for none (see Queue.start).
+	counted int64
 
 	missed atomic.Uint64
 	calls  atomic.Uint64
-	_      [48]byte // to 256 bytes, a size class of whole cache lines
+	_      [40]byte // to 256 bytes, a size class of whole cache lines
 }
 
 // Period returns the timer's period (the delay of a one-shot timer).
@@ -87,6 +90,7 @@ func (t *Timer) Cancel() {
 		return
 	}
 	t.q.remove(t)
+	t.q.uncount(t)
 	t.state = idle
 }
 
@@ -101,7 +105,8 @@ func (t *Timer) Reset() {
 		return
 	}
 	q.remove(t)
-	t.next = q.start(q.clock.Now(), t.period, t.oneShot)
+	q.uncount(t)
+	t.next = q.start(t, q.clock.Now())
 	q.push(t)
 }
 
@@ -130,6 +135,7 @@ func (t *Timer) Call() (Event, bool) {
 		t.state = idle
 		return ev, true
 	}
+	t.counted = 0 // it fell due on its first deadline, if it was counted
 	next := t.next.Add(t.period)
 	if next.Before(now) {
 		// rcl's rule: skip every deadline that has passed, count them. A
@@ -153,5 +159,6 @@ func (t *Timer) Detach() {
 	t.q.mu.Lock()
 	defer t.q.mu.Unlock()
 	t.q.remove(t)
+	t.q.uncount(t)
 	t.state = detached
 }
