@@ -28,9 +28,10 @@ func reportMicros(b *testing.B, name string, d time.Duration) {
 // robotexec run does) and on Go's timers, and as the baseline 1,000
 // time.AfterFunc timers re-armed on absolute deadlines, for at least b.N
 // calls, and reports the lateness of the calls (start minus deadline):
-// p50_us and p99_us. ns/op is the wall time per call, 10 µs by
-// construction. The executor package's BenchmarkTimerLateness measures
-// more cases (one 1 kHz timer, busy workers).
+// p50_us and p99_us, and the process's cpu_% meanwhile. ns/op is the
+// wall time per call, 10 µs by construction. The executor package's
+// BenchmarkTimerLateness measures more cases (one 1 kHz timer, timers
+// spread over their period, busy workers).
 func BenchmarkTimerLateness(b *testing.B) {
 	const n, period = bench.DefaultTimers, bench.DefaultTimerPeriod
 	// Enough periods for b.N calls, after the two warm-up periods.
@@ -50,6 +51,7 @@ func BenchmarkTimerLateness(b *testing.B) {
 			reportMicros(b, "p50_us", l.P50)
 			reportMicros(b, "p99_us", l.P99)
 			b.ReportMetric(float64(l.Missed), "missed")
+			b.ReportMetric(l.CPU, "cpu_%")
 		})
 	}
 	b.Run("afterfunc", func(b *testing.B) {
@@ -57,6 +59,7 @@ func BenchmarkTimerLateness(b *testing.B) {
 		l := bench.TimerLatenessAfterFunc(n, period, run(b))
 		reportMicros(b, "p50_us", l.P50)
 		reportMicros(b, "p99_us", l.P99)
+		b.ReportMetric(l.CPU, "cpu_%")
 	})
 }
 

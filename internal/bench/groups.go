@@ -2,6 +2,7 @@ package bench
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/robotexec/robotexec/subscribers"
@@ -118,7 +119,7 @@ func defaultClock() (timers.Clock, string) {
 func (s *suite) timers() ([]Metric, error) {
 	w, d, n, p := s.cfg.Workers, s.cfg.slice("timers"), s.cfg.Timers, s.cfg.TimerPeriod
 	clock, clockName := defaultClock()
-	var p50 [3][]float64
+	var p50, cpu [3][]float64
 	var missed, calls [2]uint64
 	// robotexec's side runs twice per repetition, on the default timer
 	// source (the headline) and on Go's timers, d/2 each.
@@ -130,6 +131,7 @@ func (s *suite) timers() ([]Metric, error) {
 				return nil, err
 			}
 			p50[i] = append(p50[i], micros(l.P50))
+			cpu[i] = append(cpu[i], l.CPU)
 			missed[i] += l.Missed
 			calls[i] += l.Calls
 			p99 = append(p99, micros(l.P99))
@@ -138,6 +140,7 @@ func (s *suite) timers() ([]Metric, error) {
 	}, func() ([]float64, error) {
 		l := TimerLatenessAfterFunc(n, p, d)
 		p50[2] = append(p50[2], micros(l.P50))
+		cpu[2] = append(cpu[2], l.CPU)
 		return one(micros(l.P99)), nil
 	})
 	if err != nil {
@@ -147,12 +150,21 @@ func (s *suite) timers() ([]Metric, error) {
 		return fmt.Sprintf("it skipped %d deadlines (%.2f%%) that the baseline served late", missed[i], 100*float64(missed[i])/float64(max(calls[i]+missed[i], 1)))
 	}
 	m := NewMetric(specTimer, as[0], bs[0])
-	m.Note = fmt.Sprintf("%d timers every %v, started together, callback start minus deadline; executor (%d workers, one reentrant group) on %s vs time.AfterFunc re-armed on absolute deadlines; p50 %s vs %s us; %s.",
-		n, p, w, clockName, FormatNumber(Median(p50[0])), FormatNumber(Median(p50[2])), skipped(0))
+	m.Note = fmt.Sprintf("%d timers every %v, started together, callback start minus deadline; executor (%d workers, one reentrant group) on %s vs time.AfterFunc re-armed on absolute deadlines; p50 %s vs %s us; cpu %s vs %s of one core (the process's, while the deadlines were recorded); %s.",
+		n, p, w, clockName, FormatNumber(Median(p50[0])), FormatNumber(Median(p50[2])), cpuPercent(cpu[0]), cpuPercent(cpu[2]), skipped(0))
 	goTimers := NewMetric(specTimerGo, as[1], bs[0])
-	goTimers.Note = fmt.Sprintf("the same, the executor on Go's timers (executor.timer_source: go; executor.New's default); p50 %s us; %s.",
-		FormatNumber(Median(p50[1])), skipped(1))
+	goTimers.Note = fmt.Sprintf("the same, the executor on Go's timers (executor.timer_source: go; executor.New's default); p50 %s us; cpu %s; %s.",
+		FormatNumber(Median(p50[1])), cpuPercent(cpu[1]), skipped(1))
 	return []Metric{m, goTimers}, nil
+}
+
+// cpuPercent formats the median of CPU percentages, "unknown" where one
+// could not be read.
+func cpuPercent(xs []float64) string {
+	if len(xs) == 0 || slices.Min(xs) < 0 {
+		return "unknown"
+	}
+	return FormatNumber(Median(xs)) + "%"
 }
 
 func (s *suite) bridge() ([]Metric, error) {

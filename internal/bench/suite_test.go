@@ -61,6 +61,9 @@ func TestRunEveryMetric(t *testing.T) {
 		require.NotNil(t, m.Ratio, "%s", name)
 	}
 	require.Contains(t, byName["dispatch latency p99 (us)"].Note, "half what the slower sustains with this producer unpaced")
+	// The timers' cpu, read from the process (Linux in CI).
+	require.Regexp(t, `cpu [0-9.]+% vs [0-9.]+% of one core`, byName["timer lateness p99 (us)"].Note)
+	require.Regexp(t, `; cpu [0-9.]+%;`, byName["timer lateness p99, go timers (us)"].Note)
 	require.Equal(t, 2, rep.Workers)
 	require.Equal(t, "1s", rep.Budget)
 	require.Contains(t, progress.String(), "bench: bridge: 2 repetitions")

@@ -21,11 +21,60 @@ type TimerLateness struct {
 	// a timer more than a period late skips the deadlines that passed).
 	// The baseline skips none: it serves every deadline, late.
 	Missed uint64
+	// CPU is the process's CPU time over the wall time while the
+	// deadlines were recorded, in percent of one core; -1 where the
+	// process's CPU time cannot be read.
+	CPU float64
 }
 
-func timerLatenessOf(h *Histogram, missed uint64) TimerLateness {
+func timerLatenessOf(h *Histogram, missed uint64, cpu float64) TimerLateness {
 	p := h.Percentiles(0.50, 0.99)
-	return TimerLateness{P50: p[0], P99: p[1], Calls: h.Count(), Missed: missed}
+	return TimerLateness{P50: p[0], P99: p[1], Calls: h.Count(), Missed: missed, CPU: cpu}
+}
+
+// cpuMeter measures the process's CPU over a stretch of wall time.
+type cpuMeter struct {
+	cpu   time.Duration
+	start time.Time
+	ok    bool
+}
+
+// startCPU starts a measurement.
+func startCPU() cpuMeter {
+	cpu, ok := processCPU()
+	return cpuMeter{cpu: cpu, start: time.Now(), ok: ok}
+}
+
+// percent returns the CPU time since start over the wall time, in percent
+// of one core, or -1 if the CPU time cannot be read.
+func (m cpuMeter) percent() float64 {
+	cpu, ok := processCPU()
+	wall := time.Since(m.start)
+	if !m.ok || !ok || wall <= 0 {
+		return -1
+	}
+	return 100 * float64(cpu-m.cpu) / float64(wall)
+}
+
+// measureCPU measures the process's CPU from warm until end, on a
+// goroutine of its own, and sends the percentage on the channel it
+// returns (-1 where unknown, or if end comes first).
+func measureCPU(warm time.Time, end <-chan struct{}) <-chan float64 {
+	out := make(chan float64, 1)
+	go func() {
+		t := time.NewTimer(time.Until(warm))
+		defer t.Stop()
+		select {
+		case <-t.C:
+		case <-end:
+			out <- -1
+			return
+		}
+		m := startCPU()
+		<-end
+		out <- m.percent()
+	}()
+	return out
 }
 
 // timerWarmup is the number of periods at the start of a run whose
@@ -68,10 +117,11 @@ func TimerLatenessExecutor(clock timers.Clock, workers, n int, period, d time.Du
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), d)
 	defer cancel()
+	cpu := measureCPU(warm, ctx.Done())
 	if err := ex.Run(ctx); err != nil {
 		return TimerLateness{}, err
 	}
-	return timerLatenessOf(h, missed.Load()), nil
+	return timerLatenessOf(h, missed.Load(), <-cpu), nil
 }
 
 // afTimer is one of the baseline's timers.
@@ -115,7 +165,10 @@ func TimerLatenessAfterFunc(n int, period, d time.Duration) TimerLateness {
 		a.next.Store(int64(first))
 		a.t.Store(time.AfterFunc(first-time.Since(base), f))
 	}
+	end := make(chan struct{})
+	cpu := measureCPU(base.Add(warm), end)
 	time.Sleep(time.Until(base.Add(d)))
+	close(end)
 	stopped.Store(true)
 	for i := range ts {
 		ts[i].t.Load().Stop()
@@ -123,5 +176,5 @@ func TimerLatenessAfterFunc(n int, period, d time.Duration) TimerLateness {
 	for active.Load() > 0 {
 		time.Sleep(time.Millisecond)
 	}
-	return timerLatenessOf(h, 0)
+	return timerLatenessOf(h, 0, <-cpu)
 }
