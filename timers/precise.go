@@ -25,15 +25,15 @@ import "time"
 // wake-ups: a periodic timer's first deadline (a period after it starts) is
 // rounded up to a multiple of PreciseGrid, a one-shot timer's deadline to
 // a multiple of PreciseStep; later deadlines follow from the first,
-// drift-free. Periodic timers then fall due at most once a millisecond
-// however many there are and whatever their phases, each wake-up serving
-// all the timers due at it: a thousand timers at 100 Hz started at random
-// times cost a thousand wake-ups a second, not a hundred thousand (nor,
-// with each deadline a spin of up to PreciseLead, a core spinning). A
-// grid point takes at most PreciseGroup timers as they start; the next
-// ones start a PreciseStep later, and so on, so that no group is so large
-// that its last timer starts long after the deadline (a worker serves
-// roughly one timer each 0.25 µs).
+// drift-free. Periodic timers then fall due at most about once a
+// millisecond however many there are and whatever their phases, each
+// wake-up serving all the timers due at it: a thousand timers at 100 Hz
+// started at random times cost a thousand wake-ups a second, each with
+// its spin of up to PreciseLead, not a hundred thousand. A grid point
+// takes at most PreciseGroup timers as they start; the next ones start a
+// PreciseStep later, and so on, so that no group is so large that its
+// last timer starts long after the deadline (a worker serves about one
+// timer each 0.25–0.35 µs).
 //
 // An alarm of Precise must be closed (Queue.Stop does it) to release its
 // goroutine and descriptor. The zero value is ready to use.

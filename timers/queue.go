@@ -121,7 +121,7 @@ func (q *Queue) start(t *Timer, now time.Time) time.Time {
 		q.starts, q.pruneAt = make(map[int64]int), 64
 	}
 	if len(q.starts) >= q.pruneAt {
-		// Deadlines past are full or not, it no longer matters.
+		// No timer starts on a deadline that has passed: forget them.
 		past := q.key(now)
 		for k := range q.starts {
 			if k < past {

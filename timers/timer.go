@@ -95,8 +95,9 @@ func (t *Timer) Cancel() {
 }
 
 // Reset restarts the timer from now: its next deadline is now plus the
-// period (on a clock with a grid, rounded up to it: see Precise). A call that is due but has not started is skipped. Reset on a
-// canceled timer, or a one-shot timer that fired, arms it again.
+// period (on a clock with a grid, rounded up to it: see Precise). A call
+// that is due but has not started is skipped. Reset on a canceled timer,
+// or a one-shot timer that fired, arms it again.
 func (t *Timer) Reset() {
 	q := t.q
 	q.mu.Lock()
