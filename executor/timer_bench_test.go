@@ -173,8 +173,9 @@ func (l *timerLog) record(d time.Duration, missed uint64) {
 // source and with Go's timers, beside bare time.AfterFunc timers re-armed
 // on absolute deadlines, in the same run. Run with -benchtime 1x; each case
 // lasts 2 s. The 1,000 timers start one after the other (within about a
-// millisecond), or spread evenly over their period. cpu_% is the process's CPU time over the wall time, in percent
-// of one core, in the steady state (see timerRun.measure).
+// millisecond), or spread evenly over their period. cpu_% is the
+// process's CPU time over the wall time, in percent of one core, in the
+// steady state (see timerRun.measure).
 func BenchmarkTimerLateness(b *testing.B) {
 	cases := []struct {
 		name           string

@@ -32,30 +32,6 @@ func timerLatenessOf(h *Histogram, missed uint64, cpu float64) TimerLateness {
 	return TimerLateness{P50: p[0], P99: p[1], Calls: h.Count(), Missed: missed, CPU: cpu}
 }
 
-// cpuMeter measures the process's CPU over a stretch of wall time.
-type cpuMeter struct {
-	cpu   time.Duration
-	start time.Time
-	ok    bool
-}
-
-// startCPU starts a measurement.
-func startCPU() cpuMeter {
-	cpu, ok := processCPU()
-	return cpuMeter{cpu: cpu, start: time.Now(), ok: ok}
-}
-
-// percent returns the CPU time since start over the wall time, in percent
-// of one core, or -1 if the CPU time cannot be read.
-func (m cpuMeter) percent() float64 {
-	cpu, ok := processCPU()
-	wall := time.Since(m.start)
-	if !m.ok || !ok || wall <= 0 {
-		return -1
-	}
-	return 100 * float64(cpu-m.cpu) / float64(wall)
-}
-
 // measureCPU measures the process's CPU from warm until end, on a
 // goroutine of its own, and sends the percentage on the channel it
 // returns (-1 where unknown, or if end comes first).
@@ -70,9 +46,16 @@ func measureCPU(warm time.Time, end <-chan struct{}) <-chan float64 {
 			out <- -1
 			return
 		}
-		m := startCPU()
+		cpu0, ok0 := processCPU()
+		start := time.Now()
 		<-end
-		out <- m.percent()
+		cpu, ok := processCPU()
+		wall := time.Since(start)
+		if !ok0 || !ok || wall <= 0 {
+			out <- -1
+			return
+		}
+		out <- 100 * float64(cpu-cpu0) / float64(wall)
 	}()
 	return out
 }
