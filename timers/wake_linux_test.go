@@ -2,6 +2,7 @@ package timers_test
 
 import (
 	"fmt"
+	"io"
 	"runtime"
 	"slices"
 	"testing"
@@ -66,7 +67,7 @@ func benchmarkTimerfdWake(b *testing.B, sleep time.Duration) {
 func benchmarkAlarmWake(b *testing.B, sleep time.Duration) {
 	rang := make(chan time.Time, 1)
 	a := timers.Precise{}.NewAlarm(func() { rang <- time.Now() })
-	defer a.(interface{ Close() error }).Close()
+	defer a.(io.Closer).Close()
 	var late []time.Duration
 	for b.Loop() {
 		deadline := time.Now().Add(sleep)
