@@ -21,7 +21,7 @@ import (
 
 // check checks what config.Load cannot: node types, and node params by
 // building every node in a dry run, on an executor that never runs, a
-// simulated clock and an in-process bus. It returns every problem,
+// simulated clock and an in-process router. It returns every problem,
 // parseErr's included, in file order.
 func check(cfg *config.Config, parseErr error) error {
 	errs := []error{parseErr}
@@ -43,18 +43,18 @@ func check(cfg *config.Config, parseErr error) error {
 
 func dryEnv(cfg *config.Config, logger *slog.Logger) *nodes.Env {
 	ex := executor.New(executor.Options{Workers: 1, Clock: timers.NewSim(time.Now()), Logger: logger})
-	return env(cfg, ex, nodes.BusTransport(subscribers.NewBus()), logger)
+	return env(cfg, ex, new(subscribers.Router), logger)
 }
 
-func env(cfg *config.Config, ex *executor.Executor, t nodes.Transport, logger *slog.Logger) *nodes.Env {
+func env(cfg *config.Config, ex *executor.Executor, r *subscribers.Router, logger *slog.Logger) *nodes.Env {
 	policy, _ := subscribers.ParsePolicy(cfg.Executor.Overflow) // checked by config
 	return &nodes.Env{
-		Executor:  ex,
-		Transport: t,
-		Logger:    logger,
-		QoS:       byte(cfg.MQTT.QoS),
-		Depth:     cfg.Executor.QueueDepth,
-		Overflow:  policy,
+		Executor: ex,
+		Router:   r,
+		Logger:   logger,
+		QoS:      byte(cfg.MQTT.QoS),
+		Depth:    cfg.Executor.QueueDepth,
+		Overflow: policy,
 	}
 }
 
@@ -108,8 +108,17 @@ func start(cfg *config.Config, logger *slog.Logger, opts runOptions) (*app, erro
 	}
 	a.obs = obs
 	url := cfg.MQTT.Broker
+	inProcess := cfg.Executor.InProcess
+	statusTopic := fmt.Sprintf(mqtt.DefaultStatusTopic, cfg.MQTT.ClientID)
 	if url == config.EmbeddedBroker {
-		b, err := broker.New(broker.Config{Listen: cfg.MQTT.Listen, Logger: limitFloods(logger.With("component", "broker"))})
+		bc := broker.Config{Listen: cfg.MQTT.Listen, Logger: limitFloods(logger.With("component", "broker"))}
+		if inProcess {
+			// The nodes' publications reach this process's subscriptions
+			// directly: the broker must not send them back. The status
+			// subscription sees the broker's wills of this client.
+			bc.NoLocal = func(id, filter string) bool { return id == cfg.MQTT.ClientID && filter != statusTopic }
+		}
+		b, err := broker.New(bc)
 		if err != nil {
 			a.close()
 			return nil, fmt.Errorf("embedded broker on %s: %w", cfg.MQTT.Listen, err)
@@ -125,6 +134,9 @@ func start(cfg *config.Config, logger *slog.Logger, opts runOptions) (*app, erro
 		Password:     cfg.MQTT.Password,
 		QoS:          byte(cfg.MQTT.QoS),
 		CleanSession: cfg.MQTT.CleanSession,
+		StatusTopic:  statusTopic,
+		InProcess:    inProcess,
+		NoEcho:       inProcess && a.broker != nil,
 		// A persistent session's queued messages arrive right after
 		// connecting: hold them until every node has subscribed.
 		StartPaused: true,
@@ -144,7 +156,7 @@ func start(cfg *config.Config, logger *slog.Logger, opts runOptions) (*app, erro
 		Logger:  limitFloods(logger),
 		Clock:   timerClock(cfg, a.obs.workers, logger),
 	}))
-	e := env(cfg, a.ex, mqttTransport{client}, logger)
+	e := env(cfg, a.ex, client.Router(), logger)
 	for _, n := range cfg.Nodes {
 		node, err := nodes.Build(e, spec(n))
 		if err != nil {
@@ -167,6 +179,14 @@ func start(cfg *config.Config, logger *slog.Logger, opts runOptions) (*app, erro
 // stop stops the executor (which drains), runs the nodes' shutdown
 // functions, then closes the client and the broker.
 func (a *app) stop() error {
+	// Shared subscriptions leave their groups first, so that the other
+	// members take the whole load; what the broker gave this process
+	// before is still delivered.
+	ctx, cancel := context.WithTimeout(context.Background(), leaveShared)
+	if err := a.client.LeaveShared(ctx); err != nil {
+		a.log.Warn("leaving shared subscriptions", "error", err)
+	}
+	cancel()
 	// Messages that arrive from now on stay unacknowledged (at the broker,
 	// for a persistent session) instead of being taken and then dropped by
 	// the closing subscriptions.
@@ -194,14 +214,9 @@ func (a *app) close() {
 	}
 }
 
-// mqttTransport carries nodes' messages over the MQTT client.
-type mqttTransport struct{ c *mqtt.Client }
-
-func (t mqttTransport) Source(qos byte) subscribers.Source { return t.c.QoS(qos) }
-
-func (t mqttTransport) Publisher(topic string, qos byte, retain bool) (nodes.Sender, error) {
-	return t.c.Publisher(topic, qos, retain)
-}
+// leaveShared bounds the wait for the broker's answer when shared
+// subscriptions leave their groups at a stop.
+const leaveShared = 2 * time.Second
 
 // timerClock returns the clock of executor.timer_source. With the precise
 // source, the timer poller needs a processor when it wakes, even while

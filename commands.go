@@ -261,7 +261,7 @@ func cmdPub(args []string, stdout, stderr io.Writer) int {
 	}
 	pctx, cancel := context.WithTimeout(ctx, *cf.timeout)
 	defer cancel()
-	if err := p.PublishContext(pctx, []byte(payload)); err != nil {
+	if err := c.PublishWait(pctx, p.Message([]byte(payload))); err != nil {
 		fmt.Fprintln(stderr, "robotexec pub:", err)
 		return ExitFailure
 	}

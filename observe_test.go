@@ -199,7 +199,7 @@ func (x *e2e) publish(t *testing.T, topic, payload string) {
 	require.NoError(t, err)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	require.NoError(t, p.PublishContext(ctx, []byte(payload)))
+	require.NoError(t, x.pub.PublishWait(ctx, p.Message([]byte(payload))))
 }
 
 // waitBound bounds every wait for something to happen.

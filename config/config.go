@@ -71,6 +71,12 @@ type Executor struct {
 	// TimerSourceGo, Go's runtime timers. Precise falls back to Go where it
 	// is not supported. (optional) Defaults to TimerSourcePrecise.
 	TimerSource string `yaml:"timer_source"`
+	// InProcess makes the nodes of this process reach each other without
+	// the broker: a publication goes into the queues of the matching
+	// subscriptions of the process directly, and to the broker for
+	// everyone else; false sends every publication through the broker.
+	// (optional) Defaults to true.
+	InProcess bool `yaml:"in_process"`
 }
 
 // MQTT is the mqtt: section.
@@ -215,7 +221,7 @@ func Parse(file string, data []byte, lookupEnv func(string) (string, bool)) (*Co
 	lookup := envLookup(lookupEnv)
 	cfg := &Config{
 		File:     file,
-		Executor: Executor{QueueDepth: DefaultQueueDepth, Overflow: OverflowDropOldest},
+		Executor: Executor{QueueDepth: DefaultQueueDepth, Overflow: OverflowDropOldest, InProcess: true},
 		MQTT: MQTT{
 			Broker:   EmbeddedBroker,
 			Listen:   DefaultListen,

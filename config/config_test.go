@@ -52,7 +52,7 @@ func lines(err error) []string {
 func defaults(file string) config.Config {
 	return config.Config{
 		File:     file,
-		Executor: config.Executor{Workers: 0, QueueDepth: 10, Overflow: "drop_oldest", TimerSource: "precise"},
+		Executor: config.Executor{Workers: 0, QueueDepth: 10, Overflow: "drop_oldest", TimerSource: "precise", InProcess: true},
 		MQTT: config.MQTT{
 			Broker:   "embedded",
 			Listen:   "127.0.0.1:1883",
@@ -136,9 +136,9 @@ func TestFullFile(t *testing.T) {
 		got = append(got, node{n.Name, n.Type, n.Group, n.Line, n.Index})
 	}
 	require.Equal(t, []node{
-		{"imu_bridge", "bridge", "sensors", 22, 0},
-		{"heartbeat-1", "heartbeat", "", 26, 1},
-		{"watchdog", "watchdog", "sensors", 31, 2},
+		{"imu_bridge", "bridge", "sensors", 23, 0},
+		{"heartbeat-1", "heartbeat", "", 27, 1},
+		{"watchdog", "watchdog", "sensors", 32, 2},
 	}, got)
 
 	var bridge struct {

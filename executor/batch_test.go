@@ -114,7 +114,7 @@ func twoQueuedSubscriptions(t *testing.T, batch, msgs int) (order []string, step
 		Workers: 1, Batch: batch, BatchBudget: time.Hour, Logger: quiet(), Observer: rec,
 	})
 	o := ex.NewOwner("n", ex.NewGroup("r", executor.Reentrant))
-	bus := subscribers.NewBus()
+	bus := new(subscribers.Router)
 	log := newCallLog(2 * msgs)
 	a, err := o.Subscribe(bus, "a", log.record("A"), executor.Depth(64), executor.Overflow(subscribers.Block))
 	require.NoError(t, err)
@@ -191,7 +191,7 @@ func TestBatchEndsAfterBudget(t *testing.T) {
 	rec := &tracecheck.Recorder{}
 	ex := executor.New(executor.Options{Workers: 1, Logger: quiet(), Observer: rec})
 	o := ex.NewOwner("n", nil)
-	bus := subscribers.NewBus()
+	bus := new(subscribers.Router)
 	log := newCallLog(msgs)
 	s, err := o.Subscribe(bus, "slow", func(m subscribers.Message) {
 		spinFor(work)
@@ -231,7 +231,7 @@ func TestBatchEndsWhenTimerDue(t *testing.T) {
 		Workers: 1, Clock: clock, BatchBudget: time.Hour, Logger: quiet(), Observer: rec,
 	})
 	o := ex.NewOwner("n", ex.NewGroup("r", executor.Reentrant))
-	bus := subscribers.NewBus()
+	bus := new(subscribers.Router)
 	log := newCallLog(msgs + 1)
 	const delay = 10 * time.Millisecond
 	tm, err := o.NewOneShot(delay, func(timers.Event) { log.add("timer") })
@@ -285,7 +285,7 @@ func TestBatchEndsWhenTimerWaitsForItsGroup(t *testing.T) {
 		Workers: 2, Clock: clock, BatchBudget: time.Hour, Logger: quiet(), Observer: obs,
 	})
 	o := ex.NewOwner("node", nil) // its default group: mutually exclusive
-	bus := subscribers.NewBus()
+	bus := new(subscribers.Router)
 	log := newCallLog(msgs + 1)
 	const delay = 10 * time.Millisecond
 	tm, err := o.NewOneShot(delay, func(timers.Event) { log.add("timer") })
@@ -330,7 +330,7 @@ func TestBatchEndsWhenTimerWaitsInTheLane(t *testing.T) {
 		Workers: 2, Clock: clock, BatchBudget: time.Hour, Logger: quiet(), Observer: rec,
 	})
 	o := ex.NewOwner("n", ex.NewGroup("r", executor.Reentrant))
-	bus := subscribers.NewBus()
+	bus := new(subscribers.Router)
 	log := newCallLog(msgs + 1)
 	const delay = 10 * time.Millisecond
 	var calls atomic.Int32
@@ -378,7 +378,7 @@ func TestSpinOnceRunsOneMessage(t *testing.T) {
 	rec := &tracecheck.Recorder{}
 	ex := executor.New(executor.Options{Batch: 8, BatchBudget: time.Hour, Logger: quiet(), Observer: rec})
 	o := ex.NewOwner("n", nil)
-	bus := subscribers.NewBus()
+	bus := new(subscribers.Router)
 	log := newCallLog(3)
 	s, err := o.Subscribe(bus, "x", log.record("x"))
 	require.NoError(t, err)
@@ -412,7 +412,7 @@ func TestBatchNeedsAndPublishersServeOne(t *testing.T) {
 	ex := executor.New(executor.Options{
 		Workers: 1, Batch: 8, BatchBudget: time.Hour, Logger: quiet(), Observer: rec,
 	})
-	bus := subscribers.NewBus()
+	bus := new(subscribers.Router)
 	log := newCallLog(3 * msgs)
 
 	needy := ex.NewOwner("needy", nil)

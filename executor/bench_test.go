@@ -60,7 +60,7 @@ func benchExecutor(b *testing.B, workers int, viaBus bool) {
 	b.ReportAllocs()
 	ex := executor.New(executor.Options{Workers: workers})
 	o := ex.NewOwner("bench", ex.NewGroup("bench", executor.Reentrant))
-	bus := subscribers.NewBus()
+	bus := new(subscribers.Router)
 	nsubs := 4 * workers
 	pubs := make([]*subscribers.Publisher, nsubs)
 	subs := make([]*subscribers.Subscription, nsubs)
@@ -109,7 +109,7 @@ func BenchmarkPerEventCost(b *testing.B) {
 			b.ReportAllocs()
 			ex := executor.New(executor.Options{Workers: 2})
 			o := ex.NewOwner("bench", ex.NewGroup("bench", executor.Reentrant))
-			bus := subscribers.NewBus()
+			bus := new(subscribers.Router)
 			for i := range idle {
 				if _, err := o.Subscribe(bus, fmt.Sprintf("idle/%d", i), func(subscribers.Message) {}, executor.Depth(1)); err != nil {
 					b.Fatal(err)

@@ -13,7 +13,7 @@ import (
 // An executor runs on a pool of workers until its context ends, then drains.
 func ExampleExecutor_Run() {
 	ex := executor.New(executor.Options{Workers: 2})
-	bus := subscribers.NewBus()
+	bus := new(subscribers.Router)
 	node := ex.NewOwner("imu_filter", nil)
 
 	got := make(chan struct{})
@@ -65,7 +65,7 @@ func ExampleOwner_NewTimer() {
 // default) a full queue keeps the newest messages.
 func ExampleOwner_Subscribe() {
 	ex := executor.New(executor.Options{})
-	bus := subscribers.NewBus()
+	bus := new(subscribers.Router)
 	node := ex.NewOwner("odom", nil)
 	sub, err := node.Subscribe(bus, "robot/odom", func(m subscribers.Message) {
 		fmt.Printf("%s\n", m.Payload)

@@ -48,7 +48,7 @@ func run(t *testing.T, ex *executor.Executor) (stop func()) {
 	return stop
 }
 
-func publish(t *testing.T, bus *subscribers.Bus, topic, payload string) {
+func publish(t *testing.T, bus *subscribers.Router, topic, payload string) {
 	t.Helper()
 	_, err := bus.Publish(subscribers.Message{Topic: topic, Payload: []byte(payload)})
 	require.NoError(t, err)
@@ -58,7 +58,7 @@ func TestSpinSomeRunsTimersFirst(t *testing.T) {
 	clock := timers.NewSim(epoch)
 	ex := executor.New(executor.Options{Clock: clock, Logger: quiet()})
 	o := ex.NewOwner("n", nil)
-	bus := subscribers.NewBus()
+	bus := new(subscribers.Router)
 	var order []string
 	for _, name := range []string{"s1", "s2"} {
 		_, err := o.Subscribe(bus, name, func(m subscribers.Message) { order = append(order, m.Topic) })
@@ -82,7 +82,7 @@ func TestSpinSomeRunsTimersFirst(t *testing.T) {
 func TestSubscriptionWithMoreWorkGoesToTheBack(t *testing.T) {
 	ex := executor.New(executor.Options{Logger: quiet()})
 	o := ex.NewOwner("n", nil)
-	bus := subscribers.NewBus()
+	bus := new(subscribers.Router)
 	var order []string
 	for _, name := range []string{"a", "b"} {
 		_, err := o.Subscribe(bus, name, func(m subscribers.Message) { order = append(order, m.Topic+string(m.Payload)) })
@@ -151,7 +151,7 @@ func TestPanicIsRecoveredLoggedAndCounted(t *testing.T) {
 	logger := slog.New(slog.NewTextHandler(&lockedWriter{w: &logs, mu: &mu}, nil))
 	ex := executor.New(executor.Options{Workers: 2, Logger: logger})
 	o := ex.NewOwner("imu", nil)
-	bus := subscribers.NewBus()
+	bus := new(subscribers.Router)
 	got := make(chan string, 10)
 	_, err := o.Subscribe(bus, "imu/raw", func(m subscribers.Message) {
 		if string(m.Payload) == "bad" {
@@ -199,7 +199,7 @@ func TestMutuallyExclusiveGroupNeverBlocksAWorker(t *testing.T) {
 	ex := executor.New(executor.Options{Workers: 2, Logger: quiet()})
 	a := ex.NewOwner("a", nil)
 	b := ex.NewOwner("b", nil)
-	bus := subscribers.NewBus()
+	bus := new(subscribers.Router)
 	started := make(chan struct{})
 	release := make(chan struct{})
 	errs := make(chan error, 4)
@@ -238,7 +238,7 @@ func TestMutuallyExclusiveGroupNeverBlocksAWorker(t *testing.T) {
 func TestReentrantGroupLetsDifferentCallbacksOverlap(t *testing.T) {
 	ex := executor.New(executor.Options{Workers: 2, Logger: quiet()})
 	o := ex.NewOwner("n", ex.NewGroup("r", executor.Reentrant))
-	bus := subscribers.NewBus()
+	bus := new(subscribers.Router)
 	var wg sync.WaitGroup
 	wg.Add(2)
 	overlapped := make(chan bool, 2)
@@ -267,7 +267,7 @@ func TestReentrantGroupLetsDifferentCallbacksOverlap(t *testing.T) {
 func TestMutuallyExclusiveCallbacksNeverOverlap(t *testing.T) {
 	ex := executor.New(executor.Options{Workers: 4, Logger: quiet()})
 	o := ex.NewOwner("n", nil)
-	bus := subscribers.NewBus()
+	bus := new(subscribers.Router)
 	var inside, maxInside atomic.Int32
 	var runs atomic.Int32
 	for i := range 4 {
@@ -295,7 +295,7 @@ func TestMutuallyExclusiveCallbacksNeverOverlap(t *testing.T) {
 func TestRunDrainsAcceptedMessagesAndRefusesLaterOnes(t *testing.T) {
 	ex := executor.New(executor.Options{Workers: 2, Logger: quiet()})
 	o := ex.NewOwner("n", nil)
-	bus := subscribers.NewBus()
+	bus := new(subscribers.Router)
 	var ran atomic.Int32
 	sub, err := o.Subscribe(bus, "slow", func(subscribers.Message) {
 		time.Sleep(200 * time.Microsecond)
@@ -353,7 +353,7 @@ func TestSpinDuringRunPanics(t *testing.T) {
 func TestSpinOnceWaitsForWork(t *testing.T) {
 	ex := executor.New(executor.Options{Logger: quiet()})
 	o := ex.NewOwner("n", nil)
-	bus := subscribers.NewBus()
+	bus := new(subscribers.Router)
 	got := make(chan string, 1)
 	_, err := o.Subscribe(bus, "x", func(m subscribers.Message) { got <- string(m.Payload) })
 	require.NoError(t, err)
@@ -375,7 +375,7 @@ func TestSpinOnceWaitsForWork(t *testing.T) {
 func TestRegistrationErrors(t *testing.T) {
 	ex := executor.New(executor.Options{Logger: quiet()})
 	o := ex.NewOwner("n", nil)
-	bus := subscribers.NewBus()
+	bus := new(subscribers.Router)
 	_, err := o.Subscribe(bus, "a/#/b", func(subscribers.Message) {})
 	require.ErrorContains(t, err, `"a/#/b"`)
 	_, err = o.Subscribe(bus, "a", nil)
@@ -403,7 +403,7 @@ func TestOwnerAndCallbackNames(t *testing.T) {
 	require.Same(t, ex, o.Executor())
 	require.Equal(t, executor.MutuallyExclusive, ex.NewOwner("x", nil).DefaultGroup().Kind())
 
-	s, err := o.Subscribe(subscribers.NewBus(), "imu/+", func(subscribers.Message) {}, executor.Name("lowpass"))
+	s, err := o.Subscribe(new(subscribers.Router), "imu/+", func(subscribers.Message) {}, executor.Name("lowpass"))
 	require.NoError(t, err)
 	owner, cb, ok := executor.CallbackOf(&s.Entity)
 	require.True(t, ok)
@@ -424,7 +424,7 @@ func TestTimerKeepsFiringUnderSubscriptionFlood(t *testing.T) {
 	rec := &tracecheck.Recorder{}
 	ex := executor.New(executor.Options{Workers: 2, Logger: quiet(), Observer: rec})
 	o := ex.NewOwner("n", ex.NewGroup("r", executor.Reentrant))
-	bus := subscribers.NewBus()
+	bus := new(subscribers.Router)
 	const nsubs = 8
 	var pubs []*subscribers.Publisher
 	for i := range nsubs {
@@ -483,7 +483,7 @@ func TestTimerKeepsFiringUnderSubscriptionFlood(t *testing.T) {
 func TestCallbacksListsRegistrations(t *testing.T) {
 	ex := executor.New(executor.Options{Logger: quiet()})
 	o := ex.NewOwner("imu", nil)
-	bus := subscribers.NewBus()
+	bus := new(subscribers.Router)
 	s, err := o.Subscribe(bus, "imu/raw", func(subscribers.Message) { panic("x") }, executor.Name("filter"))
 	require.NoError(t, err)
 	tm, err := o.NewTimer(time.Second, func(timers.Event) {})

@@ -22,7 +22,7 @@ func TestHandoffKeepsAPipelineOnItsWorker(t *testing.T) {
 	wakeups := map[bool]uint64{}
 	for _, handoff := range []bool{true, false} {
 		ex := executor.New(executor.Options{Workers: 4, Logger: quiet(), NoHandoff: !handoff})
-		bus := subscribers.NewBus()
+		bus := new(subscribers.Router)
 		done := make(chan struct{}, 1)
 		for i := range 5 {
 			o := ex.NewOwner(fmt.Sprintf("stage%d", i), nil)

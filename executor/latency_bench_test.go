@@ -40,7 +40,7 @@ func BenchmarkDispatchLatency(b *testing.B) {
 		b.Run(fmt.Sprintf("executor/workers=%d", workers), func(b *testing.B) {
 			ex := executor.New(executor.Options{Workers: workers})
 			o := ex.NewOwner("bench", ex.NewGroup("bench", executor.Reentrant))
-			bus := subscribers.NewBus()
+			bus := new(subscribers.Router)
 			nsubs := 4 * workers
 			lat := make([][]time.Duration, nsubs)
 			pubs := make([]*subscribers.Publisher, nsubs)
@@ -119,7 +119,7 @@ func BenchmarkPipeline5(b *testing.B) {
 	for _, handoff := range []bool{true, false} {
 		b.Run(fmt.Sprintf("handoff=%v", handoff), func(b *testing.B) {
 			ex := executor.New(executor.Options{Workers: 2, NoHandoff: !handoff})
-			bus := subscribers.NewBus()
+			bus := new(subscribers.Router)
 			done := make(chan time.Time, 1)
 			for i := range 5 {
 				o := ex.NewOwner(fmt.Sprintf("stage%d", i), nil)

@@ -38,7 +38,7 @@ func (m *muteCounter) Observe(ev waitset.Event) {
 func TestMuteKeepsAFastProducerBoundedWithoutDrops(t *testing.T) {
 	obs := &muteCounter{}
 	ex := executor.New(executor.Options{Workers: 2, Logger: quiet(), Observer: obs})
-	bus := subscribers.NewBus()
+	bus := new(subscribers.Router)
 	const depth = 5
 	var maxLen atomic.Int64
 	var consumed atomic.Int64
@@ -61,7 +61,7 @@ func TestMuteKeepsAFastProducerBoundedWithoutDrops(t *testing.T) {
 	_, err = producer.NewTimer(200*time.Microsecond, func(timers.Event) {
 		// After the stop, the consumer is detached: a publication made
 		// during the drain reaches nobody.
-		if pub.Publish([]byte("job")) == 1 {
+		if n, _ := pub.PublishMessage(subscribers.Message{Payload: []byte("job")}); n == 1 {
 			produced.Add(1)
 		}
 	})
@@ -90,7 +90,7 @@ func TestMuteKeepsAFastProducerBoundedWithoutDrops(t *testing.T) {
 func TestMuteSkipsCycles(t *testing.T) {
 	obs := &muteCounter{}
 	ex := executor.New(executor.Options{Logger: quiet(), Observer: obs})
-	bus := subscribers.NewBus()
+	bus := new(subscribers.Router)
 	o := ex.NewOwner("loop", nil)
 	pub, err := o.Publisher(bus, "loop")
 	require.NoError(t, err)
@@ -113,7 +113,7 @@ func TestMuteSkipsCycles(t *testing.T) {
 func TestMuteEndsAtShutdown(t *testing.T) {
 	obs := &muteCounter{}
 	ex := executor.New(executor.Options{Workers: 2, Logger: quiet(), Observer: obs})
-	bus := subscribers.NewBus()
+	bus := new(subscribers.Router)
 	release := make(chan struct{})
 	consumer := ex.NewOwner("consumer", nil)
 	_, err := consumer.Subscribe(bus, "work", func(subscribers.Message) { <-release },

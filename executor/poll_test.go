@@ -34,7 +34,7 @@ func TestBusyWorkersServeDueTimers(t *testing.T) {
 	}
 	ex := executor.New(executor.Options{Workers: 1, Clock: deaf{}})
 	o := ex.NewOwner("busy", nil)
-	bus := subscribers.NewBus()
+	bus := new(subscribers.Router)
 	p, err := o.Publisher(bus, "loop")
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -116,7 +116,7 @@ func TestPolledTimerWakesAWorker(t *testing.T) {
 		ex = executor.New(executor.Options{Workers: 2, Logger: quiet()})
 	}
 	g := ex.NewOwner("group", ex.NewGroup("g", executor.MutuallyExclusive))
-	bus := subscribers.NewBus()
+	bus := new(subscribers.Router)
 	fired := make(chan struct{})
 	start := time.Now()
 	_, err := ex.NewOwner("timer", nil).NewOneShot(20*time.Millisecond, func(timers.Event) { close(fired) })

@@ -5,8 +5,9 @@ import (
 	"github.com/robotexec/robotexec/waitset"
 )
 
-// Publisher publishes in-process, on a bus, for the callbacks of an owner,
-// with the executor's backpressure and hand-off:
+// Publisher publishes through a router for the callbacks of an owner, with
+// the executor's backpressure and hand-off where the router delivers to
+// subscriptions of this process:
 //
 //   - Backpressure (seed 002's muting): a publication never waits and never
 //     drops for the Block policy; when it leaves a subscription's queue at
@@ -25,16 +26,17 @@ import (
 // are made; in a reentrant group where several callbacks of the owner
 // publish at once, the one that finishes first takes the mute. Published
 // while none of the owner's callbacks runs, a message is delivered as by the
-// bus's Publisher, which waits for room under the Block policy: callbacks
-// should publish with their own owner's publishers.
+// router's Publisher, which waits for room under the Block policy:
+// callbacks should publish with their own owner's publishers.
 type Publisher struct {
 	o   *Owner
 	pub *subscribers.Publisher
 }
 
-// Publisher returns a publisher on topic of bus for the owner's callbacks.
-func (o *Owner) Publisher(bus *subscribers.Bus, topic string) (*Publisher, error) {
-	p, err := bus.Publisher(topic)
+// Publisher returns a publisher on topic through router r for the owner's
+// callbacks.
+func (o *Owner) Publisher(r *subscribers.Router, topic string, opts ...subscribers.PublishOption) (*Publisher, error) {
+	p, err := r.Publisher(topic, opts...)
 	if err != nil {
 		return nil, err
 	}
@@ -45,20 +47,24 @@ func (o *Owner) Publisher(bus *subscribers.Bus, topic string) (*Publisher, error
 // Topic returns the publisher's topic.
 func (p *Publisher) Topic() string { return p.pub.Topic() }
 
-// Publish publishes payload and returns how many subscriptions accepted it.
-func (p *Publisher) Publish(payload []byte) int {
-	return p.PublishMessage(subscribers.Message{Payload: payload})
+// Publish publishes payload with the QoS and retain flag of the
+// publisher's options: see PublishMessage.
+func (p *Publisher) Publish(payload []byte) error {
+	_, err := p.PublishMessage(p.pub.Message(payload))
+	return err
 }
 
-// PublishMessage publishes m on the publisher's topic and returns how many
-// subscriptions accepted it.
-func (p *Publisher) PublishMessage(m subscribers.Message) int {
+// PublishMessage publishes m on the publisher's topic, with its QoS and
+// retain flag, and returns how many subscriptions of this process accepted
+// it and the error of the router's remote (see
+// [subscribers.Publisher.PublishMessage]).
+func (p *Publisher) PublishMessage(m subscribers.Message) (int, error) {
 	inCallback := p.o.running.Load() > 0
 	if !inCallback {
 		return p.pub.PublishMessage(m)
 	}
 	quiet := !p.o.ex.opts.NoHandoff
-	n := p.pub.Offer(m, quiet, func(s *subscribers.Subscription) {
+	n, err := p.pub.Offer(m, quiet, func(s *subscribers.Subscription) {
 		p.o.mutor.CompareAndSwap(nil, s)
 	})
 	if quiet && p.o.running.Load() == 0 {
@@ -69,7 +75,7 @@ func (p *Publisher) PublishMessage(m subscribers.Message) int {
 		// positive one will.
 		p.o.ex.wake()
 	}
-	return n
+	return n, err
 }
 
 // mute mutes x, whose run published to the overloaded subscription s, until

@@ -26,7 +26,7 @@ func TestResourceOppositeOrdersNeitherDeadlockNorOverlap(t *testing.T) {
 	require.Same(t, x, ex.Resource("x"))
 	require.Equal(t, "y", y.Name())
 	require.Less(t, x.ID(), y.ID())
-	bus := subscribers.NewBus()
+	bus := new(subscribers.Router)
 
 	var inX, inY atomic.Int32
 	var overlaps atomic.Int32
@@ -99,7 +99,7 @@ func TestResourceWithTimerAndGroup(t *testing.T) {
 	ex := executor.New(executor.Options{Clock: clock, Logger: quiet(), Observer: rec})
 	odom := ex.Resource("odom")
 	o := ex.NewOwner("fusion", nil)
-	bus := subscribers.NewBus()
+	bus := new(subscribers.Router)
 	var order []string
 	_, err := o.Subscribe(bus, "odom", func(subscribers.Message) { order = append(order, "odom") }, executor.Needs(odom))
 	require.NoError(t, err)

@@ -103,7 +103,7 @@ func (r timerRun) measure(b *testing.B) {
 			// each busy callback, once kicked, publishes its own next
 			// message, so that no goroutine outside the workers makes
 			// the load.
-			bus := subscribers.NewBus()
+			bus := new(subscribers.Router)
 			busy := ex.NewOwner("busy", ex.NewGroup("busy", executor.Reentrant))
 			for i := range 2 * workers {
 				topic := fmt.Sprintf("busy/%d", i)

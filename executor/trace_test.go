@@ -43,7 +43,7 @@ type workload struct {
 	rng       *rand.Rand
 	workers   int
 	ex        *executor.Executor
-	bus       *subscribers.Bus
+	bus       *subscribers.Router
 	rec       *tracecheck.Recorder
 	group     map[uint64]string
 	subs      []*subscribers.Subscription
@@ -64,7 +64,7 @@ func newWorkload(t *testing.T, seed uint64) *workload {
 		Observer: w.rec,
 		Logger:   slog.New(slog.NewTextHandler(io.Discard, nil)),
 	})
-	w.bus = subscribers.NewBus()
+	w.bus = new(subscribers.Router)
 	w.group = map[uint64]string{}
 
 	// Owners with their default mutually exclusive groups, a shared

@@ -26,9 +26,10 @@
 // without locks. [Node.Group] makes another group, and [InGroup] puts a
 // callback in it.
 //
-// Messages travel through a [Transport]: the MQTT client when robotexec runs
-// a config, the in-process bus ([BusTransport]) in tests and in the dry run
-// that checks a config.
+// Messages travel through a [subscribers.Router] (Env.Router): a node's
+// publication reaches the matching subscriptions of its process directly
+// and the MQTT broker for everyone else. In tests and in the dry run that
+// checks a config the router is an in-process one, without a broker.
 //
 // # Concurrency
 //

@@ -21,13 +21,15 @@ type Params interface {
 	Decode(dst any) error
 }
 
-// Env is what nodes are built in: the executor, the transport and the
+// Env is what nodes are built in: the executor, the router and the
 // defaults of the config.
 type Env struct {
 	// Executor runs the nodes' callbacks.
 	Executor *executor.Executor
-	// Transport carries their messages.
-	Transport Transport
+	// Router carries their messages: the MQTT client's router when
+	// robotexec runs a config, an in-process router in tests and in the
+	// dry run that checks a config.
+	Router *subscribers.Router
 	// Logger is the parent of every node's logger; nil means slog.Default().
 	Logger *slog.Logger
 	// QoS is the default QoS of subscriptions and publishers.
@@ -226,7 +228,7 @@ func (n *Node) qos(o options) byte {
 // made; the error then fails the node.
 func (n *Node) Subscribe(topic string, cb func(subscribers.Message), opts ...Option) *subscribers.Subscription {
 	o := n.options(opts)
-	s, err := n.owner.Subscribe(n.env.Transport.Source(n.qos(o)), topic, cb, n.regOptions(o)...)
+	s, err := n.owner.Subscribe(n.env.Router.QoS(n.qos(o)), topic, cb, n.regOptions(o)...)
 	if err != nil {
 		n.fail(err)
 		return nil

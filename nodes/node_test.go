@@ -27,7 +27,7 @@ var epoch = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 type rig struct {
 	clock *timers.Sim
 	ex    *executor.Executor
-	bus   *subscribers.Bus
+	bus   *subscribers.Router
 	env   *nodes.Env
 	logs  *syncBuffer
 }
@@ -50,10 +50,10 @@ func (s *syncBuffer) String() string {
 }
 
 func newRig(t *testing.T) *rig {
-	r := &rig{clock: timers.NewSim(epoch), bus: subscribers.NewBus(), logs: &syncBuffer{}}
+	r := &rig{clock: timers.NewSim(epoch), bus: new(subscribers.Router), logs: &syncBuffer{}}
 	logger := slog.New(slog.NewTextHandler(r.logs, nil))
 	r.ex = executor.New(executor.Options{Workers: 2, Clock: r.clock, Logger: logger})
-	r.env = &nodes.Env{Executor: r.ex, Transport: nodes.BusTransport(r.bus), Logger: logger, QoS: 1, Depth: 10}
+	r.env = &nodes.Env{Executor: r.ex, Router: r.bus, Logger: logger, QoS: 1, Depth: 10}
 	return r
 }
 

@@ -3,14 +3,22 @@ package nodes
 import (
 	"encoding/json"
 	"fmt"
+
+	"github.com/robotexec/robotexec/executor"
+	"github.com/robotexec/robotexec/subscribers"
 )
 
-// Publisher publishes on one topic for a node.
+// Publisher publishes on one topic for a node: to the matching
+// subscriptions of this process directly and to the broker for everyone
+// else (see [subscribers.Router]). Published from the node's callbacks, a
+// message into a full local subscription with the block policy mutes the
+// publishing callback after its run until that queue drains, and one to
+// an idle local subscription may run next on the same worker (see
+// [executor.Publisher]).
 type Publisher struct {
-	n      *Node
-	topic  string
-	sender Sender
-	err    error
+	topic string
+	pub   *executor.Publisher
+	err   error
 }
 
 // Publisher returns a publisher on topic (a topic name, no wildcards) with
@@ -25,8 +33,12 @@ func (n *Node) Publisher(topic string, opts ...Option) *Publisher {
 		return p
 	}
 	n.mu.Unlock()
-	p := &Publisher{n: n, topic: topic}
-	p.sender, p.err = n.env.Transport.Publisher(topic, key.qos, key.retain)
+	p := &Publisher{topic: topic}
+	popts := []subscribers.PublishOption{subscribers.WithQoS(key.qos)}
+	if key.retain {
+		popts = append(popts, subscribers.WithRetain())
+	}
+	p.pub, p.err = n.owner.Publisher(n.env.Router, topic, popts...)
 	if p.err != nil {
 		p.err = fmt.Errorf("publisher %q: %w", topic, p.err)
 		n.fail(p.err)
@@ -45,12 +57,14 @@ func (n *Node) Publisher(topic string, opts ...Option) *Publisher {
 func (p *Publisher) Topic() string { return p.topic }
 
 // Publish publishes payload; the payload must not be modified afterwards. It
-// never waits for the network.
+// never waits for the network. It fails when the broker connection cannot
+// take the message (see package subscribers/mqtt); subscriptions of this
+// process have it then all the same.
 func (p *Publisher) Publish(payload []byte) error {
 	if p.err != nil {
 		return p.err
 	}
-	return p.sender.Publish(payload)
+	return p.pub.Publish(payload)
 }
 
 // PublishJSON publishes v encoded with encoding/json.
@@ -62,7 +76,7 @@ func (p *Publisher) PublishJSON(v any) error {
 	if err != nil {
 		return fmt.Errorf("publisher %q: %w", p.topic, err)
 	}
-	return p.sender.Publish(b)
+	return p.Publish(b)
 }
 
 // Publish publishes payload on topic, for topics known only at run time

@@ -40,11 +40,11 @@ func ExampleSubscription() {
 	// accepted: 3 dropped: 1
 }
 
-// ExampleBus publishes on the in-process bus to the subscriptions whose
+// ExampleRouter publishes through an in-process router to the subscriptions whose
 // filters match, including a retained message that a later subscription
 // receives when it attaches.
-func ExampleBus() {
-	bus := subscribers.NewBus()
+func ExampleRouter() {
+	bus := new(subscribers.Router)
 	set := waitset.New(nil, nil)
 	subscribe := func(filter string) *subscribers.Subscription {
 		sub, err := subscribers.New(filter, subscribers.Options{})
@@ -63,7 +63,8 @@ func ExampleBus() {
 	if err != nil {
 		panic(err)
 	}
-	fmt.Println("accepted by", pub.Publish([]byte("ax=0.1")))
+	n, _ := pub.PublishMessage(subscribers.Message{Payload: []byte("ax=0.1")})
+	fmt.Println("accepted by", n)
 
 	if _, err := bus.Publish(subscribers.Message{Topic: "robot/mode", Payload: []byte("auto"), Retained: true}); err != nil {
 		panic(err)

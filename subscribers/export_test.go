@@ -1,9 +1,9 @@
 package subscribers
 
-// NodeCount returns the number of nodes in the router's tree, the root
+// NodeCount returns the number of nodes in the index's tree, the root
 // included. It exists for tests, which use it to see that Remove prunes the
 // nodes it leaves empty.
-func (r *Router) NodeCount() int {
+func (r *Index) NodeCount() int {
 	r.mu.RLock()
 	defer r.mu.RUnlock()
 	return r.root.count()

@@ -79,3 +79,36 @@ func cut(s string) (level, rest string, more bool) {
 	}
 	return s, "", false
 }
+
+// sharePrefix starts a shared subscription's filter, $share/GROUP/FILTER.
+const sharePrefix = "$share/"
+
+// RouteFilter returns the filter that topics are matched against for a
+// subscription filter: the filter itself, or FILTER for a shared
+// subscription $share/GROUP/FILTER, whose messages the broker splits among
+// the members of GROUP. It fails, naming the filter, when the filter is
+// malformed.
+func RouteFilter(filter string) (string, error) {
+	if err := ValidateFilter(filter); err != nil {
+		return "", err
+	}
+	rest, ok := strings.CutPrefix(filter, sharePrefix)
+	if !ok {
+		if filter == "$share" {
+			return "", fmt.Errorf("subscribers: topic filter %q: a shared subscription is $share/GROUP/FILTER", filter)
+		}
+		return filter, nil
+	}
+	group, inner, ok := strings.Cut(rest, "/")
+	switch {
+	case !ok || group == "" || inner == "":
+		return "", fmt.Errorf("subscribers: topic filter %q: a shared subscription is $share/GROUP/FILTER", filter)
+	case strings.ContainsAny(group, "+#"):
+		return "", fmt.Errorf("subscribers: topic filter %q: the group of a shared subscription has no wildcards", filter)
+	}
+	return inner, nil
+}
+
+// Shared reports whether filter is a shared subscription's,
+// $share/GROUP/FILTER.
+func Shared(filter string) bool { return strings.HasPrefix(filter, sharePrefix) }

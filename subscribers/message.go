@@ -74,11 +74,15 @@ const (
 	RateLimited
 	// Invalid: the payload failed a content check.
 	Invalid
+	// Unrouted: a message received from the broker matched no attached
+	// subscription (one detached while the broker kept its filter, for
+	// example).
+	Unrouted
 	numReasons
 )
 
 // Reasons lists every Reason, in order.
-var Reasons = []Reason{QueueFull, Closed, TooLarge, Malformed, RateLimited, Invalid}
+var Reasons = []Reason{QueueFull, Closed, TooLarge, Malformed, RateLimited, Invalid, Unrouted}
 
 // String returns the reason's label.
 func (r Reason) String() string {
@@ -95,6 +99,8 @@ func (r Reason) String() string {
 		return "rate_limited"
 	case Invalid:
 		return "invalid"
+	case Unrouted:
+		return "unrouted"
 	}
 	return fmt.Sprintf("Reason(%d)", r)
 }

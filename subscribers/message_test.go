@@ -79,7 +79,8 @@ func TestReasonString(t *testing.T) {
 		{subscribers.Malformed, "malformed"},
 		{subscribers.RateLimited, "rate_limited"},
 		{subscribers.Invalid, "invalid"},
-		{subscribers.Reason(6), "Reason(6)"},
+		{subscribers.Unrouted, "unrouted"},
+		{subscribers.Reason(7), "Reason(7)"},
 		{subscribers.Reason(200), "Reason(200)"},
 	}
 	for _, tt := range tests {

@@ -134,4 +134,4 @@ func (f *fakeSource) detachCalls() []*subscribers.Subscription {
 }
 
 var _ subscribers.Source = (*fakeSource)(nil)
-var _ subscribers.Source = (*subscribers.Bus)(nil)
+var _ subscribers.Source = (*subscribers.Router)(nil)

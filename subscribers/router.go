@@ -1,162 +1,428 @@
 package subscribers
 
 import (
+	"fmt"
 	"slices"
-	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
-// Router finds the subscriptions whose filters match a topic. It keeps the
-// filters in a tree of topic levels, so a lookup costs the depth of the
-// topic, not the number of subscriptions. Sources use it to fan messages
-// out. The zero Router is empty and ready to use.
+// Remote carries a [Router]'s messages beyond the process: the connection
+// to an MQTT broker of package subscribers/mqtt. What it receives for the
+// router's filters it hands to [Router.Receive], in arrival order.
+type Remote interface {
+	// Subscribe asks for the messages of filter, as a subscription wrote
+	// it ($share/GROUP/FILTER included), at QoS qos, the highest that the
+	// subscriptions of that filter ask for. The router calls it each
+	// time a subscription of the filter attaches. It may wait for the
+	// broker's answer, and fails when the broker refuses.
+	Subscribe(filter string, qos byte) error
+	// Unsubscribe says that no attached subscription uses filter any
+	// more. It must not block: subscriptions detach inside callbacks.
+	Unsubscribe(filter string)
+	// Publish sends m beyond the process. It must not wait for the
+	// executor, so that callbacks may publish.
+	Publish(m Message) error
+}
+
+// RouterOptions configure a [Router]. The zero value is an in-process
+// router: publications reach the attached subscriptions only.
+type RouterOptions struct {
+	// Remote carries publications beyond the process and brings in what
+	// others publish. (optional) Defaults to none.
+	Remote Remote
+	// RemoteOnly sends every publication to the remote only, so that
+	// subscriptions of this process get it back from the broker like
+	// everyone else. (optional) Defaults to false: local first, the
+	// matching subscriptions of this process get a publication directly.
+	// Ignored without Remote.
+	RemoteOnly bool
+	// NoEcho says that the remote never sends the router's own
+	// publications back to its non-shared subscriptions (the embedded
+	// broker does this for its process's client). (optional) Defaults to
+	// false: the router recognizes the echoes of its local deliveries in
+	// what the remote receives and drops them (see [Router]).
+	NoEcho bool
+	// QoS is the QoS of subscriptions attached with [Router.Attach].
+	// (optional) Defaults to 0.
+	QoS byte
+	// MaxEchoes bounds the publications whose echo the router waits for;
+	// beyond it the oldest is given up. (optional) Defaults to
+	// DefaultMaxEchoes.
+	MaxEchoes int
+	// EchoAge is how much later than a publication a received message
+	// may be for the publication's echo still to be awaited. (optional)
+	// Defaults to DefaultEchoAge.
+	EchoAge time.Duration
+}
+
+// Router is the one message path of a process: publications reach the
+// matching subscriptions of this process directly, through their queues,
+// and the [Remote] (the MQTT broker) for everyone else; what the remote
+// receives goes to the matching subscriptions. Subscriptions are matched
+// with MQTT topic filters; a shared subscription, $share/GROUP/FILTER, is
+// matched with FILTER and gets only what the broker gives it (the broker
+// splits FILTER's messages among GROUP, maybe across processes), never a
+// local copy.
+//
+// Each subscription gets each message once. MQTT 3.1.1 has no "no local"
+// option, so the broker sends the router's own publications back to the
+// subscriptions that had them locally. With [RouterOptions.NoEcho] the
+// broker is trusted not to; otherwise the router remembers, per topic, the
+// publications whose echo it awaits, with the subscriptions that had them,
+// and drops a received message's copies for those subscriptions when its
+// payload equals that of an awaited publication of its topic (the first
+// such, in publication order). An awaited echo that the broker cannot
+// send any more (a QoS 0 one when the connection was lost, any one when
+// the session was clean; see [Router.ConnectionLost]) is given up, as is
+// one still missing once the router receives messages EchoAge younger than
+// it, or the oldest beyond MaxEchoes; the give-ups are counted
+// ([Router.EchoStats]). Each subscription then gets each message exactly
+// once as long as every awaited echo comes or is given up for one of
+// those reasons; another publisher's message whose payload equals that of
+// an echo still awaited on the same topic takes the echo's place, so
+// that its publisher's order may appear changed among equal payloads.
+//
+// A retained message is kept per topic by an in-process router, and by a
+// router whose remote sends no echoes (the broker does not send a process
+// its own retained messages either), and delivered to subscriptions
+// attached later; otherwise the broker sends it. Live deliveries carry no
+// retain flag, as in MQTT.
+//
+// The zero Router is an in-process router, ready to use.
 type Router struct {
-	mu   sync.RWMutex
-	root rnode
-	gen  atomic.Uint64
-	n    int
+	index  Index
+	remote Remote
+	opts   RouterOptions
+	echo   *echoes // nil unless echoes are matched
+
+	// subMu serializes the remote's subscriptions, which wait for the
+	// broker.
+	subMu    sync.Mutex
+	mu       sync.Mutex
+	filters  map[string]*wireFilter     // with a remote: filters in use
+	attached map[*Subscription]struct{} // with a remote
+	retained map[string]Message
 }
 
-type rnode struct {
-	children map[string]*rnode
-	plus     *rnode
-	hash     []*Subscription // subscriptions ending in '#' here
-	subs     []*Subscription // subscriptions ending exactly here
+// wireFilter is a filter subscribed at the remote: the number of attached
+// subscriptions that use it and the highest QoS they asked for.
+type wireFilter struct {
+	n   int
+	qos byte
 }
 
-// Generation changes whenever a subscription is added or removed; callers
-// that cache lookups compare it.
-func (r *Router) Generation() uint64 { return r.gen.Load() }
+// Defaults of RouterOptions' fields.
+const (
+	DefaultMaxEchoes = 65536
+	DefaultEchoAge   = 10 * time.Second
+)
 
-// Len returns the number of subscriptions.
-func (r *Router) Len() int {
-	r.mu.RLock()
-	defer r.mu.RUnlock()
-	return r.n
-}
-
-// Add adds s under its filter, which must be valid.
-func (r *Router) Add(s *Subscription) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	n := &r.root
-	for _, level := range strings.Split(s.filter, "/") {
-		switch level {
-		case "#":
-			n.hash = append(n.hash, s)
-			r.n++
-			r.gen.Add(1)
-			return
-		case "+":
-			if n.plus == nil {
-				n.plus = &rnode{}
-			}
-			n = n.plus
-		default:
-			if n.children == nil {
-				n.children = make(map[string]*rnode)
-			}
-			c := n.children[level]
-			if c == nil {
-				c = &rnode{}
-				n.children[level] = c
-			}
-			n = c
+// NewRouter returns a router as opts say.
+func NewRouter(opts RouterOptions) *Router {
+	if opts.MaxEchoes <= 0 {
+		opts.MaxEchoes = DefaultMaxEchoes
+	}
+	if opts.EchoAge <= 0 {
+		opts.EchoAge = DefaultEchoAge
+	}
+	r := &Router{remote: opts.Remote, opts: opts}
+	if r.remote != nil {
+		r.filters = make(map[string]*wireFilter)
+		r.attached = make(map[*Subscription]struct{})
+		if !opts.NoEcho && !opts.RemoteOnly {
+			r.echo = newEchoes(opts.MaxEchoes, opts.EchoAge)
 		}
 	}
-	n.subs = append(n.subs, s)
-	r.n++
-	r.gen.Add(1)
+	return r
 }
 
-// Remove removes s; it reports whether s was there.
-func (r *Router) Remove(s *Subscription) bool {
+// local reports whether publications reach local subscriptions directly.
+func (r *Router) local() bool { return r.remote == nil || !r.opts.RemoteOnly }
+
+// keepsRetained reports whether the router delivers retained messages to
+// subscriptions attached later (see Router).
+func (r *Router) keepsRetained() bool {
+	return r.remote == nil || (r.opts.NoEcho && !r.opts.RemoteOnly)
+}
+
+// Attach starts delivering to s the messages whose topic matches its
+// filter, beginning with the retained ones, with the router's QoS at the
+// remote. See [Router.QoS] for another QoS.
+func (r *Router) Attach(s *Subscription) error { return r.attach(s, r.opts.QoS, r) }
+
+// Detach stops delivering to s.
+func (r *Router) Detach(s *Subscription) {
+	if !r.index.Remove(s) || r.remote == nil {
+		return
+	}
+	f := s.Filter()
 	r.mu.Lock()
-	defer r.mu.Unlock()
-	if !r.root.remove(s, s.filter) {
-		return false
+	delete(r.attached, s)
+	w := r.filters[f]
+	w.n--
+	unused := w.n == 0
+	if unused {
+		delete(r.filters, f)
 	}
-	r.n--
-	r.gen.Add(1)
-	return true
+	r.mu.Unlock()
+	if unused {
+		r.remote.Unsubscribe(f)
+	}
 }
 
-func (n *rnode) remove(s *Subscription, filter string) bool {
-	level, rest, more := cut(filter)
-	if level == "#" {
-		return removeSub(&n.hash, s)
+// QoS returns a source that attaches subscriptions to the router with QoS
+// q at the remote instead of the router's default.
+func (r *Router) QoS(q byte) Source { return qosSource{r: r, qos: q} }
+
+type qosSource struct {
+	r   *Router
+	qos byte
+}
+
+func (v qosSource) Attach(s *Subscription) error { return v.r.attach(s, v.qos, v) }
+func (v qosSource) Detach(s *Subscription)       { v.r.Detach(s) }
+
+func (r *Router) attach(s *Subscription, qos byte, src Source) error {
+	if qos > 2 {
+		return fmt.Errorf("subscribers: subscribe %q: QoS %d is not 0, 1 or 2", s.Filter(), qos)
 	}
-	var c *rnode
-	if level == "+" {
-		c = n.plus
-	} else {
-		c = n.children[level]
+	s.Attach(src)
+	if r.remote == nil {
+		r.mu.Lock()
+		r.index.Add(s)
+		retained := r.retainedFor(s)
+		r.mu.Unlock()
+		r.deliverRetained(s, retained)
+		return nil
 	}
-	if c == nil {
-		return false
+	r.subMu.Lock()
+	defer r.subMu.Unlock()
+	f := s.Filter()
+	r.mu.Lock()
+	if _, ok := r.attached[s]; ok {
+		r.mu.Unlock()
+		return fmt.Errorf("subscribers: subscribe %q: subscription already attached", f)
 	}
-	ok := false
-	if more {
-		ok = c.remove(s, rest)
-	} else {
-		ok = removeSub(&c.subs, s)
+	r.attached[s] = struct{}{}
+	w := r.filters[f]
+	if w == nil {
+		w = &wireFilter{}
+		r.filters[f] = w
 	}
-	if ok && c.empty() {
-		if level == "+" {
-			n.plus = nil
-		} else {
-			delete(n.children, level)
+	w.n++
+	w.qos = max(w.qos, qos)
+	qos = w.qos
+	r.index.Add(s)
+	retained := r.retainedFor(s)
+	r.mu.Unlock()
+	r.deliverRetained(s, retained)
+	if err := r.remote.Subscribe(f, qos); err != nil {
+		r.Detach(s)
+		return err
+	}
+	return nil
+}
+
+// retainedFor returns the kept retained messages that s matches; r.mu must
+// be held. Publishers of retained messages match subscriptions under r.mu
+// too, so a subscription attaching meanwhile gets such a message exactly
+// once, live if it attached first, retained if not.
+func (r *Router) retainedFor(s *Subscription) []Message {
+	if s.Shared() {
+		return nil // as in MQTT: no retained messages for shared subscriptions
+	}
+	var out []Message
+	for topic, m := range r.retained {
+		if Match(s.filter, topic) {
+			out = append(out, m)
 		}
 	}
-	return ok
+	return out
 }
 
-func (n *rnode) empty() bool {
-	return len(n.children) == 0 && n.plus == nil && len(n.hash) == 0 && len(n.subs) == 0
+func (r *Router) deliverRetained(s *Subscription, ms []Message) {
+	for i := range ms {
+		s.deliver(&ms[i])
+	}
 }
 
-// removeSub removes s from list. slices.Delete clears the slot it vacates,
-// so that the list's backing array does not keep a removed subscription (and
-// the messages in its queue) reachable.
-func removeSub(list *[]*Subscription, s *Subscription) bool {
-	if i := slices.Index(*list, s); i >= 0 {
-		*list = slices.Delete(*list, i, i+1)
-		return true
-	}
-	return false
+// Receipt says what became of a message the remote received.
+type Receipt struct {
+	// Matched counts the subscriptions whose filters match its topic.
+	Matched int
+	// Accepted counts those that took it into their queues.
+	Accepted int
+	// Echo says it was the echo of a local publication: the
+	// subscriptions that had it locally did not get it again.
+	Echo bool
 }
 
-// Match appends to dst every subscription whose filter matches topic and
-// returns the result. Each subscription appears once per filter that
-// matches, in no particular but stable order.
-func (r *Router) Match(topic string, dst []*Subscription) []*Subscription {
-	r.mu.RLock()
-	defer r.mu.RUnlock()
-	dollar := len(topic) > 0 && topic[0] == '$'
-	return r.root.match(topic, dst, dollar)
+// Receive delivers m, which the remote received, to the matching
+// subscriptions, except those that had it as a local publication (see
+// Router). With the Block policy it waits for room in a full queue.
+func (r *Router) Receive(m *Message) Receipt {
+	var buf [8]*Subscription
+	subs := r.index.Match(m.Topic, buf[:0])
+	rc := Receipt{Matched: len(subs)}
+	if len(subs) == 0 {
+		return rc
+	}
+	var had []*Subscription
+	if r.echo != nil {
+		had, rc.Echo = r.echo.match(m)
+	}
+	for _, s := range subs {
+		if rc.Echo && slices.Contains(had, s) {
+			s.echoed()
+			continue
+		}
+		if s.deliver(m) {
+			rc.Accepted++
+		}
+	}
+	clear(subs)
+	return rc
 }
 
-func (n *rnode) match(topic string, dst []*Subscription, first bool) []*Subscription {
-	// '#' matches the parent level too, and wildcards at the first level
-	// skip topics that start with '$'.
-	if !first {
-		dst = append(dst, n.hash...)
+// Refuse counts a drop for reason on every subscription that a message on
+// topic, which the remote received and refused, would have gone to.
+func (r *Router) Refuse(topic string, reason Reason) {
+	var buf [8]*Subscription
+	for _, s := range r.index.Match(topic, buf[:0]) {
+		s.Drop(reason)
 	}
-	level, rest, more := cut(topic)
-	if c := n.children[level]; c != nil {
-		dst = c.step(rest, more, dst)
-	}
-	if n.plus != nil && !first {
-		dst = n.plus.step(rest, more, dst)
-	}
-	return dst
 }
 
-func (n *rnode) step(rest string, more bool, dst []*Subscription) []*Subscription {
-	if !more {
-		dst = append(dst, n.subs...)
-		return append(dst, n.hash...)
+// ConnectionLost tells the router that the remote's connection was lost,
+// after the remote handed over everything it received on it: the echoes
+// awaited of QoS 0 publications, and with clean all of them (a clean
+// session's broker forgets what it had not sent), will not come.
+func (r *Router) ConnectionLost(clean bool) {
+	if r.echo != nil {
+		r.echo.lost(clean)
 	}
-	return n.match(rest, dst, false)
+}
+
+// EchoStats counts the echo matching of a router.
+type EchoStats struct {
+	// Matched counts received messages recognized as echoes.
+	Matched uint64
+	// GivenUp counts awaited echoes given up: after a lost connection,
+	// for their age, or beyond the bound.
+	GivenUp uint64
+	// Awaited is the number of echoes awaited now.
+	Awaited int
+}
+
+// EchoStats returns the router's echo counters; all zero when it matches
+// no echoes.
+func (r *Router) EchoStats() EchoStats {
+	if r.echo == nil {
+		return EchoStats{}
+	}
+	return r.echo.stats()
+}
+
+// Publish publishes m on m.Topic: see [Publisher.PublishMessage]. Use a
+// [Publisher] to spare the topic lookup.
+func (r *Router) Publish(m Message) (int, error) {
+	if err := ValidateTopic(m.Topic); err != nil {
+		return 0, err
+	}
+	var buf [8]*Subscription
+	var subs []*Subscription
+	if r.local() {
+		subs = r.localMatch(m.Topic, buf[:0])
+	}
+	return r.publish(&m, subs, nil)
+}
+
+// localMatch appends the subscriptions that a publication on topic reaches
+// directly: the non-shared ones with a remote, which splits the shared
+// ones' messages.
+func (r *Router) localMatch(topic string, dst []*Subscription) []*Subscription {
+	dst = r.index.Match(topic, dst)
+	if r.remote == nil {
+		return dst
+	}
+	return slices.DeleteFunc(dst, (*Subscription).Shared)
+}
+
+// publish delivers *m to subs, the local subscriptions it reaches, and
+// sends it to the remote. With offer set, subscriptions take it through
+// offer, which never waits. It returns how many subscriptions accepted it
+// and the remote's error.
+func (r *Router) publish(m *Message, subs []*Subscription, offer *offering) (int, error) {
+	if m.Received.IsZero() {
+		m.Received = now()
+	}
+	if m.Retained && r.keepsRetained() {
+		r.mu.Lock()
+		// Matched again under the lock, so that a subscription attaching
+		// meanwhile gets the message once (see retainedFor).
+		var buf [8]*Subscription
+		subs = r.localMatch(m.Topic, buf[:0])
+		r.retain(*m)
+		r.mu.Unlock()
+	}
+	live := *m
+	live.Retained = false // as in MQTT: live deliveries carry no retain flag
+	n := offer.deliver(&live, subs)
+	if r.remote == nil {
+		return n, nil
+	}
+	var e *echo
+	if r.echo != nil && len(subs) > 0 {
+		e = r.echo.await(m, subs)
+	}
+	if err := r.remote.Publish(*m); err != nil {
+		if e != nil {
+			r.echo.cancel(e)
+		}
+		return n, err
+	}
+	return n, nil
+}
+
+// retain stores m as its topic's retained message (an empty payload
+// clears it instead); r.mu must be held.
+func (r *Router) retain(m Message) {
+	if len(m.Payload) == 0 {
+		delete(r.retained, m.Topic)
+		return
+	}
+	if r.retained == nil {
+		r.retained = make(map[string]Message)
+	}
+	r.retained[m.Topic] = m
+}
+
+// anchor is a recent time.Now; now adds the monotonic time elapsed since.
+var anchor atomic.Pointer[time.Time]
+
+func init() {
+	t := time.Now()
+	anchor.Store(&t)
+}
+
+// reanchor bounds how far now's wall clock may lag a step of the system
+// clock (an NTP correction, say).
+const reanchor = 100 * time.Millisecond
+
+// now returns the current time for stamping messages. It reads only the
+// monotonic clock (time.Now reads the wall clock too, and the router
+// stamps every message), adding the elapsed time to an anchor taken with
+// time.Now at most reanchor ago; its monotonic reading is exact, its wall
+// clock follows a step of the system clock within reanchor.
+func now() time.Time {
+	a := anchor.Load()
+	d := time.Since(*a)
+	if d >= reanchor {
+		t := time.Now()
+		anchor.Store(&t)
+		return t
+	}
+	return a.Add(d)
 }

@@ -2,383 +2,640 @@ package subscribers_test
 
 import (
 	"fmt"
-	"math/rand/v2"
-	"runtime"
 	"slices"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/robotexec/robotexec/subscribers"
+	"github.com/robotexec/robotexec/waitset"
 )
 
-// routerFilters holds '#' and '+' at several depths, exact filters, empty
-// levels and '$' filters.
-var routerFilters = []string{
-	"#", "+", "+/+", "+/#", "+/+/+", "+/+/#",
-	"a", "a/b", "a/b/c", "a/#", "a/+", "a/+/#", "a/+/c", "a/+/c/#", "a/b/+", "a/b/#",
-	"+/b", "+/b/+", "+/b/#", "+/+/c",
-	"a//b", "a/+/b", "/", "/#", "/+",
-	"$SYS/#", "$SYS/+", "$SYS/load",
-	"x/y/z/w/#", "x/+/z/+/v",
-}
-
-var routerTopics = []string{
-	"a", "a/", "a/b", "a/b/c", "a/b/c/d", "a/x/c", "a/x/c/d", "a/x", "a//b", "a//c",
-	"b", "b/b", "b/b/b", "z/b/c", "/", "/a", "//", "$SYS", "$SYS/load", "$SYS/x/y",
-	"x/y/z/w", "x/y/z/w/v", "x/1/z/2/v", "x/1/z/2/v/9", "q",
-}
-
-// filtersOf returns the sorted filters of subs.
-func filtersOf(subs []*subscribers.Subscription) []string {
-	out := []string{}
-	for _, s := range subs {
-		out = append(out, s.Filter())
-	}
-	slices.Sort(out)
-	return out
-}
-
-// bruteForce returns the sorted filters of subs that match topic.
-func bruteForce(subs []*subscribers.Subscription, topic string) []string {
-	out := []string{}
-	for _, s := range subs {
-		if subscribers.Match(s.Filter(), topic) {
-			out = append(out, s.Filter())
-		}
-	}
-	slices.Sort(out)
-	return out
-}
-
-func newSubs(t testing.TB, filters ...string) []*subscribers.Subscription {
+// attached returns subscriptions to filters, registered with a wait set and
+// attached to bus, by filter.
+func attached(t *testing.T, bus *subscribers.Router, filters ...string) map[string]*subscribers.Subscription {
 	t.Helper()
-	subs := make([]*subscribers.Subscription, len(filters))
-	for i, f := range filters {
-		s, err := subscribers.New(f, subscribers.Options{Depth: 1})
-		require.NoError(t, err)
-		subs[i] = s
+	subs := map[string]*subscribers.Subscription{}
+	for _, f := range filters {
+		s := newSub(t, f, subscribers.Options{Depth: 100})
+		require.NoError(t, bus.Attach(s))
+		subs[f] = s
 	}
 	return subs
 }
 
-func TestRouterMatch(t *testing.T) {
-	var r subscribers.Router
-	subs := newSubs(t, routerFilters...)
-	for _, s := range subs {
-		r.Add(s)
+// received drains every subscription and returns, by filter, the payloads
+// it held; subscriptions that held nothing are left out.
+func received(subs map[string]*subscribers.Subscription) map[string][]string {
+	out := map[string][]string{}
+	for f, s := range subs {
+		if p, _ := drain(s); len(p) > 0 {
+			slices.Sort(p)
+			out[f] = p
+		}
 	}
-	require.Equal(t, len(routerFilters), r.Len())
+	return out
+}
+
+func TestRouterPublish(t *testing.T) {
+	bus := new(subscribers.Router)
+	subs := attached(t, bus, "a/b", "a/+", "a/#", "#", "+/b", "x/y", "$SYS/#", "a//b")
 
 	tests := []struct {
 		topic string
-		want  []string
+		want  []string // filters that receive the message
 	}{
-		{"a", []string{"#", "+", "+/#", "a", "a/#"}},
-		{"a/b", []string{"#", "+/#", "+/+", "+/+/#", "+/b", "+/b/#", "a/#", "a/+", "a/+/#", "a/b", "a/b/#"}},
-		{"a/x/c", []string{"#", "+/#", "+/+/#", "+/+/+", "+/+/c", "a/#", "a/+/#", "a/+/c", "a/+/c/#"}},
-		{"$SYS/load", []string{"$SYS/#", "$SYS/+", "$SYS/load"}},
-		{"$SYS", []string{"$SYS/#"}},
-		{"/", []string{"#", "+/#", "+/+", "+/+/#", "/", "/#", "/+"}},
-		{"q/r/s/t", []string{"#", "+/#", "+/+/#"}},
+		{"a/b", []string{"a/b", "a/+", "a/#", "#", "+/b"}},
+		{"a", []string{"a/#", "#"}},
+		{"a/c", []string{"a/+", "a/#", "#"}},
+		{"a/b/c", []string{"a/#", "#"}},
+		{"x/y", []string{"x/y", "#"}},
+		{"x/b", []string{"+/b", "#"}},
+		{"a//b", []string{"a//b", "a/#", "#"}},
+		{"$SYS/load", []string{"$SYS/#"}},
+		{"nothing/here/at/all", []string{"#"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.topic, func(t *testing.T) {
-			want := slices.Clone(tt.want)
-			slices.Sort(want)
-			require.Equal(t, want, filtersOf(r.Match(tt.topic, nil)))
-		})
-	}
-	for _, topic := range routerTopics {
-		t.Run("brute force "+topic, func(t *testing.T) {
-			require.Equal(t, bruteForce(subs, topic), filtersOf(r.Match(topic, nil)))
+			n, err := bus.Publish(msg(tt.topic, tt.topic))
+			require.NoError(t, err)
+			require.Equal(t, len(tt.want), n, "Publish must return how many subscriptions accepted")
+			want := map[string][]string{}
+			for _, f := range tt.want {
+				want[f] = []string{tt.topic}
+			}
+			require.Equal(t, want, received(subs))
 		})
 	}
 }
 
-func TestRouterMatchAppendsToDst(t *testing.T) {
-	var r subscribers.Router
-	subs := newSubs(t, "a/+", "a/#")
-	for _, s := range subs {
-		r.Add(s)
+// TestBusPublishManyMatches publishes to more subscriptions than Publish
+// keeps room for on its stack.
+func TestRouterPublishManyMatches(t *testing.T) {
+	bus := new(subscribers.Router)
+	var many []*subscribers.Subscription
+	for i := range 20 {
+		s := newSub(t, []string{"m/#", "m/+", "+/x", "#"}[i%4], subscribers.Options{})
+		require.NoError(t, bus.Attach(s))
+		many = append(many, s)
 	}
-	marker := newSubs(t, "marker")[0]
-	dst := make([]*subscribers.Subscription, 1, 8)
-	dst[0] = marker
-	got := r.Match("a/b", dst)
-	require.Len(t, got, 3)
-	require.Same(t, marker, got[0], "Match must keep what dst held")
-	require.ElementsMatch(t, subs, got[1:])
-
-	// The result must not alias the router's own lists: changing it must not
-	// change what the router matches later.
-	fresh := r.Match("a/b", nil)
-	fresh[0] = marker
-	require.ElementsMatch(t, subs, r.Match("a/b", nil))
+	miss := newSub(t, "m/y", subscribers.Options{})
+	require.NoError(t, bus.Attach(miss))
+	n, err := bus.Publish(msg("m/x", "p"))
+	require.NoError(t, err)
+	require.Equal(t, 20, n)
+	for _, s := range many {
+		require.Equal(t, 1, s.Len())
+	}
+	require.Zero(t, miss.Len())
 }
 
-func TestRouterAddRemoveGeneration(t *testing.T) {
-	var r subscribers.Router
-	require.Zero(t, r.Len())
-	require.Equal(t, 1, r.NodeCount())
-	require.Empty(t, r.Match("a/b", nil))
-
-	subs := newSubs(t, "a/b", "a/b", "a/+", "a/#")
-	gen := r.Generation()
-	for i, s := range subs {
-		r.Add(s)
-		require.NotEqual(t, gen, r.Generation(), "Add must change the generation")
-		gen = r.Generation()
-		require.Equal(t, i+1, r.Len())
+func TestRouterPublishInvalidTopic(t *testing.T) {
+	bus := new(subscribers.Router)
+	all := newSub(t, "#", subscribers.Options{})
+	require.NoError(t, bus.Attach(all))
+	for _, topic := range []string{"", "a/+", "a/#", "#", "a\x00b", strings.Repeat("t", 65536)} {
+		t.Run(fmt.Sprintf("%.20q", topic), func(t *testing.T) {
+			n, err := bus.Publish(subscribers.Message{Topic: topic, Payload: []byte("x"), Retained: true})
+			require.Error(t, err)
+			require.Zero(t, n)
+			require.True(t, strings.HasPrefix(err.Error(), "subscribers: topic "+strconv.Quote(topic)),
+				"%.100s: the error must name the topic", err)
+			require.Zero(t, all.Len(), "an invalid message must not be delivered")
+		})
 	}
-	// Two subscriptions with the same filter are both matched.
-	require.ElementsMatch(t, subs, r.Match("a/b", nil))
+	// Nor retained.
+	late := newSub(t, "#", subscribers.Options{})
+	require.NoError(t, bus.Attach(late))
+	require.Zero(t, late.Len())
+}
+
+func TestRouterReceived(t *testing.T) {
+	bus := new(subscribers.Router)
+	sub := newSub(t, "r/#", subscribers.Options{})
+	require.NoError(t, bus.Attach(sub))
+	pub, err := bus.Publisher("r/p")
+	require.NoError(t, err)
+	set := time.Date(2024, 5, 1, 12, 0, 0, 0, time.UTC)
 
 	tests := []struct {
 		name    string
-		remove  *subscribers.Subscription
-		removed bool
-		left    []*subscribers.Subscription
+		publish func(m subscribers.Message)
 	}{
-		{"first of two with one filter", subs[0], true, subs[1:]},
-		{"again", subs[0], false, subs[1:]},
-		{"hash", subs[3], true, subs[1:3]},
-		{"never added", newSubs(t, "a/b")[0], false, subs[1:3]},
-		{"never added, unknown path", newSubs(t, "q/+/#")[0], false, subs[1:3]},
-		{"plus", subs[2], true, subs[1:2]},
-		{"last", subs[1], true, nil},
+		{"Bus.Publish", func(m subscribers.Message) {
+			_, err := bus.Publish(m)
+			require.NoError(t, err)
+		}},
+		{"Publisher.PublishMessage", func(m subscribers.Message) {
+			_, err := pub.PublishMessage(m)
+			require.NoError(t, err)
+		}},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			before := r.Generation()
-			require.Equal(t, tt.removed, r.Remove(tt.remove))
-			if tt.removed {
-				require.NotEqual(t, before, r.Generation(), "a removal must change the generation")
-			} else {
-				require.Equal(t, before, r.Generation(), "a failed removal must not change the generation")
-			}
-			require.Equal(t, len(tt.left), r.Len())
-			require.ElementsMatch(t, tt.left, r.Match("a/b", nil))
+		t.Run(tt.name+" stamps a zero time", func(t *testing.T) {
+			before := time.Now()
+			tt.publish(msg("r/b", "x"))
+			after := time.Now()
+			m, _, ok, _ := sub.Take()
+			require.True(t, ok)
+			require.False(t, m.Received.IsZero())
+			require.False(t, m.Received.Before(before) || m.Received.After(after), "Received %v not in [%v, %v]", m.Received, before, after)
+		})
+		t.Run(tt.name+" keeps a set time", func(t *testing.T) {
+			m := msg("r/b", "x")
+			m.Received = set
+			tt.publish(m)
+			got, _, ok, _ := sub.Take()
+			require.True(t, ok)
+			require.True(t, got.Received.Equal(set), "Received %v, want %v", got.Received, set)
 		})
 	}
-	require.Equal(t, 1, r.NodeCount(), "removing every subscription must prune the tree to its root")
+	require.Zero(t, sub.Len())
 }
 
-func TestRouterRemovePrunes(t *testing.T) {
-	tests := []struct {
-		name    string
-		keep    []string
-		remove  []string
-		nodes   int // nodes after the removal, the root included
-		matches map[string]int
-	}{
-		{"deep exact", nil, []string{"a/b/c/d"}, 1, map[string]int{"a/b/c/d": 0}},
-		{"deep wildcards", nil, []string{"a/+/c/#", "+/+/+", "#"}, 1, map[string]int{"a/b/c": 0}},
-		{"keeps the parent", []string{"a/b"}, []string{"a/b/c"}, 3, map[string]int{"a/b": 1, "a/b/c": 0}},
-		{"keeps the child", []string{"a/b/c"}, []string{"a/b"}, 4, map[string]int{"a/b": 0, "a/b/c": 1}},
-		{"keeps a hash at the same node", []string{"a/#"}, []string{"a/b"}, 2, map[string]int{"a/b": 1, "a": 1}},
-		{"keeps a sibling", []string{"a/+/x"}, []string{"a/b/x"}, 4, map[string]int{"a/b/x": 1, "a/c/x": 1}},
-		{"keeps the plus branch", []string{"+/x"}, []string{"+/y"}, 3, map[string]int{"q/x": 1, "q/y": 0}},
-		{"empty levels", nil, []string{"//", "a//b"}, 1, map[string]int{"//": 0}},
+func TestRouterPublishCountsAccepting(t *testing.T) {
+	bus := new(subscribers.Router)
+	full := newSub(t, "c/#", subscribers.Options{Depth: 1, Overflow: subscribers.DropNewest})
+	evicting := newSub(t, "c/#", subscribers.Options{Depth: 1, Overflow: subscribers.DropOldest})
+	roomy := newSub(t, "c/+", subscribers.Options{})
+	other := newSub(t, "d/#", subscribers.Options{})
+	for _, s := range []*subscribers.Subscription{full, evicting, roomy, other} {
+		require.NoError(t, bus.Attach(s))
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			var r subscribers.Router
-			keep := newSubs(t, tt.keep...)
-			remove := newSubs(t, tt.remove...)
-			for _, s := range keep {
-				r.Add(s)
-			}
-			nodesBefore := r.NodeCount()
-			for _, s := range remove {
-				r.Add(s)
-			}
-			for _, s := range remove {
-				require.True(t, r.Remove(s))
-			}
-			require.Equal(t, tt.nodes, r.NodeCount())
-			require.Equal(t, nodesBefore, r.NodeCount(), "the tree must be as before the added subscriptions")
-			for topic, n := range tt.matches {
-				require.Len(t, r.Match(topic, nil), n, "topic %q", topic)
-			}
-		})
-	}
+	n, err := bus.Publish(msg("c/1", "first"))
+	require.NoError(t, err)
+	require.Equal(t, 3, n)
+
+	// full refuses now; evicting drops its oldest and accepts.
+	n, err = bus.Publish(msg("c/1", "second"))
+	require.NoError(t, err)
+	require.Equal(t, 2, n)
+	require.Equal(t, uint64(1), full.Stats().Dropped[subscribers.QueueFull])
+	require.Equal(t, uint64(1), evicting.Stats().Dropped[subscribers.QueueFull])
+
+	pub, err := bus.Publisher("c/1")
+	require.NoError(t, err)
+	n, err = pub.PublishMessage(msg("", "third"))
+	require.NoError(t, err)
+	require.Equal(t, 2, n)
+	require.Zero(t, other.Len())
 }
 
-// randomFilter returns a valid filter of up to 4 levels over a small
-// alphabet, so that random filters and topics often match.
-func randomFilter(rng *rand.Rand) string {
-	n := 1 + rng.IntN(4)
-	levels := make([]string, n)
-	for i := range levels {
-		switch k := rng.IntN(10); {
-		case k < 2:
-			levels[i] = "+"
-		case k == 2 && i == n-1:
-			levels[i] = "#"
-		case k == 3:
-			levels[i] = ""
-		default:
-			levels[i] = string(rune('a' + rng.IntN(3)))
-		}
-	}
-	if f := strings.Join(levels, "/"); f != "" {
-		return f
-	}
-	return "e"
-}
-
-func randomTopic(rng *rand.Rand) string {
-	n := 1 + rng.IntN(4)
-	levels := make([]string, n)
-	for i := range levels {
-		switch k := rng.IntN(10); {
-		case k == 0:
-			levels[i] = ""
-		case k == 1 && i == 0:
-			levels[i] = "$s"
-		default:
-			levels[i] = string(rune('a' + rng.IntN(3)))
-		}
-	}
-	if topic := strings.Join(levels, "/"); topic != "" {
-		return topic
-	}
-	return "e"
-}
-
-func TestRouterManySubscriptions(t *testing.T) {
-	for seed := range uint64(5) {
-		t.Run(fmt.Sprint("seed ", seed), func(t *testing.T) {
-			rng := rand.New(rand.NewPCG(seed, 42))
-			var r subscribers.Router
-			var subs []*subscribers.Subscription
-			for range 500 {
-				s, err := subscribers.New(randomFilter(rng), subscribers.Options{Depth: 1})
-				require.NoError(t, err)
-				r.Add(s)
-				subs = append(subs, s)
-			}
-			check := func() {
-				t.Helper()
-				require.Equal(t, len(subs), r.Len())
-				for range 200 {
-					topic := randomTopic(rng)
-					got := r.Match(topic, nil)
-					require.Equal(t, bruteForce(subs, topic), filtersOf(got), "topic %q", topic)
-				}
-			}
-			check()
-			// Remove a random half, then everything.
-			rng.Shuffle(len(subs), func(i, j int) { subs[i], subs[j] = subs[j], subs[i] })
-			for len(subs) > 250 {
-				require.True(t, r.Remove(subs[len(subs)-1]))
-				subs = subs[:len(subs)-1]
-			}
-			check()
-			for len(subs) > 0 {
-				require.True(t, r.Remove(subs[len(subs)-1]))
-				subs = subs[:len(subs)-1]
-			}
-			check()
-			require.Equal(t, 1, r.NodeCount())
-		})
-	}
-}
-
-func TestRouterDistinctTopics(t *testing.T) {
-	const n = 20_000
-	var r subscribers.Router
-	subs := make([]*subscribers.Subscription, n)
-	for i := range subs {
-		s, err := subscribers.New(fmt.Sprintf("robot/%d/odom", i), subscribers.Options{Depth: 1})
+func TestRouterRetained(t *testing.T) {
+	bus := new(subscribers.Router)
+	stamp := time.Date(2024, 1, 2, 3, 4, 5, 0, time.UTC)
+	publish := func(topic, payload string, retained bool) int {
+		t.Helper()
+		n, err := bus.Publish(subscribers.Message{Topic: topic, Payload: []byte(payload), QoS: 1, Retained: retained, Received: stamp})
 		require.NoError(t, err)
-		r.Add(s)
-		subs[i] = s
+		return n
 	}
-	for _, i := range []int{0, 1, n / 2, n - 1} {
-		got := r.Match(fmt.Sprintf("robot/%d/odom", i), nil)
-		require.Equal(t, []*subscribers.Subscription{subs[i]}, got)
+	late := func(filter string) []subscribers.Message {
+		t.Helper()
+		s := newSub(t, filter, subscribers.Options{})
+		require.NoError(t, bus.Attach(s))
+		defer s.Close() // detaches, so that later publications count only current
+		var out []subscribers.Message
+		for {
+			m, _, ok, _ := s.Take()
+			if !ok {
+				break
+			}
+			out = append(out, m)
+		}
+		slices.SortFunc(out, func(a, b subscribers.Message) int { return strings.Compare(a.Topic, b.Topic) })
+		return out
 	}
-	require.Empty(t, r.Match(fmt.Sprintf("robot/%d/odom", n), nil))
-	// A lookup walks the topic's levels, so with room in dst it allocates
-	// nothing however many subscriptions there are.
-	dst := make([]*subscribers.Subscription, 0, 4)
-	allocs := testing.AllocsPerRun(100, func() { dst = r.Match("robot/12345/odom", dst[:0]) })
-	require.Zero(t, allocs)
+	payloads := func(ms []subscribers.Message) []string {
+		out := []string{}
+		for _, m := range ms {
+			out = append(out, m.Topic+"="+string(m.Payload))
+		}
+		return out
+	}
+
+	require.Zero(t, publish("r/1", "one", true), "nobody subscribes yet")
+	publish("r/2", "two", true)
+	publish("$SYS/up", "yes", true)
+	publish("r/1", "live", false) // not retained: does not replace "one"
+	publish("r/3", "gone", false)
+
+	got := late("r/+")
+	require.Equal(t, []string{"r/1=one", "r/2=two"}, payloads(got))
+	for _, m := range got {
+		require.True(t, m.Retained)
+		require.Equal(t, byte(1), m.QoS)
+		require.True(t, m.Received.Equal(stamp), "a retained message keeps its time")
+	}
+
+	tests := []struct {
+		filter string
+		want   []string
+	}{
+		{"r/1", []string{"r/1=one"}},
+		{"r/#", []string{"r/1=one", "r/2=two"}},
+		{"#", []string{"r/1=one", "r/2=two"}}, // '#' does not see $SYS
+		{"$SYS/#", []string{"$SYS/up=yes"}},
+		{"+/up", []string{}},
+		{"r/3", []string{}},
+		{"x/#", []string{}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.filter, func(t *testing.T) {
+			require.Equal(t, tt.want, payloads(late(tt.filter)))
+		})
+	}
+
+	// A new retained message replaces the old one and reaches the current
+	// subscribers too.
+	current := newSub(t, "r/1", subscribers.Options{})
+	require.NoError(t, bus.Attach(current))
+	require.Equal(t, 1, current.Len())
+	current.Take()
+	require.Equal(t, 1, publish("r/1", "uno", true))
+	m, _, ok, _ := current.Take()
+	require.True(t, ok)
+	require.Equal(t, "uno", string(m.Payload))
+	require.Equal(t, []string{"r/1=uno"}, payloads(late("r/1")))
+
+	// An empty retained payload clears the topic, and is still delivered.
+	require.Equal(t, 1, publish("r/1", "", true))
+	m, _, ok, _ = current.Take()
+	require.True(t, ok)
+	require.Empty(t, m.Payload)
+	require.Equal(t, []string{"r/2=two"}, payloads(late("r/#")))
+	require.Equal(t, []string{}, payloads(late("r/1")))
+
+	// Clearing a topic that has nothing retained is harmless.
+	publish("r/9", "", true)
+	require.Equal(t, []string{"r/2=two"}, payloads(late("r/#")))
+
+	// A publisher's retained messages are kept too.
+	pub, err := bus.Publisher("r/p")
+	require.NoError(t, err)
+	pub.PublishMessage(subscribers.Message{Topic: "ignored", Payload: []byte("pp"), Retained: true})
+	require.Equal(t, []string{"r/2=two", "r/p=pp"}, payloads(late("r/#")))
 }
 
-// TestRouterRemoveReleases checks that the router does not keep a removed
-// subscription reachable, and with it the messages in its queue.
-func TestRouterRemoveReleases(t *testing.T) {
-	tests := []struct {
-		name    string
-		filters []string
-		remove  int
+// TestBusRetainedAttachRace publishes a retained message while
+// subscriptions attach: each must get it exactly once, live or retained,
+// never neither (the publication matched before the attach but stored the
+// message after it) nor both.
+func TestRouterRetainedAttachRace(t *testing.T) {
+	const rounds, attachers = 1000, 4
+	for _, viaPublisher := range []bool{false, true} {
+		t.Run(fmt.Sprint("publisher=", viaPublisher), func(t *testing.T) {
+			for round := range rounds {
+				bus := new(subscribers.Router)
+				pub, err := bus.Publisher("r/x")
+				require.NoError(t, err)
+				subs := make([]*subscribers.Subscription, attachers)
+				for i := range subs {
+					subs[i] = newSub(t, []string{"r/x", "r/+", "#", "r/#"}[i%4], subscribers.Options{})
+				}
+				errs := make(chan error, attachers)
+				var wg sync.WaitGroup
+				wg.Go(func() {
+					m := subscribers.Message{Topic: "r/x", Payload: []byte("state"), Retained: true}
+					if viaPublisher {
+						pub.PublishMessage(m)
+					} else if _, err := bus.Publish(m); err != nil {
+						errs <- err
+					}
+				})
+				for _, s := range subs {
+					wg.Go(func() {
+						if err := bus.Attach(s); err != nil {
+							errs <- err
+						}
+					})
+				}
+				wg.Wait()
+				close(errs)
+				for err := range errs {
+					require.NoError(t, err)
+				}
+				for _, s := range subs {
+					require.Equal(t, 1, s.Len(), "round %d: %s got the retained message %d times", round, s.Filter(), s.Len())
+				}
+			}
+		})
+	}
+}
+
+func TestZeroRouter(t *testing.T) {
+	var bus subscribers.Router
+	n, err := bus.Publish(subscribers.Message{Topic: "z", Payload: []byte("r"), Retained: true})
+	require.NoError(t, err)
+	require.Zero(t, n)
+	sub := newSub(t, "z", subscribers.Options{})
+	require.NoError(t, bus.Attach(sub))
+	require.Equal(t, 1, sub.Len())
+}
+
+func TestPublisher(t *testing.T) {
+	bus := new(subscribers.Router)
+	pub, err := bus.Publisher("p/q")
+	require.NoError(t, err)
+	require.Equal(t, "p/q", pub.Topic())
+	require.Equal(t, "publisher(p/q)", pub.String())
+
+	s1 := newSub(t, "p/+", subscribers.Options{})
+	s2 := newSub(t, "p/q", subscribers.Options{})
+	s3 := newSub(t, "other", subscribers.Options{})
+
+	steps := []struct {
+		name   string
+		change func()
+		want   int
+		got    []*subscribers.Subscription // subscriptions that receive
 	}{
-		{"last of a list", []string{"a/b", "a/b"}, 1},
-		{"first of a list", []string{"a/b", "a/b"}, 0},
-		{"last of a hash list", []string{"a/#", "a/#", "a/#"}, 2},
+		{"no subscriptions", func() {}, 0, nil},
+		{"attach a wildcard", func() { require.NoError(t, bus.Attach(s1)) }, 1, []*subscribers.Subscription{s1}},
+		{"cached", func() {}, 1, []*subscribers.Subscription{s1}},
+		{"attach an exact filter", func() { require.NoError(t, bus.Attach(s2)) }, 2, []*subscribers.Subscription{s1, s2}},
+		{"attach one that does not match", func() { require.NoError(t, bus.Attach(s3)) }, 2, []*subscribers.Subscription{s1, s2}},
+		{"detach", func() { bus.Detach(s1) }, 1, []*subscribers.Subscription{s2}},
+		{"close detaches", s2.Close, 0, nil},
+	}
+	for _, st := range steps {
+		t.Run(st.name, func(t *testing.T) {
+			st.change()
+			n, err := pub.PublishMessage(msg("", st.name))
+			require.NoError(t, err)
+			require.Equal(t, st.want, n)
+			for _, s := range []*subscribers.Subscription{s1, s2, s3} {
+				m, _, ok, _ := s.Take()
+				if slices.Contains(st.got, s) {
+					require.True(t, ok, "%s must receive", s.Filter())
+					require.Equal(t, "p/q", m.Topic)
+					require.Equal(t, st.name, string(m.Payload))
+					require.False(t, m.Retained)
+					require.Zero(t, m.QoS)
+				} else {
+					require.False(t, ok, "%s must not receive", s.Filter())
+				}
+			}
+		})
+	}
+	require.Zero(t, s2.Stats().Dropped[subscribers.Closed], "a closed subscription must be detached, not refusing")
+
+	// PublishMessage sets the topic and keeps the rest.
+	s4 := newSub(t, "p/q", subscribers.Options{})
+	require.NoError(t, bus.Attach(s4))
+	n, err := pub.PublishMessage(subscribers.Message{Topic: "elsewhere", Payload: []byte("m"), QoS: 2})
+	require.NoError(t, err)
+	require.Equal(t, 1, n)
+	m, _, ok, _ := s4.Take()
+	require.True(t, ok)
+	require.Equal(t, "p/q", m.Topic)
+	require.Equal(t, byte(2), m.QoS)
+}
+
+func TestPublisherInvalidTopic(t *testing.T) {
+	bus := new(subscribers.Router)
+	for _, topic := range []string{"", "a/+", "a/#", "x\x00"} {
+		t.Run(fmt.Sprintf("%q", topic), func(t *testing.T) {
+			pub, err := bus.Publisher(topic)
+			require.Error(t, err)
+			require.Nil(t, pub)
+			require.Contains(t, err.Error(), strconv.Quote(topic))
+		})
+	}
+}
+
+func TestRouterDetach(t *testing.T) {
+	bus := new(subscribers.Router)
+	sub := newSub(t, "d", subscribers.Options{})
+	require.NoError(t, bus.Attach(sub))
+	n, err := bus.Publish(msg("d", "1"))
+	require.NoError(t, err)
+	require.Equal(t, 1, n)
+
+	bus.Detach(sub)
+	n, err = bus.Publish(msg("d", "2"))
+	require.NoError(t, err)
+	require.Zero(t, n)
+	bus.Detach(sub) // detaching twice is harmless
+
+	// Close after Detach does not detach again, nor fail.
+	sub.Close()
+	payloads, _ := drain(sub)
+	require.Equal(t, []string{"1"}, payloads)
+	require.Zero(t, sub.Stats().Dropped[subscribers.Closed])
+}
+
+func TestRouterCloseDetaches(t *testing.T) {
+	bus := new(subscribers.Router)
+	sub := newSub(t, "c/#", subscribers.Options{})
+	require.NoError(t, bus.Attach(sub))
+	sub.Close()
+	n, err := bus.Publish(msg("c/x", "late"))
+	require.NoError(t, err)
+	require.Zero(t, n)
+	require.Zero(t, sub.Stats().DroppedTotal(), "a detached subscription is not offered the message at all")
+}
+
+// TestBusConcurrent runs publishers, some through Publishers, some through
+// Bus.Publish, while other goroutines attach, detach and close
+// subscriptions. Under -race it checks the locking; the stable subscription
+// checks that nothing is lost or reordered per publisher.
+func TestRouterConcurrent(t *testing.T) {
+	const publishers, each = 4, 250
+	bus := new(subscribers.Router)
+	stable := newSub(t, "load/#", subscribers.Options{Depth: publishers * each, Overflow: subscribers.DropNewest})
+	require.NoError(t, bus.Attach(stable))
+
+	errs := make(chan error, 16)
+	report := func(err error) {
+		select {
+		case errs <- err:
+		default: // one error is enough to fail
+		}
+	}
+	stop := make(chan struct{})
+	var churn sync.WaitGroup
+	for c := range 2 {
+		churn.Go(func() {
+			set := waitset.New(nil, nil)
+			filters := []string{"load/+", "load/#", "#", "other/+", fmt.Sprint("load/p", c)}
+			for i := 0; ; i++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				s, err := subscribers.New(filters[i%len(filters)], subscribers.Options{Depth: 2})
+				if err != nil {
+					report(err)
+					return
+				}
+				set.Register(&s.Entity, waitset.Subscription)
+				if err := bus.Attach(s); err != nil {
+					report(err)
+					return
+				}
+				if i%2 == 0 {
+					s.Close()
+				} else {
+					bus.Detach(s)
+				}
+			}
+		})
+	}
+
+	var pubs sync.WaitGroup
+	for p := range publishers {
+		pubs.Go(func() {
+			topic := fmt.Sprint("load/p", p)
+			pub, err := bus.Publisher(topic)
+			if err != nil {
+				report(err)
+				return
+			}
+			for i := range each {
+				payload := []byte(fmt.Sprintf("%d:%d", p, i))
+				var n int
+				if p%2 == 0 {
+					n, err = pub.PublishMessage(subscribers.Message{Payload: payload})
+				} else {
+					n, err = bus.Publish(subscribers.Message{Topic: topic, Payload: payload, Retained: i%50 == 0})
+					if err != nil {
+						report(err)
+						return
+					}
+				}
+				if n < 1 {
+					report(fmt.Errorf("publisher %d: message %d reached %d subscriptions, want at least the stable one", p, i, n))
+					return
+				}
+			}
+		})
+	}
+	pubs.Wait()
+	close(stop)
+	churn.Wait()
+	close(errs)
+	for err := range errs {
+		require.NoError(t, err)
+	}
+
+	next := make([]int, publishers)
+	for {
+		m, _, ok, _ := stable.Take()
+		if !ok {
+			break
+		}
+		var p, i int
+		_, err := fmt.Sscanf(string(m.Payload), "%d:%d", &p, &i)
+		require.NoError(t, err)
+		require.Equal(t, fmt.Sprint("load/p", p), m.Topic)
+		require.Equal(t, next[p], i, "publisher %d's messages overtook each other", p)
+		next[p]++
+	}
+	for p, n := range next {
+		require.Equal(t, each, n, "publisher %d", p)
+	}
+	st := stable.Stats()
+	require.Equal(t, uint64(publishers*each), st.Accepted)
+	require.Zero(t, st.DroppedTotal())
+}
+
+// TestPublishAllocatesNothing checks the allocation promises of Publisher
+// and Bus.Publish: a publication to a subscription with room allocates
+// nothing.
+func TestPublishAllocatesNothing(t *testing.T) {
+	bus := new(subscribers.Router)
+	sub := newSub(t, "z/+", subscribers.Options{})
+	require.NoError(t, bus.Attach(sub))
+	pub, err := bus.Publisher("z/a")
+	require.NoError(t, err)
+	m := subscribers.Message{Topic: "z/a", Payload: []byte("payload")}
+	pub.PublishMessage(m) // fill the publisher's cache
+	sub.Take()
+
+	tests := []struct {
+		name string
+		f    func()
+	}{
+		{"Publisher.PublishMessage", func() {
+			if n, _ := pub.PublishMessage(m); n != 1 {
+				panic("not delivered")
+			}
+			sub.Take()
+		}},
+		{"Publisher.Publish", func() {
+			pub.Publish(m.Payload)
+			sub.Take()
+		}},
+		{"Bus.Publish", func() {
+			if n, err := bus.Publish(m); n != 1 || err != nil {
+				panic("not delivered")
+			}
+			sub.Take()
+		}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			var r subscribers.Router
-			subs := newSubs(t, tt.filters...)
-			for _, s := range subs {
-				r.Add(s)
-			}
-			released := make(chan struct{})
-			runtime.AddCleanup(subs[tt.remove], func(ch chan struct{}) { close(ch) }, released)
-			require.True(t, r.Remove(subs[tt.remove]))
-			subs = slices.Delete(subs, tt.remove, tt.remove+1)
-
-			deadline := time.After(5 * time.Second) // a failure bound, not a wait for success
-			for collected := false; !collected; {
-				runtime.GC()
-				select {
-				case <-released:
-					collected = true
-				case <-deadline:
-					require.FailNow(t, "the router still references the removed subscription")
-				case <-time.After(10 * time.Millisecond):
-				}
-			}
-			require.Len(t, r.Match(strings.ReplaceAll(tt.filters[0], "#", "x"), nil), len(subs))
-			runtime.KeepAlive(subs)
+			require.Zero(t, testing.AllocsPerRun(200, tt.f))
 		})
 	}
 }
 
-func BenchmarkRouterMatch(b *testing.B) {
-	for _, n := range []int{10, 100_000} {
-		b.Run(fmt.Sprintf("subs=%d", n), func(b *testing.B) {
-			var r subscribers.Router
-			for i := range n {
-				s, err := subscribers.New(fmt.Sprintf("robot/%d/odom", i), subscribers.Options{Depth: 1})
-				if err != nil {
-					b.Fatal(err)
-				}
-				r.Add(s)
-			}
-			topic := fmt.Sprintf("robot/%d/odom", n/2)
-			dst := make([]*subscribers.Subscription, 0, 4)
-			b.ReportAllocs()
-			b.ResetTimer()
-			for b.Loop() {
-				dst = r.Match(topic, dst[:0])
-			}
-			if len(dst) != 1 {
-				b.Fatalf("matched %d subscriptions, want 1", len(dst))
-			}
-		})
+func BenchmarkPublisherPublishMessage(b *testing.B) {
+	bus := new(subscribers.Router)
+	sub := newSub(b, "bench/+", subscribers.Options{})
+	if err := bus.Attach(sub); err != nil {
+		b.Fatal(err)
 	}
-}
-
-func BenchmarkMatch(b *testing.B) {
+	pub, err := bus.Publisher("bench/x")
+	if err != nil {
+		b.Fatal(err)
+	}
+	m := subscribers.Message{Payload: []byte("payload"), Received: time.Unix(1, 0)}
 	b.ReportAllocs()
 	for b.Loop() {
-		subscribers.Match("sport/+/player1/#", "sport/tennis/player1/score/wimbledon")
+		pub.PublishMessage(m)
+		sub.Take()
 	}
+}
+
+func BenchmarkBusPublish(b *testing.B) {
+	bus := new(subscribers.Router)
+	sub := newSub(b, "bench/+", subscribers.Options{})
+	if err := bus.Attach(sub); err != nil {
+		b.Fatal(err)
+	}
+	m := subscribers.Message{Topic: "bench/x", Payload: []byte("payload"), Received: time.Unix(1, 0)}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := bus.Publish(m); err != nil {
+			b.Fatal(err)
+		}
+		sub.Take()
+	}
+}
+
+// As in MQTT, a retained message reaches subscriptions attached later with
+// the retain flag, and those already attached without it.
+func TestRouterRetainFlagOnlyForLateSubscribers(t *testing.T) {
+	bus := new(subscribers.Router)
+	live := newSub(t, "state", subscribers.Options{})
+	require.NoError(t, bus.Attach(live))
+	_, err := bus.Publish(subscribers.Message{Topic: "state", Payload: []byte("on"), Retained: true})
+	require.NoError(t, err)
+	m, _, ok, _ := live.Take()
+	require.True(t, ok)
+	require.False(t, m.Retained)
+
+	late := newSub(t, "state", subscribers.Options{})
+	require.NoError(t, bus.Attach(late))
+	m, _, ok, _ = late.Take()
+	require.True(t, ok)
+	require.True(t, m.Retained)
+	require.Equal(t, "on", string(m.Payload))
 }

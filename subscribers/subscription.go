@@ -2,6 +2,7 @@ package subscribers
 
 import (
 	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"unsafe"
@@ -86,7 +87,7 @@ type subRest struct {
 // not registered with a wait set nor attached to a source; the executor does
 // both.
 func New(filter string, opts Options) (*Subscription, error) {
-	if err := ValidateFilter(filter); err != nil {
+	if _, err := RouteFilter(filter); err != nil {
 		return nil, err
 	}
 	if opts.Depth < 0 {
@@ -108,6 +109,21 @@ func New(filter string, opts Options) (*Subscription, error) {
 
 // Filter returns the subscription's topic filter.
 func (s *Subscription) Filter() string { return s.filter }
+
+// Shared reports whether the subscription is a shared one,
+// $share/GROUP/FILTER: the broker gives each message of FILTER to one
+// member of GROUP, maybe in another process.
+func (s *Subscription) Shared() bool { return Shared(s.filter) }
+
+// route returns the filter that topics match: the filter, or FILTER of
+// $share/GROUP/FILTER. New checked it.
+func (s *Subscription) route() string {
+	if !s.Shared() {
+		return s.filter
+	}
+	rest := s.filter[len(sharePrefix):]
+	return rest[strings.IndexByte(rest, '/')+1:]
+}
 
 // Options returns the subscription's queue options, defaults applied.
 func (s *Subscription) Options() Options { return s.opts }
@@ -327,6 +343,16 @@ func (s *Subscription) drop(r Reason, seq uint64) {
 	if set := s.Set(); set != nil {
 		if obs := set.Observer(); obs != nil {
 			obs.Observe(waitset.Event{Op: waitset.Drop, Entity: &s.Entity, Seq: seq, Reason: r.String()})
+		}
+	}
+}
+
+// echoed records that the subscription did not take a received message,
+// the echo of a local publication it had.
+func (s *Subscription) echoed() {
+	if set := s.Set(); set != nil {
+		if obs := set.Observer(); obs != nil {
+			obs.Observe(waitset.Event{Op: waitset.Echo, Entity: &s.Entity})
 		}
 	}
 }

@@ -721,7 +721,7 @@ func TestDeliverUnregistered(t *testing.T) {
 	}{
 		{"Deliver", func(s *subscribers.Subscription) { s.Deliver(msg("u", "x")) }},
 		{"Bus.Attach with a retained message", func(s *subscribers.Subscription) {
-			bus := subscribers.NewBus()
+			bus := new(subscribers.Router)
 			if _, err := bus.Publish(subscribers.Message{Topic: "u", Payload: []byte("r"), Retained: true}); err != nil {
 				panic(err)
 			}

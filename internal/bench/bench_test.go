@@ -134,14 +134,14 @@ func BenchmarkIdleSubscriptionBytes(b *testing.B) {
 	}
 	cb := func(subscribers.Message) {}
 	var o *executor.Owner
-	var bus *subscribers.Bus
+	var bus *subscribers.Router
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := range b.N {
 		if i%batch == 0 {
 			b.StopTimer()
 			ex := executor.New(executor.Options{Workers: 1})
-			o, bus = ex.NewOwner("idle", nil), subscribers.NewBus()
+			o, bus = ex.NewOwner("idle", nil), new(subscribers.Router)
 			b.StartTimer()
 		}
 		if _, err := o.Subscribe(bus, topics[i%batch], cb); err != nil {

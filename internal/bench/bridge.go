@@ -43,16 +43,6 @@ const (
 
 var bridgeNames = [2]string{"robotexec", "raw"}
 
-// mqttTransport carries the bench's nodes' messages over an MQTT client,
-// as `robotexec run` does.
-type mqttTransport struct{ c *mqtt.Client }
-
-func (t mqttTransport) Source(q byte) subscribers.Source { return t.c.QoS(q) }
-
-func (t mqttTransport) Publisher(topic string, q byte, retain bool) (nodes.Sender, error) {
-	return t.c.Publisher(topic, q, retain)
-}
-
 // bridgeRound is one measured run of a bridge.
 type bridgeRound struct {
 	out    string // the topic forwarded messages arrive on
@@ -128,7 +118,7 @@ func NewBridgeRig(workers int) (rig *BridgeRig, err error) {
 	r.ex = executor.New(executor.Options{Workers: workers, Logger: discard})
 	// The queue holds the whole window, with the Block policy: no message
 	// is lost, and a full queue holds the broker back.
-	env := &nodes.Env{Executor: r.ex, Transport: mqttTransport{r.client}, Logger: discard,
+	env := &nodes.Env{Executor: r.ex, Router: r.client.Router(), Logger: discard,
 		QoS: BridgeQoS, Depth: BridgeWindow, Overflow: subscribers.Block}
 	cfg, err := config.Parse("bench.yaml", []byte(
 		"nodes:\n  - name: bench_bridge\n    type: bridge\n    params: { from: bench/in/robotexec, to: bench/out/robotexec }\n"), nil)

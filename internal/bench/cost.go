@@ -29,7 +29,7 @@ type costRig struct {
 func newCostRig(workers, idle int) (*costRig, error) {
 	ex := executor.New(executor.Options{Workers: workers, Logger: discard})
 	o := ex.NewOwner("bench", ex.NewGroup("bench", executor.Reentrant))
-	bus := subscribers.NewBus()
+	bus := new(subscribers.Router)
 	for i := range idle {
 		if _, err := o.Subscribe(bus, fmt.Sprintf("idle/%d", i), func(subscribers.Message) {}, executor.Depth(1)); err != nil {
 			return nil, err

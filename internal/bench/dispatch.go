@@ -61,7 +61,7 @@ func (r *dispatchRig) send(i int, m subscribers.Message, viaBus bool) {
 func newDispatchRig(workers int, cb func(i int) func(subscribers.Message), depth int) (*dispatchRig, error) {
 	ex := executor.New(executor.Options{Workers: workers, Logger: discard})
 	o := ex.NewOwner("bench", ex.NewGroup("bench", executor.Reentrant))
-	bus := subscribers.NewBus()
+	bus := new(subscribers.Router)
 	r := &dispatchRig{ex: ex, subs: make([]*subscribers.Subscription, 4*workers), pubs: make([]*subscribers.Publisher, 4*workers)}
 	for i := range r.pubs {
 		topic := fmt.Sprintf("bench/%d", i)

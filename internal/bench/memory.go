@@ -52,7 +52,7 @@ func SubscriptionBytes(n int) (float64, error) {
 	}
 	ex := executor.New(executor.Options{Workers: 1, Logger: discard})
 	o := ex.NewOwner("idle", nil)
-	bus := subscribers.NewBus()
+	bus := new(subscribers.Router)
 	cb := func(subscribers.Message) {}
 	b, err := retained(n, func() (any, error) {
 		for _, t := range topics {

@@ -48,6 +48,7 @@ type Collector struct {
 	received          *prometheus.Desc
 	published         *prometheus.Desc
 	publishFailures   *prometheus.Desc
+	echoes, echoLoss  *prometheus.Desc
 
 	bounds []float64
 }
@@ -79,6 +80,10 @@ func NewCollector(src Sources) *Collector {
 			"Messages handed to the MQTT client for publication.", nil, nil),
 		publishFailures: prometheus.NewDesc("robotexec_mqtt_publish_failures_total",
 			"Publications that failed (not connected, closed, timed out).", nil, nil),
+		echoes: prometheus.NewDesc("robotexec_mqtt_echoes_suppressed_total",
+			"Messages from the broker recognized as the echo of a publication that this process's subscriptions had already, and not delivered again.", nil, nil),
+		echoLoss: prometheus.NewDesc("robotexec_mqtt_echoes_given_up_total",
+			"Echoes of this process's publications awaited from the broker and given up (connection lost, too old, too many).", nil, nil),
 		bounds: observers.BucketBounds(),
 	}
 }
@@ -87,7 +92,7 @@ func NewCollector(src Sources) *Collector {
 func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{
 		c.duration, c.latency, c.queueDepth, c.dropped, c.missed, c.panics,
-		c.connected, c.reconnects, c.received, c.published, c.publishFailures,
+		c.connected, c.reconnects, c.received, c.published, c.publishFailures, c.echoes, c.echoLoss,
 	} {
 		ch <- d
 	}
@@ -183,7 +188,9 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(c.received, prometheus.CounterValue, float64(st.Received))
 		ch <- prometheus.MustNewConstMetric(c.published, prometheus.CounterValue, float64(st.Published))
 		ch <- prometheus.MustNewConstMetric(c.publishFailures, prometheus.CounterValue, float64(st.PublishFailed))
-		for _, r := range []subscribers.Reason{subscribers.QueueFull, subscribers.TooLarge} {
+		ch <- prometheus.MustNewConstMetric(c.echoes, prometheus.CounterValue, float64(st.Echoes.Matched))
+		ch <- prometheus.MustNewConstMetric(c.echoLoss, prometheus.CounterValue, float64(st.Echoes.GivenUp))
+		for _, r := range []subscribers.Reason{subscribers.QueueFull, subscribers.TooLarge, subscribers.Unrouted} {
 			ch <- prometheus.MustNewConstMetric(c.dropped, prometheus.CounterValue, float64(st.Dropped[r]), "", "", r.String())
 		}
 	}

@@ -17,15 +17,18 @@
 //	robotexec_mqtt_reconnects_total       counter
 //
 // and robotexec_mqtt_messages_received_total,
-// robotexec_mqtt_messages_published_total and
-// robotexec_mqtt_publish_failures_total. The histograms' buckets double
+// robotexec_mqtt_messages_published_total,
+// robotexec_mqtt_publish_failures_total,
+// robotexec_mqtt_echoes_suppressed_total and
+// robotexec_mqtt_echoes_given_up_total (see subscribers.Router's echo
+// matching). The histograms' buckets double
 // from 1 µs to 16.8 s. Callbacks that share a node and a callback name
 // (two subscriptions of one node to the same filter) share their series.
 // The series of robotexec_messages_dropped_total without node and callback
 // are the MQTT client's own drops, before any subscription's queue
 // (payloads over the size limit, QoS 0 messages over the client's
-// backlog); each of those messages is also counted on every subscription
-// it was meant for.
+// backlog, each also counted on every subscription it was meant for;
+// messages that matched no subscription, reason unrouted).
 //
 // [Handler] serves /metrics, /healthz (200 while the executor runs and
 // MQTT is connected, 503 otherwise, with a JSON body saying which) and

@@ -35,7 +35,7 @@ func (f *fakeMQTT) Stats() mqtt.Stats { return f.st }
 type rig struct {
 	ex    *executor.Executor
 	runs  *observers.Runs
-	bus   *subscribers.Bus
+	bus   *subscribers.Router
 	clock *timers.Sim
 	mq    *fakeMQTT
 	reg   *prometheus.Registry
@@ -47,7 +47,7 @@ func newRig(t *testing.T) *rig {
 	clock := timers.NewSim(time.Unix(1000, 0))
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
 	ex := executor.New(executor.Options{Workers: 1, Runs: runs, Stamp: runs.Stamp, Clock: clock, Logger: quiet})
-	r := &rig{ex: ex, runs: runs, bus: subscribers.NewBus(), clock: clock, mq: &fakeMQTT{}}
+	r := &rig{ex: ex, runs: runs, bus: new(subscribers.Router), clock: clock, mq: &fakeMQTT{}}
 	r.reg = prometheus.NewRegistry()
 	r.reg.MustRegister(metrics.NewCollector(metrics.Sources{Executor: ex, Runs: runs, MQTT: r.mq}))
 	return r
@@ -213,7 +213,7 @@ func TestHistogramBuckets(t *testing.T) {
 
 func TestCollectorWithoutRunsOrMQTT(t *testing.T) {
 	ex := executor.New(executor.Options{Workers: 1})
-	_, err := ex.NewOwner("n", nil).Subscribe(subscribers.NewBus(), "in", func(subscribers.Message) {})
+	_, err := ex.NewOwner("n", nil).Subscribe(new(subscribers.Router), "in", func(subscribers.Message) {})
 	require.NoError(t, err)
 	c := metrics.NewCollector(metrics.Sources{Executor: ex})
 	// Panics, queue depth and six drop reasons; no histograms, no MQTT.

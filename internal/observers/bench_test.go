@@ -97,7 +97,7 @@ func dispatch(b *testing.B, workers, n int, opts executor.Options) time.Duration
 	opts.Workers = workers
 	ex := executor.New(opts)
 	o := ex.NewOwner("bench", ex.NewGroup("bench", executor.Reentrant))
-	bus := subscribers.NewBus()
+	bus := new(subscribers.Router)
 	nsubs := 4 * workers
 	pubs := make([]*subscribers.Publisher, nsubs)
 	for i := range pubs {

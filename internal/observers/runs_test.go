@@ -31,7 +31,7 @@ type spinRig struct {
 	ex    *executor.Executor
 	runs  *observers.Runs
 	trace *chrometrace.Recorder
-	bus   *subscribers.Bus
+	bus   *subscribers.Router
 	clock *timers.Sim
 	node  *executor.Owner
 }
@@ -42,7 +42,7 @@ func newSpinRig(t *testing.T) *spinRig {
 	runs := observers.New(observers.Options{Workers: 1, Trace: tr})
 	clock := timers.NewSim(time.Unix(1000, 0))
 	ex := executor.New(executor.Options{Workers: 1, Runs: runs, Stamp: runs.Stamp, Clock: clock})
-	return &spinRig{ex: ex, runs: runs, trace: tr, bus: subscribers.NewBus(), clock: clock, node: ex.NewOwner("node", nil)}
+	return &spinRig{ex: ex, runs: runs, trace: tr, bus: new(subscribers.Router), clock: clock, node: ex.NewOwner("node", nil)}
 }
 
 func (r *spinRig) record(t *testing.T, callback string) *observers.Record {
@@ -205,7 +205,7 @@ func TestRunConcurrent(t *testing.T) {
 	tr := chrometrace.New(workers, 0)
 	runs := observers.New(observers.Options{Workers: workers, Trace: tr})
 	ex := executor.New(executor.Options{Workers: workers, Runs: runs, Stamp: runs.Stamp})
-	bus := subscribers.NewBus()
+	bus := new(subscribers.Router)
 	var ran atomic.Int64
 	all := make(chan struct{})
 	pubs := make([]*subscribers.Publisher, subs)

@@ -18,10 +18,13 @@ func init() {
 
 // BridgeParams are the params of a bridge node.
 type BridgeParams struct {
-	// From is the MQTT topic filter to read.
+	// From is the MQTT topic filter to read; a shared subscription,
+	// $share/GROUP/FILTER, splits FILTER's messages with the other
+	// members of GROUP (other instances, say).
 	From string `yaml:"from"`
 	// To is the topic template to publish to: each '+' or '#' in it is
-	// replaced, in order, by what the same wildcard matched in From.
+	// replaced, in order, by what the same wildcard matched in From (in
+	// FILTER, for a shared subscription).
 	To string `yaml:"to"`
 	// QoS of the publications (optional); defaults to mqtt.qos.
 	QoS *int `yaml:"qos"`
@@ -83,6 +86,8 @@ func NewBridge(n *nodes.Node) error {
 		}
 		to, ok := mapper.apply(m.Topic)
 		if !ok {
+			// The router delivers only topics that From matches.
+			sub.Drop(subscribers.Invalid)
 			return
 		}
 		if err := n.Publish(to, m.Payload, opts...); err != nil {
@@ -105,13 +110,17 @@ func newTopicMap(from, to string) (*topicMap, error) {
 	if to == "" {
 		return nil, fmt.Errorf("to is required")
 	}
-	if err := subscribers.ValidateFilter(from); err != nil {
+	route, err := subscribers.RouteFilter(from)
+	if err != nil {
 		return nil, err
 	}
 	if err := subscribers.ValidateFilter(to); err != nil {
 		return nil, err
 	}
-	m := &topicMap{from: strings.Split(from, "/"), to: strings.Split(to, "/")}
+	if subscribers.Shared(to) {
+		return nil, fmt.Errorf("to %q: a topic template is no shared subscription", to)
+	}
+	m := &topicMap{from: strings.Split(route, "/"), to: strings.Split(to, "/")}
 	if have, need := wildcards(m.from), wildcards(m.to); need > have {
 		return nil, fmt.Errorf("to %q has %d wildcards, from %q only %d", to, need, from, have)
 	}

@@ -24,14 +24,6 @@ import (
 
 func quiet() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
 
-// transport carries nodes' messages over a real MQTT client.
-type transport struct{ c *mqtt.Client }
-
-func (t transport) Source(q byte) subscribers.Source { return t.c.QoS(q) }
-func (t transport) Publisher(topic string, q byte, retain bool) (nodes.Sender, error) {
-	return t.c.Publisher(topic, q, retain)
-}
-
 // world is an embedded broker, a robotexec client running nodes, and an
 // observer client collecting what they publish.
 type world struct {
@@ -73,7 +65,7 @@ func newWorld(t *testing.T) *world {
 	w.pub = dial(t, b.URL())
 	w.ex = executor.New(executor.Options{Workers: 2, Logger: quiet()})
 	w.obsEx = executor.New(executor.Options{Workers: 1, Logger: quiet()})
-	w.env = &nodes.Env{Executor: w.ex, Transport: transport{w.client}, Logger: quiet(), QoS: 1, Depth: 5000, Overflow: subscribers.Block}
+	w.env = &nodes.Env{Executor: w.ex, Router: w.client.Router(), Logger: quiet(), QoS: 1, Depth: 5000, Overflow: subscribers.Block}
 	return w
 }
 
@@ -295,7 +287,7 @@ func TestTopicMapping(t *testing.T) {
 
 func TestParamErrors(t *testing.T) {
 	ex := executor.New(executor.Options{Logger: quiet()})
-	env := &nodes.Env{Executor: ex, Transport: nodes.BusTransport(subscribers.NewBus()), Logger: quiet()}
+	env := &nodes.Env{Executor: ex, Router: new(subscribers.Router), Logger: quiet()}
 	tests := []struct{ typ, params, want string }{
 		{"bridge", "to: x", "from is required"},
 		{"bridge", "from: x", "to is required"},

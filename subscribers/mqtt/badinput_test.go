@@ -77,10 +77,10 @@ func TestMalformedFilter(t *testing.T) {
 		require.Error(t, err, "filter %q", f)
 		require.Contains(t, err.Error(), fmt.Sprintf("%q", f))
 
-		_, err = mqtt.RouteFilter(f)
+		_, err = subscribers.RouteFilter(f)
 		require.ErrorContains(t, err, fmt.Sprintf("%q", f))
 	}
-	inner, err := mqtt.RouteFilter("$share/g/a/+")
+	inner, err := subscribers.RouteFilter("$share/g/a/+")
 	require.NoError(t, err)
 	require.Equal(t, "a/+", inner)
 

@@ -41,9 +41,12 @@ const (
 	failureLogEvery = 30 * time.Second
 )
 
-// Client is an MQTT connection that is a [subscribers.Source]: the
-// subscriptions attached to it receive the messages of their topic filters,
-// and its publishers publish to the broker. See the package documentation.
+// Client is an MQTT connection and the [subscribers.Router] that it is the
+// remote of: the subscriptions attached to it (it is a
+// [subscribers.Source]) receive the messages of their topic filters, and
+// the router's publishers publish to the broker (and, with
+// Config.InProcess, to the matching subscriptions of the process
+// directly). See the package documentation.
 type Client struct {
 	cfg *settings
 	log *slog.Logger
@@ -55,19 +58,20 @@ type Client struct {
 	connectDone chan struct{} // closed when the first-connection loop ends
 	intakeDone  chan struct{} // closed when the intake goroutine ends
 
-	routes routes
+	router *subscribers.Router
 	in     intake
 
-	// mu guards the connection state below and the routes' bookkeeping.
+	// mu guards the connection state below and the filters.
 	mu       sync.Mutex
-	linkUp   bool          // connected, as far as the handlers know
-	ready    bool          // connected and subscriptions renewed
-	readyCh  chan struct{} // closed when ready becomes true
-	epoch    uint64        // counts connection attempts after losses
-	lastErr  error         // cause of the last failed attempt, nil once connected
-	failures int           // failed attempts since the last connection
-	failLog  time.Time     // when a failure was last logged
-	failMsg  string        // and what it said
+	wire     map[string]byte // filters to subscribe on connecting, with their QoS
+	linkUp   bool            // connected, as far as the handlers know
+	ready    bool            // connected and subscriptions renewed
+	readyCh  chan struct{}   // closed when ready becomes true
+	epoch    uint64          // counts connection attempts after losses
+	lastErr  error           // cause of the last failed attempt, nil once connected
+	failures int             // failed attempts since the last connection
+	failLog  time.Time       // when a failure was last logged
+	failMsg  string          // and what it said
 
 	reasserting atomic.Bool // a reassertOnline publication is under way
 	statusMu    sync.Mutex  // orders reassertOnline before Close's offline
@@ -100,7 +104,13 @@ func Dial(cfg Config) (*Client, error) {
 		intakeDone:  make(chan struct{}),
 		readyCh:     make(chan struct{}),
 	}
-	c.routes.init()
+	c.wire = make(map[string]byte)
+	c.router = subscribers.NewRouter(subscribers.RouterOptions{
+		Remote:     (*remote)(c),
+		RemoteOnly: !s.InProcess,
+		NoEcho:     s.NoEcho,
+		QoS:        s.QoS,
+	})
 	c.in.init()
 	c.in.paused.Store(s.StartPaused)
 
@@ -137,7 +147,8 @@ func Dial(cfg Config) (*Client, error) {
 	}
 	// Set before Connect: with a persistent session the broker sends the
 	// queued messages right after CONNACK, before OnConnect re-subscribes.
-	// Subscriptions add no paho routes, so every message comes here.
+	// Subscriptions add no paho routes, so every message comes here, and
+	// the router matches it.
 	o.SetDefaultPublishHandler(c.onMessage)
 	o.SetOnConnectHandler(c.onConnect)
 	o.SetConnectionLostHandler(c.onConnectionLost)
@@ -273,16 +284,19 @@ type Stats struct {
 	// Unrouted those that matched no attached subscription.
 	Delivered, Unrouted uint64
 	// Dropped counts messages the client dropped before any subscription
-	// queue, by reason: TooLarge (over MaxPayload) and QueueFull (QoS 0
-	// over MaxPendingQoS0). Each is also counted on the subscriptions it
-	// was meant for; drops by a subscription's overflow policy are counted
-	// by the subscription only.
+	// queue, by reason: TooLarge (over MaxPayload), QueueFull (QoS 0 over
+	// MaxPendingQoS0), each also counted on the subscriptions it was
+	// meant for, and Unrouted (Unrouted again). Drops by a subscription's
+	// overflow policy are counted by the subscription only.
 	Dropped map[subscribers.Reason]uint64
 	// Pending is the number of received messages not yet handed over.
 	Pending int
 	// Published counts publications handed to paho; PublishFailed those
 	// refused at once (not connected, closed, timeouts).
 	Published, PublishFailed uint64
+	// Echoes counts the router's echo matching (see
+	// [subscribers.Router]).
+	Echoes subscribers.EchoStats
 }
 
 // Stats returns the client's counters.
@@ -300,10 +314,12 @@ func (c *Client) Stats() Stats {
 		Dropped: map[subscribers.Reason]uint64{
 			subscribers.TooLarge:  c.tooLarge.Load(),
 			subscribers.QueueFull: c.pendingFull.Load(),
+			subscribers.Unrouted:  c.unrtd.Load(),
 		},
 		Pending:       c.in.len(),
 		Published:     c.published.Load(),
 		PublishFailed: c.publishFailed.Load(),
+		Echoes:        c.router.EchoStats(),
 	}
 }
 

@@ -108,7 +108,7 @@ func TestRetainedMessage(t *testing.T) {
 }
 
 // A callback that republishes through the same client (a bridge) never
-// deadlocks, with Publish or with PublishContext.
+// deadlocks, with Publish or with PublishWait.
 func TestPublishFromCallback(t *testing.T) {
 	forEachBroker(t, mqtttest.MosquittoOptions{}, func(t *testing.T, b mqtttest.Broker) {
 		c := dial(t, b.URL(), mqtt.Config{QoS: 1})
@@ -121,7 +121,7 @@ func TestPublishFromCallback(t *testing.T) {
 			if m.Topic == "bridge/in/wait" {
 				ctx, cancel := context.WithTimeout(context.Background(), waitFor)
 				defer cancel()
-				errs <- out.PublishContext(ctx, m.Payload)
+				errs <- c.PublishWait(ctx, out.Message(m.Payload))
 				return
 			}
 			errs <- out.Publish(m.Payload)
@@ -228,7 +228,7 @@ func TestDetach(t *testing.T) {
 			require.NoError(t, err)
 			ctx, cancel := context.WithTimeout(context.Background(), waitFor)
 			defer cancel()
-			require.NoError(t, p.PublishContext(ctx, []byte("x")))
+			require.NoError(t, c.PublishWait(ctx, p.Message([]byte("x"))))
 			publish(t, pub, "a/2", 1, false, "2")
 			publish(t, pub, "marker", 1, false, "m")
 			marker.waitCount(t, 1)

@@ -64,6 +64,19 @@ type Config struct {
 	// keeps the client's subscriptions and queues QoS 1 and 2 messages
 	// while it is away, and they arrive when it returns. (optional)
 	CleanSession bool
+	// InProcess makes the client's router local first: a publication
+	// reaches the matching subscriptions of the process directly and the
+	// broker for everyone else, and the broker's echo of it is not
+	// delivered again (see [subscribers.Router]). (optional) Defaults to
+	// false: publications go to the broker, which sends them back to the
+	// client's subscriptions like to anyone's.
+	InProcess bool
+	// NoEcho says that the broker never sends the client its own
+	// publications on its non-shared subscriptions: the embedded broker
+	// does so for the clients named in broker.Config.NoLocal. Without it,
+	// an InProcess client recognizes and drops the echoes itself.
+	// (optional) Defaults to false.
+	NoEcho bool
 	// StartPaused holds incoming messages, delivering and acknowledging
 	// none, until [Client.Resume]. With a persistent session the broker
 	// sends the messages queued during the client's absence right after

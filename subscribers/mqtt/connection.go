@@ -3,6 +3,7 @@ package mqtt
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"time"
 
@@ -81,13 +82,17 @@ func (c *Client) describe(err error) error {
 }
 
 // onReconnecting runs in paho's reconnecting goroutine before every
-// attempt, so always after a loss and before the next onConnect.
+// attempt, so always after a loss and before the next onConnect. paho has
+// handed every message of the lost connection to onMessage by then, so
+// the loss takes its place in the intake after them (see
+// subscribers.Router.ConnectionLost).
 func (c *Client) onReconnecting(paho.Client, *paho.ClientOptions) {
 	c.mu.Lock()
 	c.epoch++
 	c.linkUp = false
 	c.setReady(false)
 	c.mu.Unlock()
+	c.in.push(inbound{lost: true})
 }
 
 // onConnectionLost runs in a goroutine of its own after a loss, in no
@@ -110,7 +115,7 @@ func (c *Client) onConnect(pc paho.Client) {
 	}
 	epoch := c.epoch
 	c.linkUp = true
-	filters := c.routes.wireFilters()
+	filters := maps.Clone(c.wire)
 	if st := c.cfg.StatusTopic; st != "" {
 		// See reassertOnline.
 		if _, ok := filters[st]; !ok {

@@ -9,7 +9,8 @@
 // reconnects by itself after a lost connection. On every connection it
 // subscribes every attached filter again.
 //
-// A Client is a [subscribers.Source]:
+// A Client is the remote of a [subscribers.Router], [Client.Router], the
+// message path of the process, and a [subscribers.Source]:
 //
 //	ex := executor.New(executor.Options{Workers: 2})
 //	o := ex.NewOwner("imu", nil)
@@ -19,8 +20,16 @@
 // matches its topic, in arrival order, into the subscription's own queue
 // where its overflow policy applies. Message.Received is the arrival time;
 // QoS and Retained are carried. A payload over Config.MaxPayload (1 MiB by
-// default) is dropped and counted (reason too_large). Shared subscriptions
-// ($share/GROUP/FILTER) are supported.
+// default) is dropped and counted (reason too_large); a message that no
+// subscription matches is acknowledged and counted (reason unrouted).
+// Shared subscriptions ($share/GROUP/FILTER) are supported: the broker
+// splits FILTER's messages among the members of GROUP, in this process
+// and others, and a subscription that detaches leaves its group.
+//
+// With Config.InProcess the router is local first: a publication reaches
+// the matching subscriptions of the process directly and the broker for
+// everyone else, and its echo from the broker is not delivered again (see
+// [subscribers.Router] for how, and Config.NoEcho).
 //
 // # Delivery and acknowledgements
 //
@@ -51,14 +60,15 @@
 //
 // # Publishing
 //
-// [Publisher.Publish] never waits for the network or the broker, so
-// callbacks may publish freely; [Publisher.PublishContext] waits for the
-// broker's acknowledgement. QoS 1 and 2 messages published while
-// reconnecting are kept in order and sent after reconnecting.
+// The router's publishers ([Client.Publisher]) never wait for the network
+// or the broker, so callbacks may publish freely; [Client.PublishWait]
+// publishes to the broker only and waits for its acknowledgement. QoS 1
+// and 2 messages published while reconnecting are kept in order and sent
+// after reconnecting.
 //
 // # Concurrency
 //
-// Client and Publisher are safe for concurrent use. Close may be called
+// A Client is safe for concurrent use. Close may be called
 // from any goroutine, any number of times. Payloads are shared, not
 // copied: neither side may modify a payload after publishing or receiving
 // it.

@@ -30,11 +30,13 @@ import (
 // such brake, so at most MaxPendingQoS0 of them wait; newer ones are
 // dropped and counted.
 
-// inbound is a received message waiting in the intake.
+// inbound is a received message waiting in the intake, or the mark of a
+// lost connection.
 type inbound struct {
 	msg      subscribers.Message
 	ack      paho.Message // QoS 1 and 2: acknowledged once handed over
 	tooLarge bool
+	lost     bool // not a message: the connection was lost here
 }
 
 type intake struct {
@@ -45,6 +47,9 @@ type intake struct {
 	wake   chan struct{} // buffered: a pending wake-up
 	qos0   atomic.Int64  // QoS 0 messages in q or being handed over
 	n      atomic.Int64  // all messages in q or being handed over
+	// pushed and handed count the messages that entered the intake and
+	// those handed over (or refused) since Dial.
+	pushed, handed atomic.Uint64
 }
 
 func (in *intake) init() { in.wake = make(chan struct{}, 1) }
@@ -86,6 +91,21 @@ func (c *Client) onMessage(_ paho.Client, pm paho.Message) {
 		}
 	}
 	in.n.Add(1)
+	in.pushed.Add(1)
+	in.push(it)
+}
+
+// done counts it, a message, out of the intake once handed over.
+func (in *intake) done(it *inbound) {
+	if it.msg.QoS == 0 {
+		in.qos0.Add(-1)
+	}
+	in.n.Add(-1)
+	in.handed.Add(1)
+}
+
+// push appends it to the intake and wakes the intake goroutine.
+func (in *intake) push(it inbound) {
 	in.mu.Lock()
 	in.q = append(in.q, it)
 	in.mu.Unlock()
@@ -97,19 +117,13 @@ func (c *Client) onMessage(_ paho.Client, pm paho.Message) {
 
 // dropEarly counts a message dropped before the intake on every
 // subscription it was meant for.
-func (c *Client) dropEarly(topic string, r subscribers.Reason) {
-	var buf [8]*subscribers.Subscription
-	for _, s := range c.routes.match(topic, buf[:0]) {
-		s.Drop(r)
-	}
-}
+func (c *Client) dropEarly(topic string, r subscribers.Reason) { c.router.Refuse(topic, r) }
 
 // runIntake hands the intake's messages over, in order, until Close.
 func (c *Client) runIntake() {
 	defer close(c.intakeDone)
 	in := &c.in
 	var batch []inbound
-	var subs []*subscribers.Subscription
 	for {
 		select {
 		case <-in.wake:
@@ -141,44 +155,37 @@ func (c *Client) runIntake() {
 					batch = batch[:0]
 					break
 				}
-				subs = c.routes.match(batch[i].msg.Topic, subs[:0])
-				c.deliver(&batch[i], subs)
-				if batch[i].msg.QoS == 0 {
-					in.qos0.Add(-1)
-				}
-				in.n.Add(-1)
+				c.deliver(&batch[i])
 				batch[i] = inbound{}
 			}
-			clear(subs)
 		}
 	}
 }
 
-// deliver hands one message to the subscriptions it matches and then
-// acknowledges it.
-func (c *Client) deliver(it *inbound, subs []*subscribers.Subscription) {
+// deliver hands one message to the router, which delivers it to the
+// subscriptions it matches, and then acknowledges it.
+func (c *Client) deliver(it *inbound) {
+	if it.lost {
+		c.router.ConnectionLost(c.cfg.CleanSession)
+		return
+	}
+	defer c.in.done(it)
 	refused := false
-	switch {
-	case it.tooLarge:
+	if it.tooLarge {
 		c.tooLarge.Add(1)
-		for _, s := range subs {
-			s.Drop(subscribers.TooLarge)
-		}
-	case len(subs) == 0:
-		if it.msg.Topic != c.cfg.StatusTopic {
-			c.unrtd.Add(1)
-		}
-	default:
-		accepted := false
-		for _, s := range subs {
-			if s.Deliver(it.msg) {
-				accepted = true
+		c.router.Refuse(it.msg.Topic, subscribers.TooLarge)
+	} else {
+		rc := c.router.Receive(&it.msg)
+		switch {
+		case rc.Matched == 0:
+			if it.msg.Topic != c.cfg.StatusTopic {
+				c.unrtd.Add(1)
 			}
-		}
-		if accepted {
+		case rc.Accepted > 0:
 			c.delivered.Add(1)
+		default:
+			refused = !rc.Echo
 		}
-		refused = !accepted
 	}
 	if it.ack == nil {
 		return

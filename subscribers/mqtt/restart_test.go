@@ -138,14 +138,14 @@ func TestEmbeddedBrokerRestartResubscribes(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), waitFor)
 	defer cancel()
 
-	require.NoError(t, p.PublishContext(ctx, []byte("before")))
+	require.NoError(t, pc.PublishWait(ctx, p.Message([]byte("before"))))
 	rec.waitCount(t, 1)
 	b.Stop()
 	b.Start()
 	eventually(t, "both clients reconnected", func() bool {
 		return c.Stats().Reconnects == 1 && c.Connected() && pc.Stats().Reconnects == 1 && pc.Connected()
 	})
-	require.NoError(t, p.PublishContext(ctx, []byte("after")))
+	require.NoError(t, pc.PublishWait(ctx, p.Message([]byte("after"))))
 	msgs := rec.waitCount(t, 2)
 	require.Equal(t, "after", string(msgs[1].Payload))
 }

@@ -109,7 +109,7 @@ func TestTLS(t *testing.T) {
 	require.NoError(t, err)
 	ctx, cancel := context.WithTimeout(context.Background(), waitFor)
 	defer cancel()
-	require.NoError(t, pub.PublishContext(ctx, []byte("over tls")))
+	require.NoError(t, c.PublishWait(ctx, pub.Message([]byte("over tls"))))
 	require.Equal(t, "over tls", string(rec.waitCount(t, 1)[0].Payload))
 
 	for _, tc := range []struct {

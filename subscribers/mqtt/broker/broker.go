@@ -67,6 +67,15 @@ type Config struct {
 	// (optional) Defaults to DefaultMaxQueued; at most 65535 (the MQTT
 	// packet identifier space).
 	MaxQueued int
+	// NoLocal, when set, says which subscriptions get MQTT 5's "no local"
+	// option, which MQTT 3.1.1 clients cannot ask for: the broker never
+	// sends such a subscription's client the messages that client
+	// published itself, live or retained. It is asked at each
+	// subscription of a filter by a client; shared subscriptions never get
+	// it. A process that embeds the broker sets it for its own client,
+	// whose publications reach its subscriptions directly. (optional)
+	// Defaults to none.
+	NoLocal func(clientID, filter string) bool
 	// MaxPacketSize is the largest MQTT packet, in bytes, accepted from a
 	// client; a client that sends a larger one is disconnected. (optional)
 	// Defaults to DefaultMaxPacketSize, 16 MiB.
@@ -123,6 +132,11 @@ func New(cfg Config) (*Broker, error) {
 	}
 	if err := srv.AddHook(newTakeoverHook(srv, log), nil); err != nil {
 		return nil, fmt.Errorf("broker: %w", err)
+	}
+	if cfg.NoLocal != nil {
+		if err := srv.AddHook(&noLocalHook{noLocal: cfg.NoLocal}, nil); err != nil {
+			return nil, fmt.Errorf("broker: %w", err)
+		}
 	}
 
 	ln, err := net.Listen("tcp", cfg.Listen)

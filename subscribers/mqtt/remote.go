@@ -1,0 +1,230 @@
+package mqtt
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	paho "github.com/eclipse/paho.mqtt.golang"
+
+	"github.com/robotexec/robotexec/subscribers"
+)
+
+// Router returns the client's router: the message path of the process
+// (see [subscribers.Router]). Its publishers publish through the client,
+// and what the client receives goes to the subscriptions attached to it.
+func (c *Client) Router() *subscribers.Router { return c.router }
+
+// Attach attaches s to the client's router (see [subscribers.Router.Attach])
+// at the client's QoS; see [Client.QoS] for another QoS. When the client is
+// connected, Attach waits for the broker's answer (up to the connect
+// timeout) and fails when the broker refuses the subscription; otherwise
+// the subscription is made on connecting.
+//
+// A filter may be a shared subscription, $share/GROUP/FILTER: the broker
+// gives each message of FILTER to one member of GROUP, and incoming
+// messages are matched against FILTER.
+func (c *Client) Attach(s *subscribers.Subscription) error { return c.router.Attach(s) }
+
+// Detach stops delivering to s. With CleanSession, and for a shared
+// subscription, the client also unsubscribes the filter at the broker when
+// no other attached subscription uses it. With a persistent session (the
+// default) the broker keeps a non-shared subscription, so that messages
+// published while the process is away wait for it; messages of a filter
+// that no subscription uses any more are acknowledged and counted as
+// unrouted. A shared subscription leaves its group, so that the other
+// members take its share.
+func (c *Client) Detach(s *subscribers.Subscription) { c.router.Detach(s) }
+
+// QoS returns a source that attaches subscriptions to the client with QoS
+// q instead of the client's default.
+func (c *Client) QoS(q byte) subscribers.Source { return c.router.QoS(q) }
+
+// remote is the client as its router's subscribers.Remote.
+type remote Client
+
+func (r *remote) Subscribe(filter string, qos byte) error {
+	return (*Client)(r).subscribeFilter(filter, qos)
+}
+
+func (r *remote) Unsubscribe(filter string) { (*Client)(r).unsubscribeFilter(filter) }
+
+func (r *remote) Publish(m subscribers.Message) error {
+	c := (*Client)(r)
+	tok, err := c.send(&m)
+	if err != nil {
+		return err
+	}
+	select {
+	case <-tok.Done():
+		if err := tok.Error(); err != nil {
+			c.publishFailed.Add(1)
+			return wrapPublish(m.Topic, err)
+		}
+	default:
+	}
+	return nil
+}
+
+// subscribeFilter subscribes filter at the broker now, if connected, and on
+// every connection.
+func (c *Client) subscribeFilter(filter string, qos byte) error {
+	c.mu.Lock()
+	if c.closed.Load() {
+		c.mu.Unlock()
+		return ErrClosed
+	}
+	c.wire[filter] = qos
+	linkUp := c.linkUp
+	c.mu.Unlock()
+	if !linkUp {
+		return nil // onConnect subscribes
+	}
+	err := c.subscribe(map[string]byte{filter: qos})
+	switch {
+	case err == nil, errors.Is(err, ErrClosed), errors.Is(err, ErrSubscriptionRefused):
+		return err
+	}
+	// The connection went away meanwhile; onConnect subscribes again.
+	c.log.Debug("mqtt: subscribe deferred to the next connection", "filter", filter, "error", err)
+	return nil
+}
+
+// unsubscribeFilter stops subscribing filter on connecting, and
+// unsubscribes it at the broker with a clean session, or when it is a
+// shared subscription's (leaving the group).
+func (c *Client) unsubscribeFilter(filter string) {
+	c.mu.Lock()
+	_, had := c.wire[filter]
+	delete(c.wire, filter)
+	send := had && c.linkUp && !c.closed.Load() && filter != c.cfg.StatusTopic &&
+		(c.cfg.CleanSession || subscribers.Shared(filter))
+	c.mu.Unlock()
+	if send {
+		// Not waited for: Detach may run inside a callback.
+		c.pc.Unsubscribe(filter)
+	}
+}
+
+// LeaveShared unsubscribes every shared subscription's filter at the
+// broker and waits for the broker's answer, then until the messages
+// received before it were handed to the subscriptions, or until ctx ends:
+// the other members of the groups take the whole load from now on, and
+// what the broker gave the client before is delivered, not left
+// unacknowledged in its session. Call it before stopping, ahead of Pause.
+func (c *Client) LeaveShared(ctx context.Context) error {
+	c.mu.Lock()
+	var filters []string
+	for f := range c.wire {
+		if subscribers.Shared(f) {
+			filters = append(filters, f)
+			delete(c.wire, f)
+		}
+	}
+	linkUp := c.linkUp
+	c.mu.Unlock()
+	if len(filters) == 0 || !linkUp {
+		return nil
+	}
+	tok := c.pc.Unsubscribe(filters...)
+	select {
+	case <-tok.Done():
+		if err := tok.Error(); err != nil {
+			return fmt.Errorf("mqtt: leave shared subscriptions: %w", err)
+		}
+	case <-ctx.Done():
+		return fmt.Errorf("mqtt: leave shared subscriptions: %w", ctx.Err())
+	case <-c.stop:
+		return ErrClosed
+	}
+	// The intake hands over in arrival order: once it has handed over as
+	// many messages as had arrived by the broker's answer, it has handed
+	// over every message the broker gave the shared subscriptions.
+	want := c.in.pushed.Load()
+	tick := time.NewTicker(time.Millisecond)
+	defer tick.Stop()
+	for c.in.handed.Load() < want {
+		select {
+		case <-tick.C:
+		case <-ctx.Done():
+			return fmt.Errorf("mqtt: leave shared subscriptions: %w", ctx.Err())
+		case <-c.stop:
+			return ErrClosed
+		}
+	}
+	return nil
+}
+
+// PublishWait publishes m to the broker only, bypassing the router, and
+// waits until the broker acknowledged it (QoS 1 and 2) or it was written
+// to the network (QoS 0), or ctx ends. It is for one-off publications (the
+// pub command); nodes publish through the router's publishers.
+func (c *Client) PublishWait(ctx context.Context, m subscribers.Message) error {
+	tok, err := c.send(&m)
+	if err != nil {
+		return err
+	}
+	select {
+	case <-tok.Done():
+		if err := tok.Error(); err != nil {
+			c.publishFailed.Add(1)
+			return wrapPublish(m.Topic, err)
+		}
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("mqtt: publish %q: %w", m.Topic, ctx.Err())
+	case <-c.stop:
+		return wrapPublish(m.Topic, ErrClosed)
+	}
+}
+
+// send hands *m to paho. It returns without waiting for the network or
+// the broker, at once unless the connection's writer is stuck (then after
+// at most Config.WriteTimeout). It fails only when it knows the message
+// cannot go: the client is closed, it is not connected yet, or the
+// message is QoS 0 while reconnecting (paho would report success and drop
+// it). A QoS 1 or 2 message published while reconnecting waits in paho's
+// ordered store and is sent after reconnecting.
+//
+// mosquitto 2.0.11 to at least 2.0.18 loses QoS 2 messages that a client
+// publishes before its previous QoS 2 publication completed
+// (eclipse-mosquitto/mosquitto#3056); with those brokers publish QoS 2
+// with PublishWait, one at a time.
+func (c *Client) send(m *subscribers.Message) (paho.Token, error) {
+	switch {
+	case m.QoS > 2:
+		c.publishFailed.Add(1)
+		return nil, fmt.Errorf("mqtt: publish %q: QoS %d is not 0, 1 or 2", m.Topic, m.QoS)
+	case c.closed.Load():
+		c.publishFailed.Add(1)
+		return nil, wrapPublish(m.Topic, ErrClosed)
+	case m.QoS == 0 && !c.pc.IsConnectionOpen():
+		c.publishFailed.Add(1)
+		return nil, wrapPublish(m.Topic, ErrNotConnected)
+	}
+	c.published.Add(1)
+	return c.pc.Publish(m.Topic, m.QoS, m.Retained, m.Payload), nil
+}
+
+func wrapPublish(topic string, err error) error {
+	if errors.Is(err, paho.ErrNotConnected) {
+		err = ErrNotConnected
+	}
+	return fmt.Errorf("mqtt: publish %q: %w", topic, err)
+}
+
+// Publisher returns a publisher of the client's router on topic, which
+// must be a valid topic name, whose Publish publishes with QoS qos and
+// the retain flag retain.
+func (c *Client) Publisher(topic string, qos byte, retain bool) (*subscribers.Publisher, error) {
+	opts := []subscribers.PublishOption{subscribers.WithQoS(qos)}
+	if retain {
+		opts = append(opts, subscribers.WithRetain())
+	}
+	p, err := c.router.Publisher(topic, opts...)
+	if err != nil {
+		return nil, fmt.Errorf("mqtt: %w", err)
+	}
+	return p, nil
+}

@@ -1,0 +1,135 @@
+package subscribers
+
+import (
+	"fmt"
+	"sync/atomic"
+)
+
+// Publisher publishes on one topic through a [Router]. It remembers which
+// subscriptions of this process a publication reaches until the router's
+// subscriptions change, so a publication costs no lookup and, in
+// process, no allocation. It is safe for concurrent use.
+type Publisher struct {
+	r      *Router
+	topic  string
+	qos    byte
+	retain bool
+	cache  atomic.Pointer[pubCache]
+}
+
+type pubCache struct {
+	gen  uint64
+	subs []*Subscription
+}
+
+// Publisher returns a publisher on topic, which must be a valid topic name
+// (no wildcards). Its Publish publishes with QoS 0, not retained, unless
+// options say otherwise.
+func (r *Router) Publisher(topic string, opts ...PublishOption) (*Publisher, error) {
+	if err := ValidateTopic(topic); err != nil {
+		return nil, err
+	}
+	p := &Publisher{r: r, topic: topic}
+	for _, o := range opts {
+		o(p)
+	}
+	if p.qos > 2 {
+		return nil, fmt.Errorf("subscribers: publisher %q: QoS %d is not 0, 1 or 2", topic, p.qos)
+	}
+	return p, nil
+}
+
+// PublishOption sets what a [Publisher] publishes with.
+type PublishOption func(*Publisher)
+
+// WithQoS makes a publisher's Publish publish with QoS q.
+func WithQoS(q byte) PublishOption { return func(p *Publisher) { p.qos = q } }
+
+// WithRetain makes a publisher's Publish publish retained messages.
+func WithRetain() PublishOption { return func(p *Publisher) { p.retain = true } }
+
+// Topic returns the publisher's topic.
+func (p *Publisher) Topic() string { return p.topic }
+
+// Publish publishes payload with the publisher's QoS and retain flag: see
+// PublishMessage.
+func (p *Publisher) Publish(payload []byte) error {
+	_, err := p.PublishMessage(p.Message(payload))
+	return err
+}
+
+// PublishMessage publishes m on the publisher's topic (m.Topic is set to
+// it), with m's own QoS and retain flag, stamped with the time now if
+// m.Received is zero. The matching subscriptions of this process (see
+// [Router]) get it directly, each through [Subscription.Deliver], which
+// waits for room under the Block policy; the router's remote gets it for
+// everyone else. It returns how many local subscriptions accepted m and
+// the remote's error, if it failed to take m. The payload must not be
+// modified afterwards.
+func (p *Publisher) PublishMessage(m Message) (int, error) {
+	m.Topic = p.topic
+	return p.r.publish(&m, p.subscribers(), nil)
+}
+
+// Offer publishes m like PublishMessage, but local subscriptions take it
+// through [Subscription.Offer]: it never waits, and calls overloaded for
+// each subscription it leaves at or above its threshold. quiet triggers
+// dormant subscriptions without waking an idle worker. The executor's
+// publishers use it from callbacks (muting and hand-off).
+func (p *Publisher) Offer(m Message, quiet bool, overloaded func(*Subscription)) (int, error) {
+	m.Topic = p.topic
+	return p.r.publish(&m, p.subscribers(), &offering{quiet: quiet, overloaded: overloaded})
+}
+
+// subscribers returns the local subscriptions that the topic reaches.
+func (p *Publisher) subscribers() []*Subscription {
+	r := p.r
+	if !r.local() {
+		return nil
+	}
+	gen := r.index.Generation()
+	if c := p.cache.Load(); c != nil && c.gen == gen {
+		return c.subs
+	}
+	c := &pubCache{gen: gen, subs: r.localMatch(p.topic, nil)}
+	p.cache.Store(c)
+	return c.subs
+}
+
+// String describes the publisher.
+func (p *Publisher) String() string { return fmt.Sprintf("publisher(%s)", p.topic) }
+
+// offering is how a publication made through Offer reaches local
+// subscriptions; a nil *offering delivers through deliver.
+type offering struct {
+	quiet      bool
+	overloaded func(*Subscription)
+}
+
+// deliver hands *m to subs and returns how many accepted it. It takes a
+// pointer, so that the message is copied once, into each queue.
+func (o *offering) deliver(m *Message, subs []*Subscription) int {
+	n := 0
+	for _, s := range subs {
+		if o == nil {
+			if s.deliver(m) {
+				n++
+			}
+			continue
+		}
+		accepted, over := s.offer(m, o.quiet)
+		if accepted {
+			n++
+		}
+		if over && o.overloaded != nil {
+			o.overloaded(s)
+		}
+	}
+	return n
+}
+
+// Message returns a message of payload with the publisher's topic, QoS and
+// retain flag: what Publish publishes.
+func (p *Publisher) Message(payload []byte) Message {
+	return Message{Topic: p.topic, Payload: payload, QoS: p.qos, Retained: p.retain}
+}
