@@ -31,8 +31,13 @@ type echo struct {
 	qos     byte
 	at      time.Time
 	subs    []*Subscription
+	conn    uint64 // the connection it went out on; sending until set
 	done    bool
 }
+
+// sending is the conn of an echo whose publication is being handed to the
+// remote: no lost connection gives it up.
+const sending = ^uint64(0)
 
 func newEchoes(max int, age time.Duration) *echoes {
 	return &echoes{max: max, age: age, topics: make(map[string][]*echo)}
@@ -41,7 +46,7 @@ func newEchoes(max int, age time.Duration) *echoes {
 // await records that the echo of *m, which subs had locally, is awaited,
 // and returns the record for cancel.
 func (x *echoes) await(m *Message, subs []*Subscription) *echo {
-	e := &echo{topic: m.Topic, payload: m.Payload, qos: m.QoS, at: m.Received, subs: slices.Clone(subs)}
+	e := &echo{topic: m.Topic, payload: m.Payload, qos: m.QoS, at: m.Received, subs: slices.Clone(subs), conn: sending}
 	x.mu.Lock()
 	if x.awaited >= x.max {
 		x.giveUpOldest()
@@ -58,11 +63,16 @@ func (x *echoes) await(m *Message, subs []*Subscription) *echo {
 	return e
 }
 
-// cancel forgets e, whose publication failed.
-func (x *echoes) cancel(e *echo) {
+// sent records that e's publication went out on connection conn, or
+// forgets e when it failed.
+func (x *echoes) sent(e *echo, conn uint64, err error) {
 	x.mu.Lock()
-	if !e.done {
+	switch {
+	case e.done:
+	case err != nil:
 		x.remove(e)
+	default:
+		e.conn = conn
 	}
 	x.mu.Unlock()
 }
@@ -91,13 +101,13 @@ func (x *echoes) match(m *Message) ([]*Subscription, bool) {
 	return nil, false
 }
 
-// lost gives up the awaited echoes of QoS 0 publications, or with all
-// every one.
-func (x *echoes) lost(all bool) {
+// lost gives up the awaited echoes of QoS 0 publications that went out on
+// connection conn or before, or with all every one of those.
+func (x *echoes) lost(conn uint64, all bool) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	for _, e := range x.queue[x.head:] {
-		if !e.done && (all || e.qos == 0) {
+		if !e.done && e.conn <= conn && (all || e.qos == 0) {
 			x.remove(e)
 			x.givenUp++
 		}

@@ -21,9 +21,11 @@ type Remote interface {
 	// Unsubscribe says that no attached subscription uses filter any
 	// more. It must not block: subscriptions detach inside callbacks.
 	Unsubscribe(filter string)
-	// Publish sends m beyond the process. It must not wait for the
-	// executor, so that callbacks may publish.
-	Publish(m Message) error
+	// Publish sends m beyond the process and returns the number of the
+	// connection it was handed to (or that will send it, for one kept
+	// while reconnecting), as ConnectionLost numbers them. It must not
+	// wait for the executor, so that callbacks may publish.
+	Publish(m Message) (conn uint64, err error)
 }
 
 // RouterOptions configure a [Router]. The zero value is an in-process
@@ -295,13 +297,14 @@ func (r *Router) Refuse(topic string, reason Reason) {
 	}
 }
 
-// ConnectionLost tells the router that the remote's connection was lost,
-// after the remote handed over everything it received on it: the echoes
-// awaited of QoS 0 publications, and with clean all of them (a clean
-// session's broker forgets what it had not sent), will not come.
-func (r *Router) ConnectionLost(clean bool) {
+// ConnectionLost tells the router that the remote's connection number
+// conn was lost, after the remote handed over everything it received on
+// it: the echoes awaited of QoS 0 publications handed to that connection
+// or an earlier one, and with clean all of those (a clean session's
+// broker forgets what it had not sent), will not come.
+func (r *Router) ConnectionLost(conn uint64, clean bool) {
 	if r.echo != nil {
-		r.echo.lost(clean)
+		r.echo.lost(conn, clean)
 	}
 }
 
@@ -377,13 +380,11 @@ func (r *Router) publish(m *Message, subs []*Subscription, offer *offering) (int
 	if r.echo != nil && len(subs) > 0 {
 		e = r.echo.await(m, subs)
 	}
-	if err := r.remote.Publish(*m); err != nil {
-		if e != nil {
-			r.echo.cancel(e)
-		}
-		return n, err
+	conn, err := r.remote.Publish(*m)
+	if e != nil {
+		r.echo.sent(e, conn, err)
 	}
-	return n, nil
+	return n, err
 }
 
 // retain stores m as its topic's retained message (an empty payload

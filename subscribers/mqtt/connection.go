@@ -92,7 +92,7 @@ func (c *Client) onReconnecting(paho.Client, *paho.ClientOptions) {
 	c.linkUp = false
 	c.setReady(false)
 	c.mu.Unlock()
-	c.in.push(inbound{lost: true})
+	c.in.push(inbound{lost: true, conn: c.conn.Add(1) - 1})
 }
 
 // onConnectionLost runs in a goroutine of its own after a loss, in no

@@ -36,7 +36,8 @@ type inbound struct {
 	msg      subscribers.Message
 	ack      paho.Message // QoS 1 and 2: acknowledged once handed over
 	tooLarge bool
-	lost     bool // not a message: the connection was lost here
+	lost     bool   // not a message: the connection was lost here
+	conn     uint64 // with lost: the lost connection's number
 }
 
 type intake struct {
@@ -166,7 +167,7 @@ func (c *Client) runIntake() {
 // subscriptions it matches, and then acknowledges it.
 func (c *Client) deliver(it *inbound) {
 	if it.lost {
-		c.router.ConnectionLost(c.cfg.CleanSession)
+		c.router.ConnectionLost(it.conn, c.cfg.CleanSession)
 		return
 	}
 	defer c.in.done(it)

@@ -50,21 +50,26 @@ func (r *remote) Subscribe(filter string, qos byte) error {
 
 func (r *remote) Unsubscribe(filter string) { (*Client)(r).unsubscribeFilter(filter) }
 
-func (r *remote) Publish(m subscribers.Message) error {
+// Publish hands m to paho. The connection number is read after paho took
+// m: one published while the connection was lost either went to the lost
+// connection (number read before the loss was marked) or waits for the
+// next one.
+func (r *remote) Publish(m subscribers.Message) (uint64, error) {
 	c := (*Client)(r)
 	tok, err := c.send(&m)
 	if err != nil {
-		return err
+		return 0, err
 	}
+	conn := c.conn.Load()
 	select {
 	case <-tok.Done():
 		if err := tok.Error(); err != nil {
 			c.publishFailed.Add(1)
-			return wrapPublish(m.Topic, err)
+			return conn, wrapPublish(m.Topic, err)
 		}
 	default:
 	}
-	return nil
+	return conn, nil
 }
 
 // subscribeFilter subscribes filter at the broker now, if connected, and on

@@ -1,0 +1,276 @@
+package subscribers_test
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/robotexec/robotexec/subscribers"
+)
+
+// scriptedRemote is a router's remote that records what the router asks of
+// it; the tests play the broker's part by calling Receive themselves. The
+// MQTT client is the real remote: package subscribers/mqtt tests the
+// router with real brokers.
+type scriptedRemote struct {
+	mu        sync.Mutex
+	subs      map[string]byte // filter → QoS of the last Subscribe
+	unsubs    []string
+	published []subscribers.Message
+	conn      uint64
+	fail      error
+}
+
+func newScriptedRemote() *scriptedRemote {
+	return &scriptedRemote{subs: map[string]byte{}}
+}
+
+func (r *scriptedRemote) Subscribe(filter string, qos byte) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.subs[filter] = qos
+	return nil
+}
+
+func (r *scriptedRemote) Unsubscribe(filter string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	delete(r.subs, filter)
+	r.unsubs = append(r.unsubs, filter)
+}
+
+func (r *scriptedRemote) Publish(m subscribers.Message) (uint64, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.fail != nil {
+		return r.conn, r.fail
+	}
+	r.published = append(r.published, m)
+	return r.conn, nil
+}
+
+// echo returns the broker's copy of the i-th publication: no retain flag,
+// received now.
+func (r *scriptedRemote) echo(i int) *subscribers.Message {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	m := r.published[i]
+	m.Retained = false
+	m.Received = time.Now()
+	return &m
+}
+
+func remoteRouter(t *testing.T, opts subscribers.RouterOptions, filters ...string) (*subscribers.Router, *scriptedRemote, map[string]*subscribers.Subscription) {
+	t.Helper()
+	rem := newScriptedRemote()
+	opts.Remote = rem
+	r := subscribers.NewRouter(opts)
+	return r, rem, attached(t, r, filters...)
+}
+
+func publishOn(t *testing.T, r *subscribers.Router, topic, payload string, qos byte) int {
+	t.Helper()
+	n, err := r.Publish(subscribers.Message{Topic: topic, Payload: []byte(payload), QoS: qos})
+	require.NoError(t, err)
+	return n
+}
+
+// A publication reaches the matching non-shared subscriptions of the
+// process directly and the remote for everyone else; a shared
+// subscription gets only what the broker gives it.
+func TestRouterLocalFirst(t *testing.T) {
+	r, rem, subs := remoteRouter(t, subscribers.RouterOptions{}, "a/+", "a/b", "$share/g/a/+", "x")
+	require.Equal(t, map[string]byte{"a/+": 0, "a/b": 0, "$share/g/a/+": 0, "x": 0}, rem.subs)
+	require.Equal(t, 2, publishOn(t, r, "a/b", "p", 1))
+	require.Len(t, rem.published, 1)
+	require.Equal(t, "a/b", rem.published[0].Topic)
+	require.Equal(t, byte(1), rem.published[0].QoS)
+	require.Equal(t, map[string][]string{"a/+": {"p"}, "a/b": {"p"}}, received(subs))
+
+	// The broker's echo goes to the shared subscription only, which the
+	// broker picked.
+	rc := r.Receive(rem.echo(0))
+	require.Equal(t, subscribers.Receipt{Matched: 3, Accepted: 1, Echo: true}, rc)
+	require.Equal(t, map[string][]string{"$share/g/a/+": {"p"}}, received(subs))
+	require.Equal(t, subscribers.EchoStats{Matched: 1}, r.EchoStats())
+}
+
+// With RemoteOnly every subscription gets publications from the broker.
+func TestRouterRemoteOnly(t *testing.T) {
+	r, rem, subs := remoteRouter(t, subscribers.RouterOptions{RemoteOnly: true}, "a/+")
+	require.Zero(t, publishOn(t, r, "a/b", "p", 0))
+	require.Len(t, rem.published, 1)
+	require.Empty(t, received(subs))
+	rc := r.Receive(rem.echo(0))
+	require.Equal(t, subscribers.Receipt{Matched: 1, Accepted: 1}, rc)
+	require.Equal(t, map[string][]string{"a/+": {"p"}}, received(subs))
+}
+
+// A subscription that attached after a publication did not have it: the
+// echo goes to it.
+func TestRouterEchoReachesLaterSubscriptions(t *testing.T) {
+	r, rem, subs := remoteRouter(t, subscribers.RouterOptions{}, "a/+")
+	publishOn(t, r, "a/b", "p", 1)
+	late := attached(t, r, "a/#")
+	rc := r.Receive(rem.echo(0))
+	require.Equal(t, subscribers.Receipt{Matched: 2, Accepted: 1, Echo: true}, rc)
+	require.Equal(t, map[string][]string{"a/+": {"p"}}, received(subs))
+	require.Equal(t, map[string][]string{"a/#": {"p"}}, received(late))
+}
+
+// Another publisher's message with the payload of an awaited echo takes the
+// echo's place: each subscription still gets each message once.
+func TestRouterEchoEqualPayloadFromAnotherPublisher(t *testing.T) {
+	r, rem, subs := remoteRouter(t, subscribers.RouterOptions{}, "t")
+	publishOn(t, r, "t", "same", 1)
+	publishOn(t, r, "t", "other", 1)
+	foreign := subscribers.Message{Topic: "t", Payload: []byte("same"), QoS: 1, Received: time.Now()}
+	for _, m := range []*subscribers.Message{&foreign, rem.echo(0), rem.echo(1)} {
+		r.Receive(m)
+	}
+	got, _ := drain(subs["t"])
+	require.Equal(t, []string{"same", "other", "same"}, got)
+	require.Equal(t, subscribers.EchoStats{Matched: 2}, r.EchoStats())
+}
+
+// The echoes of QoS 0 publications handed to a lost connection are given
+// up: a later message with the same payload is delivered. A QoS 1 echo is
+// still awaited (a persistent session's broker sends it), and so is one
+// whose publication went to a later connection.
+func TestRouterEchoLostConnection(t *testing.T) {
+	r, rem, subs := remoteRouter(t, subscribers.RouterOptions{}, "t")
+	publishOn(t, r, "t", "q0", 0)
+	publishOn(t, r, "t", "q1", 1)
+	rem.conn = 1
+	publishOn(t, r, "t", "q0 later", 0)
+	r.ConnectionLost(0, false)
+	require.Equal(t, subscribers.EchoStats{GivenUp: 1, Awaited: 2}, r.EchoStats())
+	for _, m := range []*subscribers.Message{rem.echo(0), rem.echo(1), rem.echo(2)} {
+		r.Receive(m)
+	}
+	got, _ := drain(subs["t"])
+	require.Equal(t, []string{"q0", "q1", "q0 later", "q0"}, got, "the lost QoS 0 echo's payload is a new message")
+
+	// A clean session's broker forgets the QoS 1 echoes too.
+	publishOn(t, r, "t", "q1 clean", 1)
+	r.ConnectionLost(1, true)
+	r.Receive(rem.echo(3))
+	got, _ = drain(subs["t"])
+	require.Equal(t, []string{"q1 clean", "q1 clean"}, got)
+	require.Equal(t, subscribers.EchoStats{Matched: 2, GivenUp: 2}, r.EchoStats())
+}
+
+// An echo whose publication is still being handed over when the loss is
+// marked is not given up: it may go out on the next connection.
+func TestRouterEchoSendingAcrossLoss(t *testing.T) {
+	rem := &blockingRemote{scriptedRemote: newScriptedRemote(), release: make(chan struct{}), entered: make(chan struct{})}
+	r := subscribers.NewRouter(subscribers.RouterOptions{Remote: rem})
+	subs := attached(t, r, "t")
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_, _ = r.Publish(subscribers.Message{Topic: "t", Payload: []byte("p")})
+	}()
+	<-rem.entered
+	r.ConnectionLost(0, true)
+	rem.conn = 1
+	close(rem.release)
+	<-done
+	require.Equal(t, subscribers.EchoStats{Awaited: 1}, r.EchoStats())
+	r.Receive(rem.echo(0))
+	got, _ := drain(subs["t"])
+	require.Equal(t, []string{"p"}, got)
+}
+
+type blockingRemote struct {
+	*scriptedRemote
+	entered, release chan struct{}
+}
+
+func (b *blockingRemote) Publish(m subscribers.Message) (uint64, error) {
+	close(b.entered)
+	<-b.release
+	return b.scriptedRemote.Publish(m)
+}
+
+// Awaited echoes are given up when the router receives messages that
+// arrived EchoAge after them, and beyond MaxEchoes, oldest first.
+func TestRouterEchoBounds(t *testing.T) {
+	r, rem, subs := remoteRouter(t, subscribers.RouterOptions{EchoAge: time.Hour, MaxEchoes: 3}, "t/+")
+	for i := range 5 {
+		publishOn(t, r, "t/a", fmt.Sprint(i), 1)
+	}
+	require.Equal(t, subscribers.EchoStats{GivenUp: 2, Awaited: 3}, r.EchoStats())
+	// The two oldest are delivered when they come; the others are echoes.
+	for i := range 5 {
+		r.Receive(rem.echo(i))
+	}
+	got, _ := drain(subs["t/+"])
+	require.Equal(t, []string{"0", "1", "2", "3", "4", "0", "1"}, got)
+
+	publishOn(t, r, "t/a", "old", 1)
+	late := subscribers.Message{Topic: "t/b", Payload: []byte("x"), Received: time.Now().Add(2 * time.Hour)}
+	r.Receive(&late)
+	require.Equal(t, subscribers.EchoStats{Matched: 3, GivenUp: 3}, r.EchoStats())
+}
+
+// A failed publication awaits no echo; the local subscriptions have it.
+func TestRouterPublishFails(t *testing.T) {
+	r, rem, subs := remoteRouter(t, subscribers.RouterOptions{}, "t")
+	rem.fail = errors.New("not connected")
+	n, err := r.Publish(subscribers.Message{Topic: "t", Payload: []byte("p")})
+	require.ErrorIs(t, err, rem.fail)
+	require.Equal(t, 1, n)
+	require.Equal(t, subscribers.EchoStats{}, r.EchoStats())
+	require.Equal(t, map[string][]string{"t": {"p"}}, received(subs))
+}
+
+// The remote subscribes a filter at each attach with the highest QoS its
+// subscriptions asked for, and unsubscribes it when the last detaches.
+func TestRouterRemoteFilters(t *testing.T) {
+	rem := newScriptedRemote()
+	r := subscribers.NewRouter(subscribers.RouterOptions{Remote: rem, QoS: 1})
+	s1 := newSub(t, "a/#", subscribers.Options{})
+	s2 := newSub(t, "a/#", subscribers.Options{})
+	require.NoError(t, r.QoS(2).Attach(s1))
+	require.NoError(t, r.Attach(s2))
+	require.Equal(t, map[string]byte{"a/#": 2}, rem.subs)
+	require.ErrorContains(t, r.Attach(s2), "already attached")
+	r.Detach(s1)
+	require.Empty(t, rem.unsubs)
+	s2.Close()
+	require.Equal(t, []string{"a/#"}, rem.unsubs)
+	r.Detach(s2)
+	require.Equal(t, []string{"a/#"}, rem.unsubs, "detaching twice is harmless")
+}
+
+// A router whose remote sends no echoes keeps its own retained messages
+// for subscriptions attached later (the broker does not send them); one
+// that matches echoes leaves them to the broker.
+func TestRouterRetainedWithRemote(t *testing.T) {
+	for _, tc := range []struct {
+		opts subscribers.RouterOptions
+		kept bool
+	}{
+		{subscribers.RouterOptions{NoEcho: true}, true},
+		{subscribers.RouterOptions{}, false},
+		{subscribers.RouterOptions{RemoteOnly: true}, false},
+	} {
+		t.Run(fmt.Sprintf("%+v", tc.opts), func(t *testing.T) {
+			r, rem, _ := remoteRouter(t, tc.opts)
+			_, err := r.Publish(subscribers.Message{Topic: "state", Payload: []byte("on"), Retained: true})
+			require.NoError(t, err)
+			require.True(t, rem.published[0].Retained, "the broker keeps it too")
+			late := attached(t, r, "state")
+			if tc.kept {
+				require.Equal(t, map[string][]string{"state": {"on"}}, received(late))
+			} else {
+				require.Empty(t, received(late))
+			}
+		})
+	}
+}
