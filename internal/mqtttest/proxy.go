@@ -4,6 +4,7 @@ import (
 	"io"
 	"net"
 	"sync"
+	"sync/atomic"
 )
 
 // Proxy relays TCP connections from its own loopback address to a broker.
@@ -20,6 +21,7 @@ type Proxy struct {
 	closed  bool
 	refused bool
 	wg      sync.WaitGroup
+	muted   map[net.Conn]*atomic.Bool // by client connection: drop what the broker sends
 }
 
 // NewProxy starts a proxy to target (host:port) and stops it when the test
@@ -30,7 +32,7 @@ func NewProxy(t TB, target string) *Proxy {
 	if err != nil {
 		t.Fatalf("mqtttest: proxy listen: %v", err)
 	}
-	p := &Proxy{ln: ln, target: target, pairs: make(map[net.Conn]net.Conn)}
+	p := &Proxy{ln: ln, target: target, pairs: make(map[net.Conn]net.Conn), muted: make(map[net.Conn]*atomic.Bool)}
 	p.wg.Add(1)
 	go p.serve()
 	t.Cleanup(p.Close)
@@ -70,21 +72,30 @@ func (p *Proxy) serve() {
 			return
 		}
 		p.pairs[c] = b
+		muted := new(atomic.Bool)
+		p.muted[c] = muted
 		p.wg.Add(2)
 		p.mu.Unlock()
-		go p.pipe(c, b)
+		go p.pipe(c, &muting{r: b, muted: muted})
 		go p.pipe(b, c)
 	}
 }
 
-func (p *Proxy) pipe(dst, src net.Conn) {
+// pipe copies src to dst; src is a broker connection wrapped in muting,
+// or a client connection.
+func (p *Proxy) pipe(dst net.Conn, src io.Reader) {
 	defer p.wg.Done()
 	_, _ = io.Copy(dst, src)
+	conn := src
+	if m, ok := src.(*muting); ok {
+		conn = m.r
+	}
 	_ = dst.Close()
-	_ = src.Close()
+	_ = conn.(net.Conn).Close()
 	p.mu.Lock()
 	delete(p.pairs, dst)
-	delete(p.pairs, src)
+	delete(p.pairs, conn.(net.Conn))
+	delete(p.muted, dst)
 	p.mu.Unlock()
 }
 
@@ -94,12 +105,44 @@ func (p *Proxy) Cut() int {
 	p.mu.Lock()
 	pairs := p.pairs
 	p.pairs = make(map[net.Conn]net.Conn)
+	p.muted = make(map[net.Conn]*atomic.Bool)
 	p.mu.Unlock()
 	for c, b := range pairs {
 		_ = c.Close()
 		_ = b.Close()
 	}
 	return len(pairs)
+}
+
+// Mute makes the connections the proxy relays now drop what the broker
+// sends, while they relay what the clients send: a one-way blackhole, in
+// which the broker's messages to a client are lost as they would be in a
+// link that dies. Cut them next: the client would not know what it
+// missed. New connections are relayed both ways.
+func (p *Proxy) Mute() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, m := range p.muted {
+		m.Store(true)
+	}
+}
+
+// muting reads from r, dropping what it read once muted.
+type muting struct {
+	r     net.Conn
+	muted *atomic.Bool
+}
+
+func (m *muting) Read(b []byte) (int, error) {
+	for {
+		n, err := m.r.Read(b)
+		if n == 0 || !m.muted.Load() {
+			return n, err
+		}
+		if err != nil {
+			return 0, err
+		}
+	}
 }
 
 // Refuse makes the proxy close new connections at once (refuse true) or

@@ -11,6 +11,10 @@
 // acquisition) and muting (a muted entity is not scheduled; every mute
 // ends).
 //
+// [Messages] checks the message path on what a workload's publishers sent
+// and its subscriptions' callbacks received: each message exactly once,
+// each publisher's in order.
+//
 // It is a test helper: the recorder serializes every step behind one mutex.
 package tracecheck
 
@@ -138,7 +142,7 @@ func (c *checker) lifecycle(steps []Step) {
 	running := map[int]uint64{} // worker → the entity it runs
 	for _, s := range steps {
 		switch s.Op {
-		case waitset.Accept, waitset.Drop, waitset.Request, waitset.Acquire, waitset.Release, waitset.Mute, waitset.Unmute:
+		case waitset.Accept, waitset.Drop, waitset.Request, waitset.Acquire, waitset.Release, waitset.Mute, waitset.Unmute, waitset.Echo:
 			continue
 		case waitset.Ready:
 			readies[s.ID]++
