@@ -61,8 +61,10 @@ func TestRunServesMetrics(t *testing.T) {
 	line := rx.stderr.waitFor(t, startup, "serving metrics")
 	require.Contains(t, line, fmt.Sprintf("addr=127.0.0.1:%d", mport))
 
-	// The heartbeat's timer runs every 100 ms: wait for a run.
-	r := runCmd(t, traffic, robotexecBin, nil, "echo", "-broker", brokerURL(port), "-timeout", "5s", "-n", "1", "robot/heartbeat")
+	// The heartbeat's timer runs every 100 ms: wait for two runs. A run's
+	// timing is recorded when its callback returns, after its publication
+	// may have reached echo; the next run starts after that.
+	r := runCmd(t, traffic, robotexecBin, nil, "echo", "-broker", brokerURL(port), "-timeout", "5s", "-n", "2", "robot/heartbeat")
 	require.Equal(t, 0, r.code, "%s", r)
 
 	code, body := getURL(t, base+"/metrics")

@@ -297,11 +297,12 @@ func (r *Router) Refuse(topic string, reason Reason) {
 	}
 }
 
-// ConnectionLost tells the router that the remote's connection number
-// conn was lost, after the remote handed over everything it received on
-// it: the echoes awaited of QoS 0 publications handed to that connection
-// or an earlier one, and with clean all of those (a clean session's
-// broker forgets what it had not sent), will not come.
+// ConnectionLost tells the router that the remote's connections up to
+// number conn were lost, once the remote has handed over everything the
+// broker was to send of what it got on them (package subscribers/mqtt
+// fences the next connection for that): the echoes still awaited of QoS 0
+// publications handed to those connections, and with clean all of those
+// (a clean session's broker forgets what it had not sent), will not come.
 func (r *Router) ConnectionLost(conn uint64, clean bool) {
 	if r.echo != nil {
 		r.echo.lost(conn, clean)

@@ -1,6 +1,7 @@
 // Command robotexec runs robot nodes' callbacks on timers and MQTT messages:
 // the stock binary, with the built-in node types and the example ones (the
-// simulated sensors and the IMU filter of examples/config.yaml).
+// simulated sensors and the IMU filter of examples/config.yaml, the
+// pipeline stages of examples/pipeline.yaml).
 //
 //	robotexec run config.yaml
 //
@@ -13,6 +14,7 @@ import (
 
 	// The example node types, so that examples/config.yaml runs as is.
 	_ "github.com/robotexec/robotexec/examples/imufilter"
+	_ "github.com/robotexec/robotexec/examples/pipeline"
 	_ "github.com/robotexec/robotexec/examples/simsensor"
 )
 

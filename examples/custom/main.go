@@ -9,6 +9,7 @@ import (
 	"github.com/robotexec/robotexec"
 
 	_ "github.com/robotexec/robotexec/examples/imufilter"
+	_ "github.com/robotexec/robotexec/examples/pipeline"
 	_ "github.com/robotexec/robotexec/examples/simsensor"
 )
 

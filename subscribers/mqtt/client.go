@@ -60,6 +60,7 @@ type Client struct {
 
 	router *subscribers.Router
 	in     intake
+	early  early
 
 	// mu guards the connection state below and the filters.
 	mu      sync.Mutex

@@ -186,6 +186,7 @@ func (f TLSFiles) Config() (*tls.Config, error) {
 // settings is a validated Config with defaults applied.
 type settings struct {
 	Config
+	fence   string   // the fence's topic when the client matches echoes, else ""
 	url     *url.URL // without credentials
 	display string   // the URL for logs and errors
 	tls     *tls.Config
@@ -249,6 +250,12 @@ func (cfg Config) settings() (*settings, error) {
 	default:
 		if err := subscribers.ValidateTopic(s.StatusTopic); err != nil {
 			errs = append(errs, fmt.Errorf("mqtt: status topic: %w", err))
+		}
+	}
+	if s.InProcess && !s.NoEcho {
+		s.fence = fmt.Sprintf(fenceTopic, s.ClientID)
+		if err := subscribers.ValidateTopic(s.fence); err != nil {
+			errs = append(errs, fmt.Errorf("mqtt: client ID %q makes no valid topic: %w", s.ClientID, err))
 		}
 	}
 	if s.Logger == nil {

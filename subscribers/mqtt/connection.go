@@ -82,17 +82,15 @@ func (c *Client) describe(err error) error {
 }
 
 // onReconnecting runs in paho's reconnecting goroutine before every
-// attempt, so always after a loss and before the next onConnect. paho has
-// handed every message of the lost connection to onMessage by then, so
-// the loss takes its place in the intake after them (see
-// subscribers.Router.ConnectionLost).
+// attempt, so always after a loss and before the next onConnect: the
+// connections are numbered from there (see fence.go).
 func (c *Client) onReconnecting(paho.Client, *paho.ClientOptions) {
 	c.mu.Lock()
 	c.epoch++
 	c.linkUp = false
 	c.setReady(false)
 	c.mu.Unlock()
-	c.in.push(inbound{lost: true, conn: c.conn.Add(1) - 1})
+	c.conn.Add(1)
 }
 
 // onConnectionLost runs in a goroutine of its own after a loss, in no
@@ -105,8 +103,9 @@ func (c *Client) onConnectionLost(_ paho.Client, err error) {
 }
 
 // onConnect runs in its own goroutine after every successful connection:
-// it subscribes every attached filter again (paho's ResumeSubs does not)
-// and publishes the online status.
+// it subscribes every attached filter again (paho's ResumeSubs does not),
+// sends the publications held before the first connection, publishes the
+// fence of the lost connections and the online status.
 func (c *Client) onConnect(pc paho.Client) {
 	c.mu.Lock()
 	if c.closed.Load() {
@@ -116,10 +115,10 @@ func (c *Client) onConnect(pc paho.Client) {
 	epoch := c.epoch
 	c.linkUp = true
 	filters := maps.Clone(c.wire)
-	if st := c.cfg.StatusTopic; st != "" {
-		// See reassertOnline.
-		if _, ok := filters[st]; !ok {
-			filters[st] = 0
+	for _, own := range []string{c.cfg.StatusTopic, c.cfg.fence} {
+		// See reassertOnline and fence.go.
+		if _, ok := filters[own]; !ok && own != "" {
+			filters[own] = 0
 		}
 	}
 	attempts := c.failures
@@ -137,6 +136,8 @@ func (c *Client) onConnect(pc paho.Client) {
 			c.log.Error("mqtt: subscribe after connecting", "broker", c.cfg.display, "error", err)
 		}
 	}
+	c.sendEarly()
+	c.publishFence()
 	if c.cfg.StatusTopic != "" {
 		// QoS 0 keeps the status out of paho's store, so that it is
 		// never sent again, stale, after a later reconnection; if this

@@ -30,14 +30,11 @@ import (
 // such brake, so at most MaxPendingQoS0 of them wait; newer ones are
 // dropped and counted.
 
-// inbound is a received message waiting in the intake, or the mark of a
-// lost connection.
+// inbound is a received message waiting in the intake.
 type inbound struct {
 	msg      subscribers.Message
 	ack      paho.Message // QoS 1 and 2: acknowledged once handed over
 	tooLarge bool
-	lost     bool   // not a message: the connection was lost here
-	conn     uint64 // with lost: the lost connection's number
 }
 
 type intake struct {
@@ -166,16 +163,14 @@ func (c *Client) runIntake() {
 // deliver hands one message to the router, which delivers it to the
 // subscriptions it matches, and then acknowledges it.
 func (c *Client) deliver(it *inbound) {
-	if it.lost {
-		c.router.ConnectionLost(it.conn, c.cfg.CleanSession)
-		return
-	}
 	defer c.in.done(it)
 	refused := false
-	if it.tooLarge {
+	switch {
+	case c.takeFence(&it.msg):
+	case it.tooLarge:
 		c.tooLarge.Add(1)
 		c.router.Refuse(it.msg.Topic, subscribers.TooLarge)
-	} else {
+	default:
 		rc := c.router.Receive(&it.msg)
 		switch {
 		case rc.Matched == 0:

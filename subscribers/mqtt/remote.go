@@ -56,6 +56,9 @@ func (r *remote) Unsubscribe(filter string) { (*Client)(r).unsubscribeFilter(fil
 // next one.
 func (r *remote) Publish(m subscribers.Message) (uint64, error) {
 	c := (*Client)(r)
+	if held, err := c.hold(&m); held {
+		return c.conn.Load(), err
+	}
 	tok, err := c.send(&m)
 	if err != nil {
 		return 0, err
