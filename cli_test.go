@@ -155,7 +155,7 @@ func TestNodes(t *testing.T) {
 	require.Empty(t, r.stderr)
 	// The stock binary has the built-in types and the examples' ones, each
 	// with a one-line description.
-	types := []string{"bridge", "heartbeat", "watchdog", "imu_filter", "sim_imu", "sim_odom"}
+	types := []string{"bridge", "heartbeat", "watchdog", "imu_filter", "sim_imu", "sim_odom", "sink", "stage"}
 	for _, typ := range types {
 		require.Regexp(t, `(?m)^`+typ+`\s+\S.{9,}$`, r.stdout, "the line of %s, with its description", typ)
 	}
@@ -181,7 +181,7 @@ var badConfigs = []badConfig{
 		`FILE:4: mqtt.keepalive: unknown key (known keys: broker, listen, client_id, username, password, qos, clean_session, tls)`,
 	}},
 	{"unknown node type", "unknown_type.yaml", []string{
-		`FILE:8: nodes[1].type: unknown node type "lidar" (known: bridge, heartbeat, imu_filter, sim_imu, sim_odom, watchdog)`,
+		`FILE:8: nodes[1].type: unknown node type "lidar" (known: bridge, heartbeat, imu_filter, sim_imu, sim_odom, sink, stage, watchdog)`,
 	}},
 	{"bad params", "bad_params.yaml", []string{
 		`FILE:11: nodes[1].params.period: "fast" is not a duration`,
@@ -198,7 +198,7 @@ var badConfigs = []badConfig{
 	{"every error in one run", "many.yaml", []string{
 		`FILE:3: executor.workerz: unknown key; did you mean "workers"?`,
 		`FILE:6: mqtt.username: environment variable MQTT_USER is not set`,
-		`FILE:9: nodes[0].type: unknown node type "lidar" (known: bridge, heartbeat, imu_filter, sim_imu, sim_odom, watchdog)`,
+		`FILE:9: nodes[0].type: unknown node type "lidar" (known: bridge, heartbeat, imu_filter, sim_imu, sim_odom, sink, stage, watchdog)`,
 		`FILE:12: nodes[1].params.period: "fast" is not a duration`,
 		`FILE:13: nodes[2]: silent (heartbeat): topic is required`,
 		`FILE:16: nodes[3].name: duplicate node name "heartbeat" (first at line 10)`,

@@ -26,6 +26,7 @@ type echoes struct {
 // echo is one awaited echo: the publication and the subscriptions that had
 // it locally.
 type echo struct {
+	x       *echoes
 	topic   string
 	payload []byte
 	qos     byte
@@ -46,7 +47,7 @@ func newEchoes(max int, age time.Duration) *echoes {
 // await records that the echo of *m, which subs had locally, is awaited,
 // and returns the record for cancel.
 func (x *echoes) await(m *Message, subs []*Subscription) *echo {
-	e := &echo{topic: m.Topic, payload: m.Payload, qos: m.QoS, at: m.Received, subs: slices.Clone(subs), conn: sending}
+	e := &echo{x: x, topic: m.Topic, payload: m.Payload, qos: m.QoS, at: m.Received, subs: slices.Clone(subs), conn: sending}
 	x.mu.Lock()
 	if x.awaited >= x.max {
 		x.giveUpOldest()
@@ -63,9 +64,10 @@ func (x *echoes) await(m *Message, subs []*Subscription) *echo {
 	return e
 }
 
-// sent records that e's publication went out on connection conn, or
+// Sent records that e's publication went out on connection conn, or
 // forgets e when it failed.
-func (x *echoes) sent(e *echo, conn uint64, err error) {
+func (e *echo) Sent(conn uint64, err error) {
+	x := e.x
 	x.mu.Lock()
 	switch {
 	case e.done:

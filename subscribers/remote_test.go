@@ -43,14 +43,19 @@ func (r *scriptedRemote) Unsubscribe(filter string) {
 	r.unsubs = append(r.unsubs, filter)
 }
 
-func (r *scriptedRemote) Publish(m subscribers.Message) (uint64, error) {
+func (r *scriptedRemote) Publish(m subscribers.Message, sent subscribers.Sent) error {
 	r.mu.Lock()
-	defer r.mu.Unlock()
 	if r.fail != nil {
-		return r.conn, r.fail
+		r.mu.Unlock()
+		return r.fail
 	}
 	r.published = append(r.published, m)
-	return r.conn, nil
+	conn := r.conn
+	r.mu.Unlock()
+	if sent != nil {
+		sent.Sent(conn, nil)
+	}
+	return nil
 }
 
 // echo returns the broker's copy of the i-th publication: no retain flag,
@@ -191,10 +196,10 @@ type blockingRemote struct {
 	entered, release chan struct{}
 }
 
-func (b *blockingRemote) Publish(m subscribers.Message) (uint64, error) {
+func (b *blockingRemote) Publish(m subscribers.Message, sent subscribers.Sent) error {
 	close(b.entered)
 	<-b.release
-	return b.scriptedRemote.Publish(m)
+	return b.scriptedRemote.Publish(m, sent)
 }
 
 // Awaited echoes are given up when the router receives messages that

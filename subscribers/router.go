@@ -21,11 +21,18 @@ type Remote interface {
 	// Unsubscribe says that no attached subscription uses filter any
 	// more. It must not block: subscriptions detach inside callbacks.
 	Unsubscribe(filter string)
-	// Publish sends m beyond the process and returns the number of the
-	// connection it was handed to (or that will send it, for one kept
-	// while reconnecting), as ConnectionLost numbers them. It must not
-	// wait for the executor, so that callbacks may publish.
-	Publish(m Message) (conn uint64, err error)
+	// Publish sends m beyond the process. It must not wait for the
+	// executor, so that callbacks may publish. It either fails, and never
+	// calls sent, or takes m and calls sent, when not nil, once: when it
+	// has handed m to a connection, with the connection's number (as
+	// ConnectionLost numbers them; the one that will send it, for one
+	// kept while reconnecting), or with the error that kept it from one.
+	Publish(m Message, sent Sent) error
+}
+
+// Sent is told which connection of a [Remote] took a publication.
+type Sent interface {
+	Sent(conn uint64, err error)
 }
 
 // RouterOptions configure a [Router]. The zero value is an in-process
@@ -377,13 +384,13 @@ func (r *Router) publish(m *Message, subs []*Subscription, offer *offering) (int
 	if r.remote == nil {
 		return n, nil
 	}
-	var e *echo
-	if r.echo != nil && len(subs) > 0 {
-		e = r.echo.await(m, subs)
+	if r.echo == nil || len(subs) == 0 {
+		return n, r.remote.Publish(*m, nil)
 	}
-	conn, err := r.remote.Publish(*m)
-	if e != nil {
-		r.echo.sent(e, conn, err)
+	e := r.echo.await(m, subs)
+	err := r.remote.Publish(*m, e)
+	if err != nil {
+		e.Sent(0, err)
 	}
 	return n, err
 }

@@ -73,23 +73,35 @@ type BridgeRig struct {
 	payload  []byte
 }
 
-// NewBridgeRig starts the bridge workload with an executor of workers
-// workers. Close stops it.
-func NewBridgeRig(workers int) (rig *BridgeRig, err error) {
+// BridgeBroker says which broker a BridgeRig runs through.
+type BridgeBroker struct {
+	// URL is an external broker's; "" starts the embedded broker.
+	URL string
+	// Persistent gives both bridges persistent sessions (clean_session
+	// false, robotexec's default); otherwise both have clean sessions.
+	Persistent bool
+}
+
+// NewBridgeRig starts the bridge workload through the broker b says, with
+// an executor of workers workers. Close stops it.
+func NewBridgeRig(workers int, b BridgeBroker) (rig *BridgeRig, err error) {
 	r := &BridgeRig{payload: bytes.Repeat([]byte("x"), BridgePayload)}
 	defer func() {
 		if err != nil {
 			r.Close()
 		}
 	}()
-	r.brk, err = broker.New(broker.Config{Listen: "127.0.0.1:0", Logger: discard})
-	if err != nil {
-		return nil, err
+	url := b.URL
+	if url == "" {
+		r.brk, err = broker.New(broker.Config{Listen: "127.0.0.1:0", Logger: discard})
+		if err != nil {
+			return nil, err
+		}
+		url = r.brk.URL()
 	}
-	url := r.brk.URL()
 	id := fmt.Sprintf("robotexec-bench-%d-%d", os.Getpid(), time.Now().UnixNano())
 
-	r.consumer, err = mqtt.DialRaw(url, id+"-consumer", bridgeWait)
+	r.consumer, err = mqtt.DialRaw(url, id+"-consumer", true, bridgeWait)
 	if err != nil {
 		return nil, err
 	}
@@ -106,7 +118,9 @@ func NewBridgeRig(workers int) (rig *BridgeRig, err error) {
 		return nil, err
 	}
 
-	r.client, err = mqtt.Dial(mqtt.Config{Broker: url, ClientID: id + "-bridge", QoS: BridgeQoS, CleanSession: true, StatusTopic: "-", Logger: discard})
+	// As robotexec run connects: local first, with a status topic.
+	r.client, err = mqtt.Dial(mqtt.Config{Broker: url, ClientID: id + "-bridge", QoS: BridgeQoS, CleanSession: !b.Persistent,
+		InProcess: true, Logger: discard})
 	if err != nil {
 		return nil, err
 	}
@@ -133,14 +147,14 @@ func NewBridgeRig(workers int) (rig *BridgeRig, err error) {
 	r.cancel, r.done = stop, make(chan error, 1)
 	go func() { r.done <- r.ex.Run(runCtx) }()
 
-	r.raw, err = mqtt.DialRaw(url, id+"-raw", bridgeWait)
+	r.raw, err = mqtt.DialRaw(url, id+"-raw", !b.Persistent, bridgeWait)
 	if err != nil {
 		return nil, err
 	}
 	if err := r.raw.Forward("bench/in/raw", "bench/out/raw", BridgeQoS); err != nil {
 		return nil, err
 	}
-	r.producer, err = mqtt.DialRaw(url, id+"-producer", bridgeWait)
+	r.producer, err = mqtt.DialRaw(url, id+"-producer", true, bridgeWait)
 	if err != nil {
 		return nil, err
 	}

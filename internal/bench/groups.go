@@ -2,9 +2,13 @@ package bench
 
 import (
 	"fmt"
+	"os"
+	"os/exec"
 	"slices"
+	"strings"
 	"time"
 
+	"github.com/robotexec/robotexec/internal/mqtttest"
 	"github.com/robotexec/robotexec/subscribers"
 	"github.com/robotexec/robotexec/timers"
 )
@@ -168,10 +172,43 @@ func cpuPercent(xs []float64) string {
 }
 
 func (s *suite) bridge() ([]Metric, error) {
-	d := s.cfg.slice("bridge")
-	rig, err := NewBridgeRig(s.cfg.Workers)
+	d := s.cfg.slice("bridge") / 2
+	m, err := s.bridgeRounds(specBridge, BridgeBroker{}, d)
 	if err != nil {
 		return nil, err
+	}
+	m.Note = fmt.Sprintf("QoS %d, %d-byte payloads, at most %d in flight, through the embedded broker, clean sessions: bridge node (nodes.Build, MQTT client, executor of %d workers) vs a paho client whose handler republishes.",
+		BridgeQoS, BridgePayload, BridgeWindow, s.cfg.Workers)
+	return []Metric{m, s.bridgeMosquitto(d)}, nil
+}
+
+// bridgeMosquitto measures the bridge through mosquitto, started on a free
+// loopback port with the README's settings, or says why it could not.
+func (s *suite) bridgeMosquitto(d time.Duration) Metric {
+	dir, err := os.MkdirTemp("", "robotexec-bench-mosquitto-")
+	if err != nil {
+		return Failed(specBridgeMosq, err)
+	}
+	defer os.RemoveAll(dir)
+	mq, err := mqtttest.StartMosquitto(dir, mqtttest.MosquittoOptions{Persistence: true})
+	if err != nil {
+		return Failed(specBridgeMosq, fmt.Errorf("not measured: %w; install mosquitto (Debian: apt-get install mosquitto) to measure it", err))
+	}
+	defer mq.Stop()
+	m, err := s.bridgeRounds(specBridgeMosq, BridgeBroker{URL: mq.URL(), Persistent: true}, d)
+	if err != nil {
+		return Failed(specBridgeMosq, err)
+	}
+	m.Note = fmt.Sprintf("the same through mosquitto (persistence, set_tcp_nodelay, max_queued_messages 100000), both bridges with persistent sessions (robotexec's default) and paho's ordered store; %s.", mosquittoVersion())
+	return m
+}
+
+// bridgeRounds measures the bridge rig through b: s.cfg.Repeat pairs of
+// rounds of d.
+func (s *suite) bridgeRounds(spec Spec, b BridgeBroker, d time.Duration) (Metric, error) {
+	rig, err := NewBridgeRig(s.cfg.Workers, b)
+	if err != nil {
+		return Metric{}, err
 	}
 	as, bs, err := s.pairs(func() ([]float64, error) {
 		r, err := rig.RoundRobotexec(d)
@@ -184,12 +221,44 @@ func (s *suite) bridge() ([]Metric, error) {
 		err = cerr
 	}
 	if err != nil {
+		return Metric{}, err
+	}
+	return NewMetric(spec, as[0], bs[0]), nil
+}
+
+// mosquittoVersion returns mosquitto's first line of -h, or "version
+// unknown".
+func mosquittoVersion() string {
+	path, ok := mqtttest.MosquittoPath()
+	if !ok {
+		return "version unknown"
+	}
+	out, _ := exec.Command(path, "-h").CombinedOutput()
+	first, _, _ := strings.Cut(string(out), "\n")
+	if first = strings.TrimSpace(first); first == "" {
+		return "version unknown"
+	}
+	return first
+}
+
+func (s *suite) pipeline() ([]Metric, error) {
+	w, d := s.cfg.Workers, s.cfg.slice("pipeline")
+	as, bs, err := s.pairs(func() ([]float64, error) {
+		l, err := PipelineExecutor(w, d)
+		return []float64{micros(l.P50), micros(l.P99)}, err
+	}, func() ([]float64, error) {
+		c := PipelineChanChain(d)
+		h, err := BrokerHop(w, d)
+		return []float64{micros(c.P50), micros(c.P99), micros(h.P50)}, err
+	})
+	if err != nil {
 		return nil, err
 	}
-	m := NewMetric(specBridge, as[0], bs[0])
-	m.Note = fmt.Sprintf("QoS %d, %d-byte payloads, at most %d in flight, through the embedded broker: bridge node (nodes.Build, MQTT client, executor of %d workers) vs a paho client whose handler republishes.",
-		BridgeQoS, BridgePayload, BridgeWindow, s.cfg.Workers)
-	return []Metric{m}, nil
+	ms := []Metric{NewMetric(specPipeP50, as[0], bs[0]), NewMetric(specPipeP99, as[1], bs[1]), NewMetric(specPipeHop, as[0], bs[2])}
+	ms[0].Note = fmt.Sprintf("a timer publishing every %v through %d stages to a sink, each an executor owner publishing through the MQTT client's router (embedded broker, local first, as nodes do; executor of %d workers), source publication to sink callback start, vs a ticker goroutine sending through %d goroutines linked by channels to a sink goroutine.",
+		PipelinePeriod, PipelineStages, w, PipelineStages)
+	ms[2].Note = "the pipeline's p50 vs one hop through the embedded broker between two MQTT clients with executors of their own, as between two robotexec processes, at the same rate."
+	return ms, nil
 }
 
 func (s *suite) memory() ([]Metric, error) {

@@ -24,17 +24,17 @@ const (
 
 // Groups lists the suite's groups of metrics, in the order they run and
 // appear in the table; Config.Only selects among them.
-var Groups = []string{"throughput", "latency", "cost", "timers", "bridge", "memory"}
+var Groups = []string{"throughput", "latency", "cost", "timers", "bridge", "pipeline", "memory"}
 
 // weights share the budget among the groups.
 var weights = map[string]float64{
-	"throughput": 0.12, "latency": 0.18, "cost": 0.12, "timers": 0.26, "bridge": 0.26, "memory": 0.01,
+	"throughput": 0.12, "latency": 0.18, "cost": 0.12, "timers": 0.26, "bridge": 0.26, "pipeline": 0.12, "memory": 0.01,
 }
 
 // minSlice is the shortest run of one system in one repetition, per group.
 var minSlice = map[string]time.Duration{
 	"throughput": 20 * time.Millisecond, "latency": 50 * time.Millisecond, "cost": 20 * time.Millisecond,
-	"timers": 100 * time.Millisecond, "bridge": 50 * time.Millisecond,
+	"timers": 100 * time.Millisecond, "bridge": 100 * time.Millisecond, "pipeline": 200 * time.Millisecond,
 }
 
 // measured is the share of the budget spent measuring; the rest goes to
@@ -53,6 +53,10 @@ var (
 	specTimer      = Spec{Name: "timer lateness p99 (us)", Unit: "us", BaselineName: "time.AfterFunc", Target: &Target{Of: "ratio", Op: "<=", Bound: 1.5}}
 	specTimerGo    = Spec{Name: "timer lateness p99, go timers (us)", Unit: "us", BaselineName: "time.AfterFunc"}
 	specBridge     = Spec{Name: "mqtt bridge msgs/s", Unit: "msgs/s", BaselineName: "raw paho", Target: &Target{Of: "ratio", Op: ">=", Bound: 0.8}}
+	specBridgeMosq = Spec{Name: "mqtt bridge via mosquitto (msgs/s)", Unit: "msgs/s", BaselineName: "raw paho", Target: &Target{Of: "ratio", Op: ">=", Bound: 0.8}}
+	specPipeP50    = Spec{Name: "pipeline 5 hops p50 (us)", Unit: "us", BaselineName: "chan chain", Target: &Target{Of: "ratio", Op: "<=", Bound: 1.0}}
+	specPipeP99    = Spec{Name: "pipeline 5 hops p99 (us)", Unit: "us", BaselineName: "chan chain"}
+	specPipeHop    = Spec{Name: "pipeline 5 hops p50 vs broker hop (us)", Unit: "us", BaselineName: "1 broker hop", Target: &Target{Of: "ratio", Op: "<=", Bound: 0.2}}
 	specAllocs     = Spec{Name: "allocs per event (in-process)", Unit: "allocs/event", BaselineName: "chan pool", Target: &Target{Of: "value", Op: "==", Bound: 0}}
 	specSubBytes   = Spec{Name: "bytes per idle subscription", Unit: "B", BaselineName: "chan of depth 10"}
 	specTimerBytes = Spec{Name: "bytes per timer", Unit: "B", BaselineName: "time.AfterFunc"}
@@ -75,7 +79,8 @@ var groupSpecs = map[string][]Spec{
 	"latency":    {specLatP50, specLatP99, specLatP999},
 	"cost":       {specCost},
 	"timers":     {specTimer, specTimerGo},
-	"bridge":     {specBridge},
+	"bridge":     {specBridge, specBridgeMosq},
+	"pipeline":   {specPipeP50, specPipeP99, specPipeHop},
 	"memory":     {specAllocs, specSubBytes, specTimerBytes},
 }
 
@@ -194,7 +199,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	}
 	runs := map[string]func() ([]Metric, error){
 		"throughput": s.throughput, "latency": s.latency, "cost": s.cost,
-		"timers": s.timers, "bridge": s.bridge, "memory": s.memory,
+		"timers": s.timers, "bridge": s.bridge, "pipeline": s.pipeline, "memory": s.memory,
 	}
 	for _, g := range Groups {
 		if !cfg.selected(g) {

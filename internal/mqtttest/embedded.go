@@ -124,12 +124,20 @@ func (e *EmbeddedBroker) Start() {
 // should retry with a new port when binding fails.
 func FreePort(t TB) int {
 	t.Helper()
+	port, err := freePort()
+	if err != nil {
+		t.Fatalf("mqtttest: %v", err)
+	}
+	return port
+}
+
+func freePort() (int, error) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		t.Fatalf("mqtttest: find a free port: %v", err)
+		return 0, fmt.Errorf("find a free port: %w", err)
 	}
 	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
+	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
 // WaitDial waits until something accepts TCP connections on addr, or

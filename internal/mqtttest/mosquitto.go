@@ -84,12 +84,53 @@ type MosquittoBroker struct {
 // the test, or fails it when the environment variable CI is set.
 func Mosquitto(t TB, opts MosquittoOptions) *MosquittoBroker {
 	t.Helper()
-	path, ok := MosquittoPath()
-	if !ok {
+	if _, ok := MosquittoPath(); !ok {
 		MissingMosquitto(t)
 		return nil
 	}
-	m := &MosquittoBroker{t: t, path: path, dir: t.TempDir(), log: new(bytes.Buffer)}
+	m, err := StartMosquitto(t.TempDir(), opts)
+	if err != nil {
+		t.Fatalf("mqtttest: %v", err)
+		return nil
+	}
+	m.t = t
+	t.Cleanup(m.Stop)
+	return m
+}
+
+// StartMosquitto starts mosquitto as Mosquitto does, with its config and
+// files in dir, for programs that are not tests (robotexec bench); the
+// caller stops it with Stop. It fails when there is no mosquitto binary
+// (see MosquittoPath) or it does not start.
+func StartMosquitto(dir string, opts MosquittoOptions) (*MosquittoBroker, error) {
+	path, ok := MosquittoPath()
+	if !ok {
+		return nil, fmt.Errorf("mosquitto not found (PATH, /usr/sbin, $%s)", MosquittoEnv)
+	}
+	m := &MosquittoBroker{path: path, dir: dir, log: new(bytes.Buffer)}
+	lines, err := m.confLines(opts)
+	if err != nil {
+		return nil, err
+	}
+	for attempt := 0; attempt < 5; attempt++ {
+		if m.port, err = freePort(); err != nil {
+			return nil, err
+		}
+		if err := m.writeConf(lines); err != nil {
+			return nil, err
+		}
+		if err = m.start(); err == nil {
+			return m, nil
+		}
+		if !strings.Contains(err.Error(), "in use") {
+			break
+		}
+	}
+	return nil, fmt.Errorf("start mosquitto: %w", err)
+}
+
+// confLines returns the config file's lines but the listener.
+func (m *MosquittoBroker) confLines(opts MosquittoOptions) ([]string, error) {
 	var lines []string
 	if len(opts.Users) > 0 {
 		pw := filepath.Join(m.dir, "passwd")
@@ -104,7 +145,7 @@ func Mosquitto(t TB, opts MosquittoOptions) *MosquittoBroker {
 				args = append([]string{"-c"}, args...)
 			}
 			if out, err := exec.Command(passwdPath(), args...).CombinedOutput(); err != nil {
-				t.Fatalf("mqtttest: mosquitto_passwd: %v: %s", err, out)
+				return nil, fmt.Errorf("mosquitto_passwd: %v: %s", err, out)
 			}
 		}
 		lines = append(lines, "allow_anonymous false", "password_file "+pw)
@@ -133,30 +174,16 @@ func Mosquitto(t TB, opts MosquittoOptions) *MosquittoBroker {
 		// not read the password file nor write the temporary directory.
 		lines = append(lines, "user root")
 	}
-	lines = append(lines, opts.Extra...)
-
-	var err error
-	for attempt := 0; attempt < 5; attempt++ {
-		m.port = FreePort(t)
-		m.writeConf(lines)
-		if err = m.start(); err == nil {
-			t.Cleanup(m.Stop)
-			return m
-		}
-		if !strings.Contains(err.Error(), "in use") {
-			break
-		}
-	}
-	t.Fatalf("mqtttest: start mosquitto: %v", err)
-	return nil
+	return append(lines, opts.Extra...), nil
 }
 
-func (m *MosquittoBroker) writeConf(lines []string) {
+func (m *MosquittoBroker) writeConf(lines []string) error {
 	m.conf = filepath.Join(m.dir, "mosquitto.conf")
 	body := fmt.Sprintf("listener %d 127.0.0.1\n%s\n", m.port, strings.Join(lines, "\n"))
 	if err := os.WriteFile(m.conf, []byte(body), 0o644); err != nil {
-		m.t.Fatalf("mqtttest: write mosquitto config: %v", err)
+		return fmt.Errorf("write mosquitto config: %w", err)
 	}
+	return nil
 }
 
 // Name returns "mosquitto".
@@ -242,14 +269,17 @@ func (m *MosquittoBroker) signal(sig syscall.Signal) {
 	select {
 	case <-exit:
 	case <-time.After(10 * time.Second):
-		m.t.Logf("mqtttest: mosquitto (pid %d) ignored %v for 10s; killing it", cmd.Process.Pid, sig)
+		if m.t != nil {
+			m.t.Logf("mqtttest: mosquitto (pid %d) ignored %v for 10s; killing it", cmd.Process.Pid, sig)
+		}
 		_ = cmd.Process.Kill()
 		<-exit
 	}
 }
 
 // Start starts mosquitto again on the same port, with the same config
-// (and persistence file).
+// (and persistence file). It is for tests: it fails the test when it
+// cannot.
 func (m *MosquittoBroker) Start() {
 	m.t.Helper()
 	m.mu.Lock()

@@ -60,7 +60,7 @@ type Client struct {
 
 	router *subscribers.Router
 	in     intake
-	early  early
+	out    outbound
 
 	// mu guards the connection state below and the filters.
 	mu      sync.Mutex
@@ -117,6 +117,7 @@ func Dial(cfg Config) (*Client, error) {
 	})
 	c.in.init()
 	c.in.paused.Store(s.StartPaused)
+	c.out.init()
 
 	o := paho.NewClientOptions()
 	o.AddBroker(s.url.String())
@@ -161,6 +162,7 @@ func Dial(cfg Config) (*Client, error) {
 	c.pc = paho.NewClient(o)
 
 	go c.runIntake()
+	go c.runFeeder()
 	go c.connectLoop()
 	return c, nil
 }
@@ -239,6 +241,15 @@ func (c *Client) LastError() error {
 // own goroutines for an attempt to reconnect end once that attempt ends.
 func (c *Client) Close() error {
 	c.closeOnce.Do(func() {
+		// The publications queued so far go to paho first.
+		c.closeOutbound()
+		t := time.NewTimer(closeWait)
+		select {
+		case <-c.out.done:
+		case <-t.C:
+			c.log.Warn("mqtt: close: the broker connection did not take the queued publications in time", "broker", c.cfg.display)
+		}
+		t.Stop()
 		c.mu.Lock()
 		c.closed.Store(true)
 		c.mu.Unlock()
@@ -258,7 +269,7 @@ func (c *Client) Close() error {
 		}
 		c.statusMu.Unlock()
 		c.pc.Disconnect(disconnectQuiesce)
-		t := time.NewTimer(closeWait)
+		t = time.NewTimer(closeWait)
 		select {
 		case <-c.intakeDone:
 		case <-t.C:
@@ -293,8 +304,9 @@ type Stats struct {
 	// meant for, and Unrouted (Unrouted again). Drops by a subscription's
 	// overflow policy are counted by the subscription only.
 	Dropped map[subscribers.Reason]uint64
-	// Pending is the number of received messages not yet handed over.
-	Pending int
+	// Pending is the number of received messages not yet handed over;
+	// Outbound the number of publications not yet handed to paho.
+	Pending, Outbound int
 	// Published counts publications handed to paho; PublishFailed those
 	// refused at once (not connected, closed, timeouts).
 	Published, PublishFailed uint64
@@ -321,6 +333,7 @@ func (c *Client) Stats() Stats {
 			subscribers.Unrouted:  c.unrtd.Load(),
 		},
 		Pending:       c.in.len(),
+		Outbound:      c.out.len(),
 		Published:     c.published.Load(),
 		PublishFailed: c.publishFailed.Load(),
 		Echoes:        c.router.EchoStats(),

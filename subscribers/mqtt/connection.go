@@ -104,8 +104,8 @@ func (c *Client) onConnectionLost(_ paho.Client, err error) {
 
 // onConnect runs in its own goroutine after every successful connection:
 // it subscribes every attached filter again (paho's ResumeSubs does not),
-// sends the publications held before the first connection, publishes the
-// fence of the lost connections and the online status.
+// lets the publications queued before the first connection go, publishes
+// the fence of the lost connections and the online status.
 func (c *Client) onConnect(pc paho.Client) {
 	c.mu.Lock()
 	if c.closed.Load() {
@@ -136,7 +136,7 @@ func (c *Client) onConnect(pc paho.Client) {
 			c.log.Error("mqtt: subscribe after connecting", "broker", c.cfg.display, "error", err)
 		}
 	}
-	c.sendEarly()
+	c.openOutbound()
 	c.publishFence()
 	if c.cfg.StatusTopic != "" {
 		// QoS 0 keeps the status out of paho's store, so that it is

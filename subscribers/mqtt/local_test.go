@@ -331,6 +331,9 @@ func TestLocalFirstLostEchoes(t *testing.T) {
 			if phase < 2 {
 				w.proxy.Mute()
 				send(50)
+				// Handed to paho, written out on this connection, whose
+				// echoes the proxy drops.
+				eventually(t, "the publications handed to paho", func() bool { return w.c.Stats().Outbound == 0 })
 				w.proxy.Cut()
 				eventually(t, "a reconnection", func() bool { return w.c.Stats().Reconnects > uint64(phase) })
 			}

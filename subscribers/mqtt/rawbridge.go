@@ -8,8 +8,8 @@ import (
 	paho "github.com/eclipse/paho.mqtt.golang"
 )
 
-// RawClient is a bare paho client: a clean session, messages handled on
-// paho's goroutine in arrival order, and none of [Client]'s intake,
+// RawClient is a bare paho client: messages handled on paho's goroutine in
+// arrival order, and none of [Client]'s intake,
 // routing, acknowledgement control, status topic or reconnection handling.
 // It is the baseline that `robotexec bench` measures the MQTT path
 // against, and its load generator; applications use Client. It is safe
@@ -19,13 +19,17 @@ type RawClient struct {
 	timeout time.Duration
 }
 
-// DialRaw connects a RawClient to broker (a tcp:// URL) as clientID,
-// waiting at most timeout for the broker's answer, also for each later
-// subscription.
-func DialRaw(broker, clientID string, timeout time.Duration) (*RawClient, error) {
+// DialRaw connects a RawClient to broker (a tcp:// URL) as clientID, with
+// a clean or a persistent session (then with paho's ordered store, as
+// Client's), waiting at most timeout for the broker's answer, also for
+// each later subscription.
+func DialRaw(broker, clientID string, clean bool, timeout time.Duration) (*RawClient, error) {
 	o := paho.NewClientOptions().AddBroker(broker).SetClientID(clientID).
-		SetProtocolVersion(4).SetCleanSession(true).SetOrderMatters(true).
+		SetProtocolVersion(4).SetCleanSession(clean).SetOrderMatters(true).
 		SetAutoReconnect(false)
+	if !clean {
+		o.SetStore(paho.NewOrderedMemoryStore())
+	}
 	c := &RawClient{pc: paho.NewClient(o), timeout: timeout}
 	if err := c.wait(c.pc.Connect()); err != nil {
 		return nil, fmt.Errorf("mqtt: raw client %s: connect to %s: %w", clientID, broker, err)

@@ -50,29 +50,9 @@ func (r *remote) Subscribe(filter string, qos byte) error {
 
 func (r *remote) Unsubscribe(filter string) { (*Client)(r).unsubscribeFilter(filter) }
 
-// Publish hands m to paho. The connection number is read after paho took
-// m: one published while the connection was lost either went to the lost
-// connection (number read before the loss was marked) or waits for the
-// next one.
-func (r *remote) Publish(m subscribers.Message) (uint64, error) {
-	c := (*Client)(r)
-	if held, err := c.hold(&m); held {
-		return c.conn.Load(), err
-	}
-	tok, err := c.send(&m)
-	if err != nil {
-		return 0, err
-	}
-	conn := c.conn.Load()
-	select {
-	case <-tok.Done():
-		if err := tok.Error(); err != nil {
-			c.publishFailed.Add(1)
-			return conn, wrapPublish(m.Topic, err)
-		}
-	default:
-	}
-	return conn, nil
+// Publish queues m for paho (see outbound.go).
+func (r *remote) Publish(m subscribers.Message, sent subscribers.Sent) error {
+	return (*Client)(r).enqueue(outgoing{m: m, sent: sent})
 }
 
 // subscribeFilter subscribes filter at the broker now, if connected, and on
@@ -164,15 +144,26 @@ func (c *Client) LeaveShared(ctx context.Context) error {
 	return nil
 }
 
-// PublishWait publishes m to the broker only, bypassing the router, and
-// waits until the broker acknowledged it (QoS 1 and 2) or it was written
-// to the network (QoS 0), or ctx ends. It is for one-off publications (the
-// pub command); nodes publish through the router's publishers.
+// PublishWait publishes m to the broker only, bypassing the router's
+// local deliveries but in order with its publications, and waits until
+// the broker acknowledged it (QoS 1 and 2) or it was written to the
+// network (QoS 0), or ctx ends. It is for one-off publications (the pub
+// command); nodes publish through the router's publishers.
 func (c *Client) PublishWait(ctx context.Context, m subscribers.Message) error {
-	tok, err := c.send(&m)
-	if err != nil {
+	handed := make(chan handing, 1)
+	if err := c.enqueue(outgoing{m: m, handed: handed}); err != nil {
 		return err
 	}
+	var h handing
+	select {
+	case h = <-handed:
+	case <-ctx.Done():
+		return fmt.Errorf("mqtt: publish %q: %w", m.Topic, ctx.Err())
+	}
+	if h.err != nil {
+		return h.err
+	}
+	tok := h.tok
 	select {
 	case <-tok.Done():
 		if err := tok.Error(); err != nil {
@@ -188,12 +179,13 @@ func (c *Client) PublishWait(ctx context.Context, m subscribers.Message) error {
 }
 
 // send hands *m to paho. It returns without waiting for the network or
-// the broker, at once unless the connection's writer is stuck (then after
-// at most Config.WriteTimeout). It fails only when it knows the message
-// cannot go: the client is closed, it is not connected yet, or the
-// message is QoS 0 while reconnecting (paho would report success and drop
-// it). A QoS 1 or 2 message published while reconnecting waits in paho's
-// ordered store and is sent after reconnecting.
+// the broker, once paho's goroutines took it (after at most
+// Config.WriteTimeout when the connection's writer is stuck). It fails
+// only when it knows the message cannot go: the client is closed, it is
+// not connected yet, or the message is QoS 0 while reconnecting (paho
+// would report success and drop it). A QoS 1 or 2 message published while
+// reconnecting waits in paho's ordered store and is sent after
+// reconnecting.
 //
 // mosquitto 2.0.11 to at least 2.0.18 loses QoS 2 messages that a client
 // publishes before its previous QoS 2 publication completed
@@ -203,7 +195,7 @@ func (c *Client) send(m *subscribers.Message) (paho.Token, error) {
 	switch {
 	case m.QoS > 2:
 		c.publishFailed.Add(1)
-		return nil, fmt.Errorf("mqtt: publish %q: QoS %d is not 0, 1 or 2", m.Topic, m.QoS)
+		return nil, errBadQoS(*m)
 	case c.closed.Load():
 		c.publishFailed.Add(1)
 		return nil, wrapPublish(m.Topic, ErrClosed)
@@ -213,6 +205,10 @@ func (c *Client) send(m *subscribers.Message) (paho.Token, error) {
 	}
 	c.published.Add(1)
 	return c.pc.Publish(m.Topic, m.QoS, m.Retained, m.Payload), nil
+}
+
+func errBadQoS(m subscribers.Message) error {
+	return fmt.Errorf("mqtt: publish %q: QoS %d is not 0, 1 or 2", m.Topic, m.QoS)
 }
 
 func wrapPublish(topic string, err error) error {

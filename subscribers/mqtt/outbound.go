@@ -1,0 +1,188 @@
+package mqtt
+
+import (
+	"errors"
+	"sync"
+
+	paho "github.com/eclipse/paho.mqtt.golang"
+
+	"github.com/robotexec/robotexec/subscribers"
+)
+
+// maxOutbound bounds the publications waiting for paho.
+const maxOutbound = 1 << 16
+
+// ErrBacklog is returned by a publication that finds MaxOutbound
+// publications waiting for the broker connection already.
+var ErrBacklog = errors.New("mqtt: too many publications waiting for the broker")
+
+// The outbound queue decouples the router's publishers from paho. paho's
+// Publish hands each message to its own goroutines and waits while they
+// are busy writing the previous one, so a callback that published to the
+// broker directly would wait for a goroutine switch or a system call per
+// message, and the next stage of a local pipeline with it. So the router's
+// Publish only appends the message here and returns; one goroutine, the
+// feeder, hands the messages to paho in order.
+//
+// Until the first connection has subscribed (so that echoes come back),
+// QoS 1 and 2 publications wait here, as paho keeps those made while it
+// reconnects: a process that starts before its broker loses none. QoS 0
+// ones fail then, as while reconnecting.
+type outbound struct {
+	mu     sync.Mutex
+	q      []outgoing
+	open   bool // the first connection has subscribed: the feeder feeds
+	closed bool
+	wake   chan struct{} // buffered: a pending wake-up
+	done   chan struct{} // closed when the feeder ends
+}
+
+// outgoing is a publication waiting for paho.
+type outgoing struct {
+	m    subscribers.Message
+	sent subscribers.Sent
+	// handed, when not nil, receives paho's token, or the error that
+	// kept m from paho (PublishWait).
+	handed chan<- handing
+}
+
+// handing is what hand did with a publication.
+type handing struct {
+	tok paho.Token
+	err error
+}
+
+func (o *outbound) init() {
+	o.wake = make(chan struct{}, 1)
+	o.done = make(chan struct{})
+}
+
+func (o *outbound) len() int {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return len(o.q)
+}
+
+func (o *outbound) signal() {
+	select {
+	case o.wake <- struct{}{}:
+	default:
+	}
+}
+
+// enqueue appends g for the feeder, or fails when it knows that its
+// message cannot go.
+func (c *Client) enqueue(g outgoing) error {
+	m := g.m
+	o := &c.out
+	o.mu.Lock()
+	var err error
+	switch {
+	case m.QoS > 2:
+		err = errBadQoS(m)
+	case o.closed:
+		err = wrapPublish(m.Topic, ErrClosed)
+	case m.QoS == 0 && (!o.open || !c.pc.IsConnectionOpen()):
+		// paho would report success and drop it.
+		err = wrapPublish(m.Topic, ErrNotConnected)
+	case len(o.q) >= maxOutbound:
+		err = wrapPublish(m.Topic, ErrBacklog)
+	default:
+		o.q = append(o.q, g)
+	}
+	o.mu.Unlock()
+	if err != nil {
+		c.publishFailed.Add(1)
+		return err
+	}
+	o.signal()
+	return nil
+}
+
+// openOutbound lets the feeder feed paho; onConnect calls it once the
+// connection has subscribed.
+func (c *Client) openOutbound() {
+	o := &c.out
+	o.mu.Lock()
+	o.open = true
+	o.mu.Unlock()
+	o.signal()
+}
+
+// runFeeder hands the queued publications to paho, in order, until Close;
+// then it hands over what is left, if connected, and ends.
+func (c *Client) runFeeder() {
+	o := &c.out
+	defer close(o.done)
+	var batch []outgoing
+	for {
+		c.feed(&batch)
+		o.mu.Lock()
+		closed := o.closed
+		o.mu.Unlock()
+		if closed {
+			return
+		}
+		<-o.wake
+	}
+}
+
+// feed hands over the queue until it is empty, or not open.
+func (c *Client) feed(batch *[]outgoing) {
+	o := &c.out
+	for {
+		o.mu.Lock()
+		if !o.open || len(o.q) == 0 {
+			n := len(o.q)
+			if o.closed {
+				o.q = nil
+			}
+			o.mu.Unlock()
+			if o.closed && n > 0 {
+				c.publishFailed.Add(uint64(n))
+				c.log.Warn("mqtt: closed before the broker connection took these publications", "publications", n)
+			}
+			return
+		}
+		*batch, o.q = o.q, (*batch)[:0]
+		o.mu.Unlock()
+		for i := range *batch {
+			c.hand(&(*batch)[i])
+			(*batch)[i] = outgoing{}
+		}
+	}
+}
+
+// hand gives one publication to paho and tells its Sent which connection
+// took it: the number is read after paho took it, so that one published
+// while the connection was lost went to the lost connection (number read
+// before the loss was marked) or waits for the next one.
+func (c *Client) hand(g *outgoing) {
+	tok, err := c.send(&g.m)
+	if err == nil {
+		select {
+		case <-tok.Done():
+			if terr := tok.Error(); terr != nil {
+				c.publishFailed.Add(1)
+				err = wrapPublish(g.m.Topic, terr)
+			}
+		default:
+		}
+	}
+	if g.sent != nil {
+		g.sent.Sent(c.conn.Load(), err)
+	}
+	if g.handed != nil {
+		g.handed <- handing{tok: tok, err: err}
+	}
+}
+
+// closeOutbound refuses new publications; the feeder hands over what is
+// queued and ends.
+func (c *Client) closeOutbound() {
+	o := &c.out
+	o.mu.Lock()
+	o.closed = true
+	o.mu.Unlock()
+	o.signal()
+}
