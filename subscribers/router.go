@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"slices"
 	"sync"
-	"sync/atomic"
 	"time"
 )
 
@@ -369,11 +368,23 @@ func (r *Router) publish(m *Message, subs []*Subscription, offer *offering) (int
 	if m.Received.IsZero() {
 		m.Received = now()
 	}
-	if m.Retained && r.keepsRetained() {
+	if m.Retained {
+		return r.publishRetained(m, subs, offer)
+	}
+	n := offer.deliver(m, subs)
+	if r.remote == nil {
+		return n, nil
+	}
+	return n, r.send(m, subs)
+}
+
+// publishRetained is publish of a retained message.
+func (r *Router) publishRetained(m *Message, subs []*Subscription, offer *offering) (int, error) {
+	var buf [8]*Subscription
+	if r.keepsRetained() {
 		r.mu.Lock()
 		// Matched again under the lock, so that a subscription attaching
 		// meanwhile gets the message once (see retainedFor).
-		var buf [8]*Subscription
 		subs = r.localMatch(m.Topic, buf[:0])
 		r.retain(*m)
 		r.mu.Unlock()
@@ -384,15 +395,21 @@ func (r *Router) publish(m *Message, subs []*Subscription, offer *offering) (int
 	if r.remote == nil {
 		return n, nil
 	}
+	return n, r.send(m, subs)
+}
+
+// send hands *m to the remote, awaiting its echo when subs, the local
+// subscriptions that had it, are to get it from the remote too.
+func (r *Router) send(m *Message, subs []*Subscription) error {
 	if r.echo == nil || len(subs) == 0 {
-		return n, r.remote.Publish(*m, nil)
+		return r.remote.Publish(*m, nil)
 	}
 	e := r.echo.await(m, subs)
 	err := r.remote.Publish(*m, e)
 	if err != nil {
 		e.Sent(0, err)
 	}
-	return n, err
+	return err
 }
 
 // retain stores m as its topic's retained message (an empty payload
@@ -406,32 +423,4 @@ func (r *Router) retain(m Message) {
 		r.retained = make(map[string]Message)
 	}
 	r.retained[m.Topic] = m
-}
-
-// anchor is a recent time.Now; now adds the monotonic time elapsed since.
-var anchor atomic.Pointer[time.Time]
-
-func init() {
-	t := time.Now()
-	anchor.Store(&t)
-}
-
-// reanchor bounds how far now's wall clock may lag a step of the system
-// clock (an NTP correction, say).
-const reanchor = 100 * time.Millisecond
-
-// now returns the current time for stamping messages. It reads only the
-// monotonic clock (time.Now reads the wall clock too, and the router
-// stamps every message), adding the elapsed time to an anchor taken with
-// time.Now at most reanchor ago; its monotonic reading is exact, its wall
-// clock follows a step of the system clock within reanchor.
-func now() time.Time {
-	a := anchor.Load()
-	d := time.Since(*a)
-	if d >= reanchor {
-		t := time.Now()
-		anchor.Store(&t)
-		return t
-	}
-	return a.Add(d)
 }

@@ -1,0 +1,98 @@
+package subscribers
+
+import (
+	"math/bits"
+	"sync/atomic"
+	"time"
+
+	"github.com/robotexec/robotexec/internal/tsc"
+)
+
+// The router stamps every message with the time it entered the process
+// (Message.Received). time.Now reads the wall clock and the monotonic
+// clock, about 40 ns; even one clock read (about 26 ns here) is as much as
+// the rest of a local publication, and slows a producer enough that the
+// executor's workers catch up with it and serve its messages one by one
+// instead of in batches, at a third of the throughput (BENCHMARKS.md). So
+// now reads the CPU's time-stamp counter where the kernel trusts it (about
+// 10 ns), adding the ticks elapsed to an anchor taken with time.Now at
+// most reanchor ago; elsewhere it adds the monotonic time elapsed since
+// the anchor.
+
+// reanchor bounds how far a stamp's wall clock may lag a step of the
+// system clock (an NTP correction, say), and how far the counter may
+// drift from the monotonic clock between two anchors: each anchor
+// measures the counter's period since the previous one, to within
+// pairSlack over reanchor, 10 ppm, so that stamps stay within about
+// 100 ns of the monotonic clock.
+const reanchor = 10 * time.Millisecond
+
+// pairSlack bounds the time between the two counter readings around an
+// anchor's time.Now: an anchor whose readings are further apart (the
+// goroutine was preempted) is taken again.
+const pairSlack = 100 * time.Nanosecond
+
+// clockAnchor pairs a time.Now reading with the counter's at the same
+// instant.
+type clockAnchor struct {
+	t     time.Time
+	ticks int64  // tsc.Read at t; 0 without the counter
+	limit int64  // tsc.Read at which to re-anchor
+	mul   uint64 // nanoseconds per tick, fixed point 32.32; 0 without the counter
+}
+
+// anchor is the current clockAnchor; nil until the first stamp.
+var anchor atomic.Pointer[clockAnchor]
+
+// newAnchor takes an anchor after prev (nil for the first).
+func newAnchor(prev *clockAnchor) *clockAnchor {
+	ns := tsc.NsPerTick() // 10 ms the first time: before the readings
+	if ns == 0 {
+		a := &clockAnchor{t: time.Now()}
+		anchor.Store(a)
+		return a
+	}
+	slack := int64(float64(pairSlack) / ns)
+	var a clockAnchor
+	for range 10 {
+		c0 := tsc.Read()
+		a.t = time.Now()
+		c1 := tsc.Read()
+		a.ticks = c0 + (c1-c0)/2
+		if c1-c0 <= slack {
+			break
+		}
+	}
+	if prev != nil && prev.mul != 0 && a.ticks > prev.ticks {
+		if d := a.t.Sub(prev.t); d >= reanchor/2 {
+			ns = float64(d) / float64(a.ticks-prev.ticks)
+		}
+	}
+	a.mul = uint64(ns * (1 << 32))
+	a.limit = a.ticks + int64(float64(reanchor)/ns)
+	anchor.Store(&a)
+	return &a
+}
+
+// now returns the current time for stamping messages: within about 100 ns
+// of the monotonic clock, its wall clock following a step of the system
+// clock within reanchor.
+func now() time.Time {
+	a := anchor.Load()
+	if a == nil {
+		return newAnchor(nil).t
+	}
+	if a.mul == 0 {
+		d := time.Since(a.t)
+		if d >= reanchor {
+			return newAnchor(a).t
+		}
+		return a.t.Add(d)
+	}
+	c := tsc.Read()
+	if c >= a.limit || c < a.ticks {
+		return newAnchor(a).t
+	}
+	hi, lo := bits.Mul64(uint64(c-a.ticks), a.mul)
+	return a.t.Add(time.Duration(hi<<32 | lo>>32))
+}
