@@ -142,6 +142,10 @@ func start(cfg *config.Config, logger *slog.Logger, opts runOptions) (*app, erro
 		StartPaused: true,
 		Logger:      limitFloods(logger.With("component", "mqtt")),
 	}
+	if inProcess && a.broker != nil {
+		// Publications that no other client wants stay in the process.
+		mc.Audience = a.broker.AudienceOf(cfg.MQTT.ClientID)
+	}
 	if t := cfg.MQTT.TLS; t != nil {
 		mc.TLS = mqtt.TLSFiles{CA: t.CA, Cert: t.Cert, Key: t.Key}
 	}

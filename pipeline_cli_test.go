@@ -136,8 +136,9 @@ func requireContiguous(t *testing.T, out string) {
 // in one process: the sink gets every seq once, in order; an outside
 // subscriber of a middle topic sees every message; and the hops do not go
 // through the broker: with the embedded broker the client receives none of
-// them (the broker does not send the process its own publications back),
-// with mosquitto it recognizes each as the echo of a local delivery; with
+// them (the broker does not send the process its own publications back,
+// and the client sends it only those another client wants), with
+// mosquitto it recognizes each as the echo of a local delivery; with
 // in_process false every hop comes back from the broker.
 func TestRunPipelineInProcess(t *testing.T) {
 	t.Parallel()
@@ -165,7 +166,8 @@ func TestRunPipelineInProcess(t *testing.T) {
 			runs := r.sinkRuns(t)
 			received := r.metric(t, "robotexec_mqtt_messages_received_total")
 			echoes := r.metric(t, "robotexec_mqtt_echoes_suppressed_total")
-			t.Logf("%s: sink runs %.0f, messages received from the broker %.0f, echoes suppressed %.0f", tc.name, runs, received, echoes)
+			published := r.metric(t, "robotexec_mqtt_messages_published_total")
+			t.Logf("%s: sink runs %.0f, messages received from the broker %.0f, echoes suppressed %.0f, published %.0f", tc.name, runs, received, echoes, published)
 			require.Greater(t, runs, 100.0)
 			switch {
 			case !tc.inProcess:
@@ -176,6 +178,9 @@ func TestRunPipelineInProcess(t *testing.T) {
 			default:
 				require.Less(t, received, 10.0, "no hop through the broker (the status aside)")
 				require.Zero(t, echoes)
+				// The embedded broker tells which topics other clients
+				// want: only p/3, while echo watched it, went out.
+				require.Less(t, published, 1.5*runs)
 			}
 			got, _ := r.stop(t)
 			require.GreaterOrEqual(t, float64(got), runs)

@@ -17,9 +17,12 @@ type Publisher struct {
 	cache  atomic.Pointer[pubCache]
 }
 
+// pubCache is where a publisher's publications go, for as long as the
+// router's index and its audience keep their generations.
 type pubCache struct {
-	gen  uint64
-	subs []*Subscription
+	gen, agen uint64
+	subs      []*Subscription // the local subscriptions
+	out       bool            // the remote gets them
 }
 
 // Publisher returns a publisher on topic, which must be a valid topic name
@@ -68,7 +71,8 @@ func (p *Publisher) Publish(payload []byte) error {
 // modified afterwards.
 func (p *Publisher) PublishMessage(m Message) (int, error) {
 	m.Topic = p.topic
-	return p.r.publish(&m, p.subscribers(), nil)
+	c := p.route()
+	return p.r.publish(&m, c.subs, c.out, nil)
 }
 
 // Offer publishes m like PublishMessage, but local subscriptions take it
@@ -78,22 +82,27 @@ func (p *Publisher) PublishMessage(m Message) (int, error) {
 // publishers use it from callbacks (muting and hand-off).
 func (p *Publisher) Offer(m Message, quiet bool, overloaded func(*Subscription)) (int, error) {
 	m.Topic = p.topic
-	return p.r.publish(&m, p.subscribers(), &offering{quiet: quiet, overloaded: overloaded})
+	c := p.route()
+	return p.r.publish(&m, c.subs, c.out, &offering{quiet: quiet, overloaded: overloaded})
 }
 
-// subscribers returns the local subscriptions that the topic reaches.
-func (p *Publisher) subscribers() []*Subscription {
+// route returns where the topic's publications go.
+func (p *Publisher) route() *pubCache {
 	r := p.r
-	if !r.local() {
-		return nil
-	}
 	gen := r.index.Generation()
-	if c := p.cache.Load(); c != nil && c.gen == gen {
-		return c.subs
+	var agen uint64
+	if a := r.opts.Audience; a != nil {
+		agen = a.Generation()
 	}
-	c := &pubCache{gen: gen, subs: r.localMatch(p.topic, nil)}
+	if c := p.cache.Load(); c != nil && c.gen == gen && c.agen == agen {
+		return c
+	}
+	c := &pubCache{gen: gen, agen: agen, out: r.wanted(p.topic)}
+	if r.local() {
+		c.subs = r.localMatch(p.topic, nil)
+	}
 	p.cache.Store(c)
-	return c.subs
+	return c
 }
 
 // String describes the publisher.

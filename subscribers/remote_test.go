@@ -279,3 +279,55 @@ func TestRouterRetainedWithRemote(t *testing.T) {
 		})
 	}
 }
+
+// scriptedAudience wants the topics in its set.
+type scriptedAudience struct {
+	mu     sync.Mutex
+	gen    uint64
+	wanted map[string]bool
+}
+
+func (a *scriptedAudience) Generation() uint64 {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.gen
+}
+
+func (a *scriptedAudience) Wanted(topic string) bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.wanted[topic]
+}
+
+func (a *scriptedAudience) want(topic string) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.wanted[topic] = true
+	a.gen++
+}
+
+// A publication that nobody beyond the process wants stays in the
+// process, retained ones aside; the router asks again when the audience
+// changes.
+func TestRouterAudience(t *testing.T) {
+	aud := &scriptedAudience{wanted: map[string]bool{}}
+	r, rem, subs := remoteRouter(t, subscribers.RouterOptions{Audience: aud, NoEcho: true}, "t")
+	pub, err := r.Publisher("t")
+	require.NoError(t, err)
+	require.NoError(t, pub.Publish([]byte("local only")))
+	require.Empty(t, rem.published)
+	_, err = pub.PublishMessage(subscribers.Message{Payload: []byte("retained"), Retained: true})
+	require.NoError(t, err)
+	require.Len(t, rem.published, 1, "the broker keeps retained messages")
+	aud.want("t")
+	require.NoError(t, pub.Publish([]byte("wanted")))
+	require.Len(t, rem.published, 2)
+	require.Equal(t, "wanted", string(rem.published[1].Payload))
+	got, _ := drain(subs["t"])
+	require.Equal(t, []string{"local only", "retained", "wanted"}, got)
+
+	// Without local first, the process's own subscriptions want it all.
+	ro, rem2, _ := remoteRouter(t, subscribers.RouterOptions{Audience: aud, RemoteOnly: true}, "u")
+	publishOn(t, ro, "u", "x", 0)
+	require.Len(t, rem2.published, 1)
+}

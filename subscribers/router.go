@@ -29,6 +29,19 @@ type Remote interface {
 	Publish(m Message, sent Sent) error
 }
 
+// Audience tells a router whether anyone beyond its process wants the
+// messages of a topic: the embedded broker knows (see package
+// subscribers/mqtt/broker). A publication that nobody else wants stays in
+// the process, unless it is retained.
+type Audience interface {
+	// Generation changes whenever Wanted's answers may change.
+	Generation() uint64
+	// Wanted reports whether anyone beyond the process wants the
+	// messages of topic. It may be slow: the router asks it again only
+	// when the generation changed.
+	Wanted(topic string) bool
+}
+
 // Sent is told which connection of a [Remote] took a publication.
 type Sent interface {
 	Sent(conn uint64, err error)
@@ -46,6 +59,11 @@ type RouterOptions struct {
 	// matching subscriptions of this process get a publication directly.
 	// Ignored without Remote.
 	RemoteOnly bool
+	// Audience, with a remote, says which publications anyone beyond the
+	// process wants: the others stay in the process (retained ones
+	// aside). (optional) Defaults to none: every publication goes to the
+	// remote.
+	Audience Audience
 	// NoEcho says that the remote never sends the router's own
 	// publications back to its non-shared subscriptions (the embedded
 	// broker does this for its process's client). (optional) Defaults to
@@ -346,7 +364,20 @@ func (r *Router) Publish(m Message) (int, error) {
 	if r.local() {
 		subs = r.localMatch(m.Topic, buf[:0])
 	}
-	return r.publish(&m, subs, nil)
+	return r.publish(&m, subs, r.wanted(m.Topic), nil)
+}
+
+// wanted reports whether the remote is to get the publications on topic:
+// with a remote, unless the router is local first and its audience says
+// nobody beyond the process wants them.
+func (r *Router) wanted(topic string) bool {
+	if r.remote == nil {
+		return false
+	}
+	if a := r.opts.Audience; a != nil && r.local() {
+		return a.Wanted(topic)
+	}
+	return true
 }
 
 // localMatch appends the subscriptions that a publication on topic reaches
@@ -361,10 +392,10 @@ func (r *Router) localMatch(topic string, dst []*Subscription) []*Subscription {
 }
 
 // publish delivers *m to subs, the local subscriptions it reaches, and
-// sends it to the remote. With offer set, subscriptions take it through
-// offer, which never waits. It returns how many subscriptions accepted it
-// and the remote's error.
-func (r *Router) publish(m *Message, subs []*Subscription, offer *offering) (int, error) {
+// sends it to the remote when out is set. With offer set, subscriptions
+// take it through offer, which never waits. It returns how many
+// subscriptions accepted it and the remote's error.
+func (r *Router) publish(m *Message, subs []*Subscription, out bool, offer *offering) (int, error) {
 	if m.Received.IsZero() {
 		m.Received = now()
 	}
@@ -372,13 +403,14 @@ func (r *Router) publish(m *Message, subs []*Subscription, offer *offering) (int
 		return r.publishRetained(m, subs, offer)
 	}
 	n := offer.deliver(m, subs)
-	if r.remote == nil {
+	if !out {
 		return n, nil
 	}
 	return n, r.send(m, subs)
 }
 
-// publishRetained is publish of a retained message.
+// publishRetained is publish of a retained message, which the remote
+// always gets: the broker keeps it for later subscribers.
 func (r *Router) publishRetained(m *Message, subs []*Subscription, offer *offering) (int, error) {
 	var buf [8]*Subscription
 	if r.keepsRetained() {

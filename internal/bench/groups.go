@@ -255,7 +255,7 @@ func (s *suite) pipeline() ([]Metric, error) {
 		return nil, err
 	}
 	ms := []Metric{NewMetric(specPipeP50, as[0], bs[0]), NewMetric(specPipeP99, as[1], bs[1]), NewMetric(specPipeHop, as[0], bs[2])}
-	ms[0].Note = fmt.Sprintf("a timer publishing every %v through %d stages to a sink, each an executor owner publishing through the MQTT client's router (embedded broker, local first, as nodes do; executor of %d workers), source publication to sink callback start, vs a ticker goroutine sending through %d goroutines linked by channels to a sink goroutine.",
+	ms[0].Note = fmt.Sprintf("a timer publishing every %v through %d stages to a sink, each an executor owner publishing through the MQTT client's router (embedded broker, local first, as nodes do: no other client subscribes, so no hop goes to the broker; executor of %d workers), source publication to sink callback start, vs a ticker goroutine sending through %d goroutines linked by channels to a sink goroutine.",
 		PipelinePeriod, PipelineStages, w, PipelineStages)
 	ms[2].Note = "the pipeline's p50 vs one hop through the embedded broker between two MQTT clients with executors of their own, as between two robotexec processes, at the same rate."
 	return ms, nil

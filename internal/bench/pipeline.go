@@ -45,7 +45,8 @@ func sinceStamp(base time.Time, p []byte) time.Duration {
 // (its own mutually exclusive group) publishing through the router of an
 // MQTT client of the embedded broker, local first (executor.in_process,
 // the default of robotexec run), as nodes do: every hop goes straight into
-// the next queue, and to the broker for everyone else.
+// the next queue, and to the broker when another client subscribes to it
+// (none does here).
 func PipelineExecutor(workers int, d time.Duration) (Latency, error) {
 	brk, err := broker.New(broker.Config{Listen: "127.0.0.1:0", Logger: discard,
 		NoLocal: func(id, _ string) bool { return id == pipelineClient }})
@@ -53,7 +54,7 @@ func PipelineExecutor(workers int, d time.Duration) (Latency, error) {
 		return Latency{}, err
 	}
 	defer brk.Close()
-	c, err := dialBench(brk.URL(), pipelineClient, mqtt.Config{InProcess: true, NoEcho: true})
+	c, err := dialBench(brk.URL(), pipelineClient, mqtt.Config{InProcess: true, NoEcho: true, Audience: brk.AudienceOf(pipelineClient)})
 	if err != nil {
 		return Latency{}, err
 	}

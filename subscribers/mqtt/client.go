@@ -113,6 +113,7 @@ func Dial(cfg Config) (*Client, error) {
 		Remote:     (*remote)(c),
 		RemoteOnly: !s.InProcess,
 		NoEcho:     s.NoEcho,
+		Audience:   s.Audience,
 		QoS:        s.QoS,
 	})
 	c.in.init()

@@ -77,6 +77,11 @@ type Config struct {
 	// an InProcess client recognizes and drops the echoes itself.
 	// (optional) Defaults to false.
 	NoEcho bool
+	// Audience, with InProcess, says which publications anyone beyond
+	// the process wants, so that the others stay in the process: the
+	// embedded broker knows (broker.Broker.AudienceOf). (optional)
+	// Defaults to none: every publication goes to the broker.
+	Audience subscribers.Audience
 	// StartPaused holds incoming messages, delivering and acknowledging
 	// none, until [Client.Resume]. With a persistent session the broker
 	// sends the messages queued during the client's absence right after

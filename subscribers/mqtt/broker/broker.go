@@ -84,10 +84,11 @@ type Config struct {
 
 // Broker is an MQTT broker running in this process.
 type Broker struct {
-	srv  *mochi.Server
-	ln   *trackingListener
-	addr string
-	tls  bool
+	srv      *mochi.Server
+	audience *audienceHook
+	ln       *trackingListener
+	addr     string
+	tls      bool
 
 	once sync.Once
 	err  error
@@ -133,6 +134,10 @@ func New(cfg Config) (*Broker, error) {
 	if err := srv.AddHook(newTakeoverHook(srv, log), nil); err != nil {
 		return nil, fmt.Errorf("broker: %w", err)
 	}
+	audience := &audienceHook{}
+	if err := srv.AddHook(audience, nil); err != nil {
+		return nil, fmt.Errorf("broker: %w", err)
+	}
 	if cfg.NoLocal != nil {
 		if err := srv.AddHook(&noLocalHook{noLocal: cfg.NoLocal}, nil); err != nil {
 			return nil, fmt.Errorf("broker: %w", err)
@@ -156,7 +161,7 @@ func New(cfg Config) (*Broker, error) {
 		_ = ln.Close()
 		return nil, fmt.Errorf("broker: serve: %w", err)
 	}
-	b := &Broker{srv: srv, ln: tl, addr: ln.Addr().String(), tls: cfg.TLS != nil}
+	b := &Broker{srv: srv, audience: audience, ln: tl, addr: ln.Addr().String(), tls: cfg.TLS != nil}
 	cfg.Logger.Debug("broker: listening", "addr", b.addr, "tls", cfg.TLS != nil)
 	return b, nil
 }

@@ -1,0 +1,65 @@
+package broker
+
+import (
+	"sync/atomic"
+
+	mochi "github.com/mochi-mqtt/server/v2"
+	"github.com/mochi-mqtt/server/v2/packets"
+
+	"github.com/robotexec/robotexec/subscribers"
+)
+
+// audienceHook counts the changes of the broker's subscriptions: any
+// subscription, unsubscription, session taken over, client gone or
+// expired may change who wants a topic.
+type audienceHook struct {
+	mochi.HookBase
+	gen atomic.Uint64
+}
+
+func (h *audienceHook) ID() string { return "robotexec-audience" }
+
+func (h *audienceHook) Provides(b byte) bool {
+	switch b {
+	case mochi.OnSubscribed, mochi.OnUnsubscribed, mochi.OnSessionEstablished, mochi.OnDisconnect, mochi.OnClientExpired:
+		return true
+	}
+	return false
+}
+
+func (h *audienceHook) OnSubscribed(*mochi.Client, packets.Packet, []byte) { h.gen.Add(1) }
+func (h *audienceHook) OnUnsubscribed(*mochi.Client, packets.Packet)       { h.gen.Add(1) }
+func (h *audienceHook) OnSessionEstablished(*mochi.Client, packets.Packet) { h.gen.Add(1) }
+func (h *audienceHook) OnDisconnect(*mochi.Client, error, bool)            { h.gen.Add(1) }
+func (h *audienceHook) OnClientExpired(*mochi.Client)                      { h.gen.Add(1) }
+
+// AudienceOf returns who, besides the client clientID, wants the messages
+// of a topic: a subscriptions.Audience for that client's router, so that
+// its publications that nobody else subscribes to stay in its process.
+// Offline persistent sessions and shared subscriptions (whose members the
+// broker picks, maybe clientID) count as wanting. A client that
+// subscribes while a publication is made may miss it, as MQTT allows
+// before its SUBACK.
+func (b *Broker) AudienceOf(clientID string) subscribers.Audience {
+	return audience{b: b, client: clientID}
+}
+
+type audience struct {
+	b      *Broker
+	client string
+}
+
+func (a audience) Generation() uint64 { return a.b.audience.gen.Load() }
+
+func (a audience) Wanted(topic string) bool {
+	subs := a.b.srv.Topics.Subscribers(topic)
+	if len(subs.Shared) > 0 || len(subs.InlineSubscriptions) > 0 {
+		return true
+	}
+	for id := range subs.Subscriptions {
+		if id != a.client {
+			return true
+		}
+	}
+	return false
+}
