@@ -1,5 +1,6 @@
 // Package subscribers provides subscriptions with their own bounded message
-// queues, the in-process bus that delivers messages to them, and publishers.
+// queues, the router that is a process's one message path, and
+// publishers.
 //
 // A [Subscription] is the channel of seed 003: each accepted message is an
 // item of work in its own FIFO queue, bounded by a depth and an explicit
@@ -14,13 +15,21 @@
 // subscription with more work goes to the back of the ready queue.
 //
 // A [Source] delivers messages to the subscriptions attached to it. The
-// [Bus] is the in-process source: topics inside one process, matched with
-// MQTT filters ('+' for one level, '#' for the rest). The MQTT source lives in
-// subscribers/mqtt.
+// [Router] is the source of a process: a publication through its
+// [Publisher] reaches the matching subscriptions of the process directly
+// and, through a [Remote] (the MQTT client of subscribers/mqtt), the broker
+// for everyone else; what the remote receives goes to the matching
+// subscriptions, except the broker's echoes of the router's own
+// publications, which the subscriptions that had them do not get again.
+// Without a remote the router is an in-process bus, for tests and the dry
+// run that checks a config. Topics are matched with MQTT filters ('+' for
+// one level, '#' for the rest) by an [Index]; a shared subscription,
+// $share/GROUP/FILTER, is matched by FILTER.
 //
 // # Concurrency
 //
-// Subscription, Bus and Publisher are safe for concurrent use. Payloads are
-// shared, not copied, between the publisher and every subscriber: neither
-// may modify a payload after publishing or receiving it.
+// Subscription, Router, Index and Publisher are safe for concurrent use.
+// Payloads are shared, not copied, between the publisher and every
+// subscriber: neither may modify a payload after publishing or receiving
+// it.
 package subscribers

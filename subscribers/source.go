@@ -1,7 +1,8 @@
 package subscribers
 
-// Source delivers messages to the subscriptions attached to it: the
-// in-process [Bus], or the MQTT client of subscribers/mqtt.
+// Source delivers messages to the subscriptions attached to it: a
+// [Router], or the MQTT client of subscribers/mqtt, which attaches them to
+// its router.
 type Source interface {
 	// Attach starts delivering messages whose topic matches s's filter to
 	// s, in the order they arrive. It calls s.Attach(source).

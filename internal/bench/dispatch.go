@@ -37,7 +37,7 @@ func (r Rate) PerSecond() float64 {
 }
 
 // dispatchRig is executor/bench_test.go's BenchmarkDispatch workload: an
-// executor with 4·workers subscriptions of an in-process bus, depth 256,
+// executor with 4·workers subscriptions of an in-process router, depth 256,
 // Block policy, in one reentrant group, each with an empty callback.
 type dispatchRig struct {
 	ex     *executor.Executor
@@ -47,7 +47,7 @@ type dispatchRig struct {
 	done   chan error
 }
 
-// send hands m to subscription i: through the bus (its publisher: topic
+// send hands m to subscription i: through the router (its publisher: topic
 // routing, and a time stamp when m has none) or directly, as the channel
 // pool's producer hands a closure to the channel.
 func (r *dispatchRig) send(i int, m subscribers.Message, viaBus bool) {

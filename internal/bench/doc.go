@@ -11,7 +11,7 @@
 // those of issue 6 (see BENCHMARKS.md):
 //
 //   - dispatch throughput: empty callbacks per second through the
-//     executor (4·W subscriptions on an in-process bus, Block policy, depth
+//     executor (4·W subscriptions on an in-process router, Block policy, depth
 //     256, one producer), versus W goroutines calling the func() values of
 //     one shared channel of capacity 1024. Target ratio ≥ 0.5.
 //   - dispatch latency p50, p99, p99.9: trigger to callback start, at half

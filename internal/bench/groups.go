@@ -31,7 +31,7 @@ func (s *suite) throughput() ([]Metric, error) {
 	DispatchChanPool(w, warm)
 	// robotexec's side runs twice per repetition, handing messages to the
 	// subscriptions directly (the headline, as the pool's producer hands
-	// closures to its channel) and through the in-process bus; each run
+	// closures to its channel) and through the in-process router; each run
 	// is d/2, so that the side takes as long as the baseline's.
 	as, bs, err := s.pairs(func() ([]float64, error) {
 		r, err := DispatchExecutor(w, d/2)
@@ -49,7 +49,7 @@ func (s *suite) throughput() ([]Metric, error) {
 	m := NewMetric(specThroughput, as[0], bs[0])
 	m.Note = fmt.Sprintf("empty callbacks; %d subscriptions (depth 256, block) fed directly (Subscription.Deliver) vs %d goroutines on one chan func() of capacity %d; one producer; timed until drained.", 4*w, w, ChanCapacity)
 	bus := NewMetric(specThroughBus, as[1], bs[0])
-	bus.Note = "the same, publishing through the in-process bus (topic routing and a time stamp per message)."
+	bus.Note = "the same, publishing through the in-process router (topic routing and a time stamp per message)."
 	return []Metric{m, bus}, nil
 }
 
@@ -296,7 +296,7 @@ func (s *suite) memory() ([]Metric, error) {
 		NewMetric(specTimerBytes, tms[0], afs[0]),
 	}
 	ms[0].Note = fmt.Sprintf("heap allocations (MemStats.Mallocs) per callback over %d events of the dispatch workload, in steady state.", events)
-	ms[1].Note = fmt.Sprintf("live heap after GC per subscription, over %d (in-process bus, default depth %d) vs a chan Message of that capacity.", n, subscribers.DefaultDepth)
+	ms[1].Note = fmt.Sprintf("live heap after GC per subscription, over %d (in-process router, default depth %d) vs a chan Message of that capacity.", n, subscribers.DefaultDepth)
 	ms[2].Note = fmt.Sprintf("live heap after GC per armed periodic timer, over %d executor timers vs time.AfterFunc timers.", n)
 	return ms, nil
 }

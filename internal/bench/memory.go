@@ -42,7 +42,7 @@ func stopped(ex *executor.Executor) error {
 }
 
 // SubscriptionBytes returns the live heap per idle subscription: n
-// subscriptions of an in-process bus with the default queue (depth
+// subscriptions of an in-process router with the default queue (depth
 // subscribers.DefaultDepth, drop_oldest), registered on an executor, their
 // topic names excluded (made beforehand).
 func SubscriptionBytes(n int) (float64, error) {
@@ -60,7 +60,7 @@ func SubscriptionBytes(n int) (float64, error) {
 				return nil, err
 			}
 		}
-		return nil, nil // the executor and the bus, alive below, keep them
+		return nil, nil // the executor and the router, alive below, keep them
 	})
 	if err != nil {
 		return 0, err

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/robotexec/robotexec/executor"
@@ -61,4 +63,72 @@ func Example() {
 	// Output:
 	// sensors/left/imu: {"ax":0.1} (QoS 1)
 	// stopped: <nil>
+}
+
+// With InProcess, a publication reaches the subscriptions of the same
+// process directly, and the broker for everyone else. The embedded
+// broker, told that the process's client needs none of its own
+// publications back (NoLocal, NoEcho), sends the client nothing: the
+// subscription in the process gets the message once.
+func Example_inProcess() {
+	quiet := slog.New(slog.DiscardHandler)
+	const id = "robot"
+	b, err := broker.New(broker.Config{Listen: "127.0.0.1:0", Logger: quiet,
+		NoLocal: func(client, _ string) bool { return client == id }})
+	if err != nil {
+		panic(err)
+	}
+	defer b.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	dial := func(cfg mqtt.Config) *mqtt.Client {
+		cfg.Broker, cfg.QoS, cfg.StatusTopic, cfg.Logger = b.URL(), 1, "-", quiet
+		c, err := mqtt.Dial(cfg)
+		if err != nil {
+			panic(err)
+		}
+		if err := c.WaitConnected(ctx); err != nil {
+			panic(err)
+		}
+		return c
+	}
+	robot := dial(mqtt.Config{ClientID: id, InProcess: true, NoEcho: true, Audience: b.AudienceOf(id)})
+	defer robot.Close()
+	outsider := dial(mqtt.Config{ClientID: "outsider", CleanSession: true})
+	defer outsider.Close()
+
+	ex := executor.New(executor.Options{Workers: 2})
+	got := make(chan string, 2)
+	for _, s := range []struct {
+		who    string
+		source subscribers.Source
+	}{{"in process", robot}, {"outside", outsider}} {
+		_, err := ex.NewOwner(s.who, nil).Subscribe(s.source, "robot/odom", func(m subscribers.Message) {
+			got <- fmt.Sprintf("%s: %s", s.who, m.Payload)
+		})
+		if err != nil {
+			panic(err)
+		}
+	}
+	runCtx, stop := context.WithCancel(ctx)
+	done := make(chan error)
+	go func() { done <- ex.Run(runCtx) }()
+
+	pub, err := robot.Publisher("robot/odom", 1, false)
+	if err != nil {
+		panic(err)
+	}
+	if err := pub.Publish([]byte(`{"x":1}`)); err != nil {
+		panic(err)
+	}
+	lines := []string{<-got, <-got}
+	slices.Sort(lines)
+	fmt.Println(strings.Join(lines, "\n"))
+	stop()
+	<-done
+	fmt.Println("received from the broker:", robot.Stats().Received)
+	// Output:
+	// in process: {"x":1}
+	// outside: {"x":1}
+	// received from the broker: 0
 }
