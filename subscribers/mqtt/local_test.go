@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -146,26 +145,6 @@ func (w *localWorld) echoes() map[string]int {
 	return out
 }
 
-func runUntilStopped(t *testing.T, ex *executor.Executor) func() {
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- ex.Run(ctx) }()
-	var once sync.Once
-	stop := func() {
-		once.Do(func() {
-			cancel()
-			select {
-			case err := <-done:
-				require.NoError(t, err)
-			case <-time.After(waitFor):
-				t.Fatalf("executor did not stop within %v", waitFor)
-			}
-		})
-	}
-	t.Cleanup(stop)
-	return stop
-}
-
 // TestLocalFirstExactlyOnce runs random workloads on a local-first client:
 // nodes publish from timers (with the executor's hand-off and muting) and
 // from outside callbacks, at QoS 0 and 1, on topics that subscriptions of
@@ -241,7 +220,7 @@ func exactlyOnceWorkload(w *localWorld, r *rand.Rand) {
 		})
 		require.NoError(w.t, err)
 	}
-	stop := runUntilStopped(w.t, w.ex)
+	stop := runExecutor(w.t, w.ex)
 
 	// A publisher outside any callback, and the foreign client, with
 	// payloads equal to node0's on w/3.
@@ -310,7 +289,7 @@ func exactlyOnceWorkload(w *localWorld, r *rand.Rand) {
 func TestLocalFirstLostEchoes(t *testing.T) {
 	forEachLocalBroker(t, true, func(w *localWorld) {
 		w.subscribe("s", "loss/+")
-		stop := runUntilStopped(w.t, w.ex)
+		stop := runExecutor(w.t, w.ex)
 		pub, err := w.c.Router().Publisher("loss/a")
 		require.NoError(t, err)
 		n := 0
