@@ -307,3 +307,29 @@ func requireEachOnce(t *testing.T, ls []string, n int) {
 	}
 	require.Len(t, ls, n)
 }
+
+// TestRunRetainedReachesTheBroker has a bridge republish retained: the
+// process's own retained publication reaches the broker, and a subscriber
+// that comes later gets it, on both brokers.
+func TestRunRetainedReachesTheBroker(t *testing.T) {
+	t.Parallel()
+	for _, name := range []string{"embedded", "mosquitto"} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			url := "embedded"
+			if name == "mosquitto" {
+				url = mqtttest.Mosquitto(t, mqtttest.MosquittoOptions{Persistence: true}).URL()
+			}
+			r := startPipeline(t, pipelineOptions{broker: url, inProcess: true,
+				nodes: "  - { name: keeper, type: bridge, params: { from: in/+, to: state/+, retain: true } }\n"})
+			// Publish until the bridge has subscribed and republished.
+			publishUntil(t, r.url, func() bool { return r.metric(t, "robotexec_mqtt_messages_published_total") > 0 },
+				pubMsg{"in/mode", "auto"})
+			late := runCmd(t, traffic, robotexecBin, nil, "echo", "-broker", r.url, "-n", "1", "state/mode")
+			require.Equal(t, 0, late.code, "%s", late)
+			require.Equal(t, "state/mode auto\n", late.stdout)
+			r.signal(t, os.Interrupt)
+			require.Equal(t, 0, r.wait(t, stopWithin))
+		})
+	}
+}
