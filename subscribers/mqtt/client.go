@@ -148,6 +148,7 @@ func Dial(cfg Config) (*Client, error) {
 	if s.tls != nil {
 		o.SetTLSConfig(s.tls)
 	}
+	o.SetCustomOpenConnectionFn(openConnection)
 	if s.StatusTopic != "" {
 		o.SetWill(s.StatusTopic, StatusOffline, 1, true)
 	}
