@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/robotexec/robotexec/executor"
+	"github.com/robotexec/robotexec/internal/tracecheck"
 	"github.com/robotexec/robotexec/nodes"
 	"github.com/robotexec/robotexec/subscribers"
 	"github.com/robotexec/robotexec/waitset"
@@ -45,12 +46,14 @@ func relayType(done chan<- struct{}) string {
 // on an otherwise idle executor: a node's publication to the next node's
 // dormant subscription wakes no other worker (seed 004's hand-off): the
 // publishing worker runs the next stage itself, so the only wake-up per
-// message is the one for the message entering the chain from outside.
+// message is the one for the message entering the chain from outside, and
+// the recorded trace shows each message's five runs on one worker.
 func TestNodesHandOff(t *testing.T) {
 	const messages = 100
 	done := make(chan struct{}, 1)
 	typ := relayType(done)
-	ex := executor.New(executor.Options{Workers: 4, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	trace := &tracecheck.Recorder{}
+	ex := executor.New(executor.Options{Workers: 4, Observer: trace, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	router := new(subscribers.Router)
 	env := &nodes.Env{Executor: ex, Router: router, QoS: 1}
 	for i := range 5 {
@@ -88,6 +91,21 @@ func TestNodesHandOff(t *testing.T) {
 	require.Equal(t, uint64(messages), ex.Stats().Wakeups-before)
 	cancel()
 	require.NoError(t, <-stopped)
+	steps := trace.Steps()
+	require.NoError(t, tracecheck.Check(steps, tracecheck.Model{Workers: 4, Drained: true, Batch: executor.DefaultBatch}))
+	var workers []int // of each message's runs, stage by stage
+	for _, s := range steps {
+		if s.Op == waitset.Start {
+			workers = append(workers, s.Worker)
+		}
+	}
+	require.Len(t, workers, 5*(messages+5))
+	for m := range messages + 5 {
+		run := workers[5*m : 5*m+5]
+		for _, w := range run {
+			require.Equal(t, run[0], w, "message %d's runs on workers %v", m, run)
+		}
+	}
 }
 
 // muteCount counts the mutes of an executor.
