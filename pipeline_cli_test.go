@@ -189,32 +189,41 @@ func TestRunPipelineInProcess(t *testing.T) {
 }
 
 // TestRunSlowStageMutesItsProducer feeds a stage that takes 2 ms a message
-// from a heartbeat at 4 kHz, with the block policy and a queue of 10: the
-// heartbeat is muted while the stage's queue is full and resumed as it
-// drains, so nothing is dropped, the queue stays bounded, and the sink
-// gets every seq in order.
+// from a heartbeat at 4 kHz, with the block policy and a queue of 10, on
+// the embedded broker and on mosquitto: the heartbeat is muted while the
+// stage's queue is full and resumed as it drains, so nothing is dropped,
+// the queue stays bounded, and the sink gets every seq in order.
 func TestRunSlowStageMutesItsProducer(t *testing.T) {
 	t.Parallel()
-	r := startPipeline(t, pipelineOptions{broker: "embedded", inProcess: true, nodes: fiveStages("250us", "2ms"),
-		executor: ", queue_depth: 10, overflow: block"})
-	const depth = `robotexec_queue_depth{callback="stage",node="stage1"}`
-	maxDepth := 0.0
-	deadline := time.Now().Add(traffic)
-	for r.sinkRuns(t) < 300 {
-		require.True(t, time.Now().Before(deadline), "300 messages through the slow stage within %v", traffic)
-		maxDepth = max(maxDepth, r.metric(t, depth))
+	for _, name := range []string{"embedded", "mosquitto"} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			url := "embedded"
+			if name == "mosquitto" {
+				url = mqtttest.Mosquitto(t, mqtttest.MosquittoOptions{Persistence: true}).URL()
+			}
+			r := startPipeline(t, pipelineOptions{broker: url, inProcess: true, nodes: fiveStages("250us", "2ms"),
+				executor: ", queue_depth: 10, overflow: block"})
+			const depth = `robotexec_queue_depth{callback="stage",node="stage1"}`
+			maxDepth := 0.0
+			deadline := time.Now().Add(traffic)
+			for r.sinkRuns(t) < 300 {
+				require.True(t, time.Now().Before(deadline), "300 messages through the slow stage within %v", traffic)
+				maxDepth = max(maxDepth, r.metric(t, depth))
+			}
+			missed := r.metric(t, `robotexec_timer_missed_ticks_total{callback="beat",node="source"}`)
+			_, body := getURL(t, r.metrics)
+			for _, l := range lines(body) {
+				if strings.HasPrefix(l, "robotexec_messages_dropped_total{") {
+					require.True(t, strings.HasSuffix(l, " 0"), "no drop: %s", l)
+				}
+			}
+			received, _ := r.stop(t)
+			t.Logf("%s: sink received %d; stage1's queue at most %.0f; the heartbeat missed %.0f ticks while muted", name, received, maxDepth, missed)
+			require.LessOrEqual(t, maxDepth, 11.0, "the queue stays bounded")
+			require.Positive(t, missed, "the heartbeat was held back")
+		})
 	}
-	missed := r.metric(t, `robotexec_timer_missed_ticks_total{callback="beat",node="source"}`)
-	_, body := getURL(t, r.metrics)
-	for _, l := range lines(body) {
-		if strings.HasPrefix(l, "robotexec_messages_dropped_total{") {
-			require.True(t, strings.HasSuffix(l, " 0"), "no drop: %s", l)
-		}
-	}
-	received, _ := r.stop(t)
-	t.Logf("sink received %d; stage1's queue at most %.0f; the heartbeat missed %.0f ticks while muted", received, maxDepth, missed)
-	require.LessOrEqual(t, maxDepth, 11.0, "the queue stays bounded")
-	require.Positive(t, missed, "the heartbeat was held back")
 }
 
 // TestRunSharedSubscriptionSplitsLoad runs two instances whose bridges read
