@@ -157,7 +157,8 @@ func TestCollector(t *testing.T) {
 	require.False(t, ok, "a timer has no queue")
 
 	r.mq.st = mqtt.Stats{Connected: true, Reconnects: 2, Received: 9, Published: 8, PublishFailed: 7,
-		Dropped: map[subscribers.Reason]uint64{subscribers.TooLarge: 3, subscribers.QueueFull: 4}}
+		Dropped: map[subscribers.Reason]uint64{subscribers.TooLarge: 3, subscribers.QueueFull: 4, subscribers.Unrouted: 5},
+		Echoes:  subscribers.EchoStats{Matched: 6, GivenUp: 2}}
 	r.require(t, 1, "robotexec_mqtt_connected")
 	r.require(t, 2, "robotexec_mqtt_reconnects_total")
 	r.require(t, 9, "robotexec_mqtt_messages_received_total")
@@ -165,6 +166,9 @@ func TestCollector(t *testing.T) {
 	r.require(t, 7, "robotexec_mqtt_publish_failures_total")
 	r.require(t, 3, "robotexec_messages_dropped_total", "reason", "too_large")
 	r.require(t, 4, "robotexec_messages_dropped_total", "reason", "queue_full")
+	r.require(t, 5, "robotexec_messages_dropped_total", "reason", "unrouted")
+	r.require(t, 6, "robotexec_mqtt_echoes_suppressed_total")
+	r.require(t, 2, "robotexec_mqtt_echoes_given_up_total")
 	r.mq.st.Connected = false
 	r.require(t, 0, "robotexec_mqtt_connected")
 
