@@ -73,8 +73,12 @@ type Config struct {
 	// published itself, live or retained. It is asked at each
 	// subscription of a filter by a client; shared subscriptions never get
 	// it. A process that embeds the broker sets it for its own client,
-	// whose publications reach its subscriptions directly. (optional)
-	// Defaults to none.
+	// whose publications reach its subscriptions directly. The broker
+	// sends a client one copy of a message for all its subscriptions, so
+	// a client's own message on a topic that one of its no-local
+	// subscriptions and one of its shared ones match does not reach the
+	// shared one when the broker picks that client for its group.
+	// (optional) Defaults to none.
 	NoLocal func(clientID, filter string) bool
 	// MaxPacketSize is the largest MQTT packet, in bytes, accepted from a
 	// client; a client that sends a larger one is disconnected. (optional)
