@@ -307,7 +307,8 @@ type Stats struct {
 	// overflow policy are counted by the subscription only.
 	Dropped map[subscribers.Reason]uint64
 	// Pending is the number of received messages not yet handed over;
-	// Outbound the number of publications not yet handed to paho.
+	// Outbound the number of publications not yet handed to paho
+	// (queued, or being handed).
 	Pending, Outbound int
 	// Published counts publications handed to paho; PublishFailed those
 	// refused at once (not connected, closed, timeouts).

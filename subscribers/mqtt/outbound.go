@@ -3,6 +3,7 @@ package mqtt
 import (
 	"errors"
 	"sync"
+	"sync/atomic"
 
 	paho "github.com/eclipse/paho.mqtt.golang"
 
@@ -35,6 +36,7 @@ type outbound struct {
 	closed bool
 	wake   chan struct{} // buffered: a pending wake-up
 	done   chan struct{} // closed when the feeder ends
+	n      atomic.Int64  // publications queued or being handed to paho
 }
 
 // outgoing is a publication waiting for paho.
@@ -57,11 +59,7 @@ func (o *outbound) init() {
 	o.done = make(chan struct{})
 }
 
-func (o *outbound) len() int {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	return len(o.q)
-}
+func (o *outbound) len() int { return int(o.n.Load()) }
 
 func (o *outbound) signal() {
 	select {
@@ -89,6 +87,7 @@ func (c *Client) enqueue(g outgoing) error {
 		err = wrapPublish(m.Topic, ErrBacklog)
 	default:
 		o.q = append(o.q, g)
+		o.n.Add(1)
 	}
 	o.mu.Unlock()
 	if err != nil {
@@ -139,6 +138,7 @@ func (c *Client) feed(batch *[]outgoing) {
 			}
 			o.mu.Unlock()
 			if o.closed && n > 0 {
+				o.n.Add(-int64(n))
 				c.publishFailed.Add(uint64(n))
 				c.log.Warn("mqtt: closed before the broker connection took these publications", "publications", n)
 			}
@@ -149,6 +149,7 @@ func (c *Client) feed(batch *[]outgoing) {
 		for i := range *batch {
 			c.hand(&(*batch)[i])
 			(*batch)[i] = outgoing{}
+			o.n.Add(-1)
 		}
 	}
 }
