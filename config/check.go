@@ -3,13 +3,13 @@ package config
 import (
 	"errors"
 	"fmt"
-	"io/fs"
 	"net"
 	"net/url"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"github.com/robotexec/robotexec/internal/smallfile"
 )
 
 // check applies the defaults of empty strings, locates the nodes, resolves
@@ -127,7 +127,8 @@ func (t *tree) checkTLS(c *Config, scheme string, brokerOK bool) {
 	}
 }
 
-// checkFiles reports the TLS files that cannot be opened.
+// checkFiles reports the TLS files that cannot be read: missing, not
+// regular files, or over 1 MiB.
 func (c *Config) checkFiles() error {
 	if c.MQTT.TLS == nil {
 		return nil
@@ -139,17 +140,10 @@ func (c *Config) checkFiles() error {
 		if f.path == "" {
 			continue
 		}
-		st, err := os.Stat(f.path)
-		var pe *fs.PathError
-		switch {
-		case errors.As(err, &pe):
-			e := c.Errorf("mqtt.tls."+f.key, "%s: %s", f.path, pe.Err)
+		if err := smallfile.Check(f.path); err != nil {
+			e := c.Errorf("mqtt.tls."+f.key, "%s: %s", f.path, err)
 			e.Err = err
 			errs = append(errs, e)
-		case err != nil:
-			errs = append(errs, c.Errorf("mqtt.tls."+f.key, "%s", err))
-		case st.IsDir():
-			errs = append(errs, c.Errorf("mqtt.tls."+f.key, "%s is a directory", f.path))
 		}
 	}
 	return errors.Join(errs...)

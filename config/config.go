@@ -6,6 +6,8 @@ import (
 	"reflect"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/robotexec/robotexec/internal/smallfile"
 )
 
 // Defaults and allowed values of the configuration.
@@ -182,10 +184,16 @@ func (c *Config) Errorf(field, format string, args ...any) *Error {
 
 // Load reads the config file at path and parses it with Parse, expanding
 // ${VAR} from the process's environment. It also checks that the TLS files
-// exist. An unreadable file is an error of the form "config.yaml: no such
-// file or directory" that wraps the *fs.PathError.
+// are regular files of at most 1 MiB. An unreadable file is an error of
+// the form "config.yaml: no such file or directory" that wraps the
+// *fs.PathError; so is one that is not a regular file or is over 1 MiB
+// ("config.yaml: is not a regular file (a named pipe)"), without reading
+// it.
 func Load(path string) (*Config, error) {
-	data, err := os.ReadFile(path)
+	if err := smallfile.Check(path); err != nil {
+		return nil, Join(&Error{File: path, Msg: err.Error(), Err: err})
+	}
+	data, err := smallfile.Read(path)
 	if err != nil {
 		msg := err.Error()
 		if pe, ok := err.(*os.PathError); ok {

@@ -188,7 +188,7 @@ func TestLoadErrors(t *testing.T) {
 	require.Equal(t, filepath.Join(dir, "ca.pem"), cfg.MQTT.TLS.CA)
 	require.Equal(t, []string{
 		path + ":5: mqtt.tls.cert: " + filepath.Join(dir, "client.pem") + ": no such file or directory",
-		path + ":6: mqtt.tls.key: " + dir + " is a directory",
+		path + ":6: mqtt.tls.key: " + dir + ": is a directory",
 	}, lines(err))
 	require.ErrorIs(t, err, fs.ErrNotExist)
 }

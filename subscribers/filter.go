@@ -112,3 +112,36 @@ func RouteFilter(filter string) (string, error) {
 // Shared reports whether filter is a shared subscription's,
 // $share/GROUP/FILTER.
 func Shared(filter string) bool { return strings.HasPrefix(filter, sharePrefix) }
+
+// Overlap reports whether some topic matches both filter a and filter b,
+// each a valid filter: the filters of a subscription and of what a bridge
+// publishes, say, whose overlap would feed the bridge its own output.
+// Wildcards at the first level match no topic that starts with '$'.
+func Overlap(a, b string) bool {
+	if (isWild(a) && hasDollar(b)) || (isWild(b) && hasDollar(a)) {
+		return false
+	}
+	for {
+		la, ra, ma := cut(a)
+		lb, rb, mb := cut(b)
+		switch {
+		case la == "#" || lb == "#":
+			return true
+		case la != "+" && lb != "+" && la != lb:
+			return false
+		case !ma || !mb:
+			// One ends here: the other must end too, or go on with
+			// a '#' alone, which matches the parent level.
+			return ma == mb || (ma && ra == "#") || (mb && rb == "#")
+		}
+		a, b = ra, rb
+	}
+}
+
+// isWild reports whether filter starts with a wildcard level.
+func isWild(filter string) bool {
+	return strings.HasPrefix(filter, "+") || strings.HasPrefix(filter, "#")
+}
+
+// hasDollar reports whether a filter's topics all start with '$'.
+func hasDollar(filter string) bool { return strings.HasPrefix(filter, "$") }

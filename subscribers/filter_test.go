@@ -271,3 +271,61 @@ func FuzzMatch(f *testing.F) {
 		require.Equal(t, 1, r.NodeCount(), "removing every subscription must prune the tree to its root")
 	})
 }
+
+// Overlap agrees with Match on every pair of the index tests' filters: two
+// filters overlap when some topic matches both, and if one does, the
+// topic built level by level from their literals (a wildcard's level "w")
+// does, at one of the lengths the filters allow.
+func TestOverlap(t *testing.T) {
+	for _, a := range indexFilters {
+		for _, b := range indexFilters {
+			want := false
+			for _, topic := range candidates(a, b) {
+				if subscribers.Match(a, topic) && subscribers.Match(b, topic) {
+					want = true
+				}
+			}
+			require.Equal(t, want, subscribers.Overlap(a, b), "Overlap(%q, %q)", a, b)
+		}
+	}
+	for _, tc := range []struct {
+		a, b string
+		want bool
+	}{
+		{"robot/#", "robot/in/#", true},
+		{"sensors/+/raw", "robot/+/data", false},
+		{"+/x", "x/+", true},
+		{"a/+/b", "a/+/c", false},
+		{"a/#", "a", true},
+		{"#", "$SYS/x", false},
+		{"$SYS/#", "$SYS/+", true},
+	} {
+		require.Equal(t, tc.want, subscribers.Overlap(tc.a, tc.b), "Overlap(%q, %q)", tc.a, tc.b)
+	}
+}
+
+// candidates returns, for each length up to one more than the longer
+// filter, the topic whose levels are a's literal, else b's, else "w".
+func candidates(a, b string) []string {
+	la, lb := strings.Split(a, "/"), strings.Split(b, "/")
+	level := func(ls []string, i int) string {
+		if i < len(ls) && ls[i] != "+" && ls[i] != "#" {
+			return ls[i]
+		}
+		return ""
+	}
+	var out []string
+	for n := 1; n <= max(len(la), len(lb))+1; n++ {
+		levels := make([]string, n)
+		for i := range levels {
+			levels[i] = "w"
+			if l := level(la, i); l != "" || (i < len(la) && la[i] == "") {
+				levels[i] = l
+			} else if l := level(lb, i); l != "" || (i < len(lb) && lb[i] == "") {
+				levels[i] = l
+			}
+		}
+		out = append(out, strings.Join(levels, "/"))
+	}
+	return out
+}

@@ -120,6 +120,9 @@ func newTopicMap(from, to string) (*topicMap, error) {
 	if subscribers.Shared(to) {
 		return nil, fmt.Errorf("to %q: a topic template is no shared subscription", to)
 	}
+	if subscribers.Overlap(route, to) {
+		return nil, fmt.Errorf("to %q can match from %q: the bridge would forward its own output, again and again", to, from)
+	}
 	m := &topicMap{from: strings.Split(route, "/"), to: strings.Split(to, "/")}
 	if have, need := wildcards(m.from), wildcards(m.to); need > have {
 		return nil, fmt.Errorf("to %q has %d wildcards, from %q only %d", to, need, from, have)

@@ -274,6 +274,7 @@ func TestTopicMapping(t *testing.T) {
 		{"in/#", "out/#", "in/a/b/c", "out/a/b/c"},
 		{"in/#", "out/#", "in", "out"},
 		{"a/b", "c/d", "a/b", "c/d"},
+		{"$share/workers/sensors/+/raw", "robot/+/data", "sensors/imu/raw", "robot/imu/data"},
 	}
 	for _, tc := range tests {
 		got, ok, err := builtin.MapTopic(tc.from, tc.to, tc.topic)
@@ -295,6 +296,9 @@ func TestParamErrors(t *testing.T) {
 		{"bridge", "from: a\nto: b\nmax_rate: -1", "max_rate -1 is negative"},
 		{"bridge", "from: a\nto: b\nqos: 3", "qos 3 is not 0, 1 or 2"},
 		{"bridge", "from: a\nto: b\nrate: 3", "unknown key"},
+		{"bridge", "from: robot/#\nto: robot/in/#", `to "robot/in/#" can match from "robot/#"`},
+		{"bridge", "from: $share/g/+/x\nto: x/+", `to "x/+" can match from "$share/g/+/x"`},
+		{"bridge", "from: a/b\nto: a/b", "forward its own output"},
 		{"heartbeat", "period: 1s", "topic is required"},
 		{"heartbeat", "topic: t\nperiod: -1s", "not positive"},
 		{"heartbeat", "topic: t\nperiod: soon", `"soon" is not a duration`},

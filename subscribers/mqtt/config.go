@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/robotexec/robotexec/internal/smallfile"
 	"github.com/robotexec/robotexec/subscribers"
 )
 
@@ -165,7 +166,7 @@ func (f TLSFiles) Empty() bool { return f == TLSFiles{} }
 func (f TLSFiles) Config() (*tls.Config, error) {
 	cfg := &tls.Config{MinVersion: tls.VersionTLS12, ServerName: f.ServerName}
 	if f.CA != "" {
-		pem, err := os.ReadFile(f.CA)
+		pem, err := smallfile.Read(f.CA)
 		if err != nil {
 			return nil, fmt.Errorf("mqtt: tls ca: %w", err)
 		}
@@ -177,7 +178,15 @@ func (f TLSFiles) Config() (*tls.Config, error) {
 	}
 	switch {
 	case f.Cert != "" && f.Key != "":
-		cert, err := tls.LoadX509KeyPair(f.Cert, f.Key)
+		certPEM, err := smallfile.Read(f.Cert)
+		if err != nil {
+			return nil, fmt.Errorf("mqtt: tls client certificate: %w", err)
+		}
+		keyPEM, err := smallfile.Read(f.Key)
+		if err != nil {
+			return nil, fmt.Errorf("mqtt: tls client key: %w", err)
+		}
+		cert, err := tls.X509KeyPair(certPEM, keyPEM)
 		if err != nil {
 			return nil, fmt.Errorf("mqtt: tls client certificate: %w", err)
 		}
