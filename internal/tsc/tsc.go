@@ -21,6 +21,22 @@ var (
 // monotonic clock: the error is about 50 ns over it, 5 ppm.
 const calibrateWindow = 10 * time.Millisecond
 
+// pair reads the monotonic clock between two readings of the counter, and
+// again when they are far apart (the goroutine was held up meanwhile): a
+// clock reading and the counter's at the same instant, within about 100
+// ns.
+func pair() (time.Time, uint64) {
+	for i := 0; ; i++ {
+		c0 := rdtsc()
+		now := time.Now()
+		c1 := rdtsc()
+		// About 2 µs at 1 GHz; any pair after 100 tries.
+		if c1-c0 < 2000 || i == 100 {
+			return now, c0 + (c1-c0)/2
+		}
+	}
+}
+
 // NsPerTick returns the counter's period in nanoseconds, measured against
 // the monotonic clock the first time it is called (which takes 10 ms), or
 // 0 if the counter is not to be used: not amd64 Linux, or the kernel does
@@ -31,15 +47,13 @@ func NsPerTick() float64 {
 		if !trusted() {
 			return
 		}
-		t0 := time.Now()
-		c0 := rdtsc()
-		var d time.Duration
+		t0, c0 := pair()
+		var t1 time.Time
 		var c1 uint64
-		for d < calibrateWindow {
-			c1 = rdtsc()
-			d = time.Since(t0)
+		for t1.Sub(t0) < calibrateWindow {
+			t1, c1 = pair()
 		}
-		f := float64(d) / float64(c1-c0)
+		f := float64(t1.Sub(t0)) / float64(c1-c0)
 		if f > 0.01 && f < 10 { // between 100 MHz and 100 GHz
 			calibrated = f
 		}
