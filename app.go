@@ -109,14 +109,16 @@ func start(cfg *config.Config, logger *slog.Logger, opts runOptions) (*app, erro
 	a.obs = obs
 	url := cfg.MQTT.Broker
 	inProcess := cfg.Executor.InProcess
-	statusTopic := fmt.Sprintf(mqtt.DefaultStatusTopic, cfg.MQTT.ClientID)
 	if url == config.EmbeddedBroker {
 		bc := broker.Config{Listen: cfg.MQTT.Listen, Logger: limitFloods(logger.With("component", "broker"))}
 		if inProcess {
 			// The nodes' publications reach this process's subscriptions
-			// directly: the broker must not send them back. The status
-			// subscription sees the broker's wills of this client.
-			bc.NoLocal = func(id, filter string) bool { return id == cfg.MQTT.ClientID && filter != statusTopic }
+			// directly: the broker must not send them back. The client's
+			// own topics (its status, its fences) are not the nodes'.
+			own := fmt.Sprintf("robotexec/%s/", cfg.MQTT.ClientID)
+			bc.NoLocal = func(id, filter string) bool {
+				return id == cfg.MQTT.ClientID && !strings.HasPrefix(filter, own)
+			}
 		}
 		b, err := broker.New(bc)
 		if err != nil {
@@ -134,7 +136,6 @@ func start(cfg *config.Config, logger *slog.Logger, opts runOptions) (*app, erro
 		Password:     cfg.MQTT.Password,
 		QoS:          byte(cfg.MQTT.QoS),
 		CleanSession: cfg.MQTT.CleanSession,
-		StatusTopic:  statusTopic,
 		InProcess:    inProcess,
 		NoEcho:       inProcess && a.broker != nil,
 		// A persistent session's queued messages arrive right after

@@ -30,14 +30,14 @@ type echo struct {
 	topic   string
 	payload []byte
 	qos     byte
-	at      time.Time
 	subs    []*Subscription
-	conn    uint64 // the connection it went out on; sending until set
+	seq     uint64    // the remote's number of its hand-over; sending until then
+	at      time.Time // when it was handed over, or the last fence that kept it
 	done    bool
 }
 
-// sending is the conn of an echo whose publication is being handed to the
-// remote: no lost connection gives it up.
+// sending is the seq of an echo whose publication the remote has not
+// handed over yet: neither a fence nor its age gives it up.
 const sending = ^uint64(0)
 
 func newEchoes(max int, age time.Duration) *echoes {
@@ -45,9 +45,10 @@ func newEchoes(max int, age time.Duration) *echoes {
 }
 
 // await records that the echo of *m, which subs had locally, is awaited,
-// and returns the record for cancel.
+// and returns the record, which the remote tells when it has handed the
+// publication over (Sent).
 func (x *echoes) await(m *Message, subs []*Subscription) *echo {
-	e := &echo{x: x, topic: m.Topic, payload: m.Payload, qos: m.QoS, at: m.Received, subs: slices.Clone(subs), conn: sending}
+	e := &echo{x: x, topic: m.Topic, payload: m.Payload, qos: m.QoS, subs: slices.Clone(subs), seq: sending}
 	x.mu.Lock()
 	if x.awaited >= x.max {
 		x.giveUpOldest()
@@ -64,9 +65,10 @@ func (x *echoes) await(m *Message, subs []*Subscription) *echo {
 	return e
 }
 
-// Sent records that e's publication went out on connection conn, or
-// forgets e when it failed.
-func (e *echo) Sent(conn uint64, err error) {
+// Sent records that the remote handed e's publication over as its
+// hand-over number seq, from when its age counts, or forgets e when it
+// failed.
+func (e *echo) Sent(seq uint64, err error) {
 	x := e.x
 	x.mu.Lock()
 	switch {
@@ -74,7 +76,7 @@ func (e *echo) Sent(conn uint64, err error) {
 	case err != nil:
 		x.remove(e)
 	default:
-		e.conn = conn
+		e.seq, e.at = seq, now()
 	}
 	x.mu.Unlock()
 }
@@ -103,26 +105,33 @@ func (x *echoes) match(m *Message) ([]*Subscription, bool) {
 	return nil, false
 }
 
-// lost gives up the awaited echoes of QoS 0 publications that went out on
-// connection conn or before, or with all every one of those.
-func (x *echoes) lost(conn uint64, all bool) {
+// fence gives up the awaited echoes of QoS 0 publications handed over
+// before seq, or with all every one of those; the others' ages count from
+// now.
+func (x *echoes) fence(seq uint64, all bool) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
+	t := now()
 	for _, e := range x.queue[x.head:] {
-		if !e.done && e.conn <= conn && (all || e.qos == 0) {
+		switch {
+		case e.done || e.seq >= seq:
+		case all || e.qos == 0:
 			x.remove(e)
 			x.givenUp++
+		default:
+			e.at = t
 		}
 	}
 	x.compact()
 }
 
-// expire gives up the echoes awaited since more than the age before t.
+// expire gives up the echoes handed over more than the age before t. One
+// not handed over yet stops it: the queue is in publication order.
 func (x *echoes) expire(t time.Time) {
 	for x.head < len(x.queue) {
 		e := x.queue[x.head]
 		if !e.done {
-			if t.Sub(e.at) <= x.age {
+			if e.seq == sending || t.Sub(e.at) <= x.age {
 				break
 			}
 			x.remove(e)

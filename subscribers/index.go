@@ -30,6 +30,10 @@ type rnode struct {
 // that cache lookups compare it.
 func (r *Index) Generation() uint64 { return r.gen.Load() }
 
+// touch changes the generation, so that callers that cache lookups look
+// again.
+func (r *Index) touch() { r.gen.Add(1) }
+
 // Len returns the number of subscriptions.
 func (r *Index) Len() int {
 	r.mu.RLock()

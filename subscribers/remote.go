@@ -21,9 +21,10 @@ type Remote interface {
 	// Publish sends m beyond the process. It must not wait for the
 	// executor, so that callbacks may publish. It either fails, and never
 	// calls sent, or takes m and calls sent, when not nil, once: when it
-	// has handed m to a connection, with the connection's number (as
-	// ConnectionLost numbers them; the one that will send it, for one
-	// kept while reconnecting), or with the error that kept it from one.
+	// has handed m over to its connection (or to the store of one it is
+	// making), with the hand-over's number, which grows with each
+	// hand-over (see Router.Fence), or with the error that kept it from
+	// one.
 	Publish(m Message, sent Sent) error
 }
 
@@ -40,9 +41,21 @@ type Audience interface {
 	Wanted(topic string) bool
 }
 
-// Sent is told which connection of a [Remote] took a publication.
+// RetainKeeper is an [Audience] that knows the retained messages the
+// broker keeps (the embedded broker): a router whose remote sends it none
+// of its own publications back (RouterOptions.NoEcho) delivers a
+// subscription attached later the retained messages of its own that the
+// broker keeps, which the broker does not send.
+type RetainKeeper interface {
+	// OwnRetained returns the retained messages that the router's own
+	// client published and the broker keeps, on topics that filter
+	// matches.
+	OwnRetained(filter string) []Message
+}
+
+// Sent is told when a [Remote] has handed a publication over.
 type Sent interface {
-	Sent(conn uint64, err error)
+	Sent(seq uint64, err error)
 }
 
 // Receipt says what became of a message the remote received.
@@ -57,8 +70,10 @@ type Receipt struct {
 }
 
 // Receive delivers m, which the remote received, to the matching
-// subscriptions, except those that had it as a local publication (see
-// Router). With the Block policy it waits for room in a full queue.
+// subscriptions. The echo of a local publication goes to the shared
+// subscriptions only: the others had it locally, or attached after it (the
+// broker would not have sent it to them either). With the Block policy it
+// waits for room in a full queue.
 func (r *Router) Receive(m *Message) Receipt {
 	var buf [8]*Subscription
 	subs := r.index.Match(m.Topic, buf[:0])
@@ -71,8 +86,10 @@ func (r *Router) Receive(m *Message) Receipt {
 		had, rc.Echo = r.echo.match(m)
 	}
 	for _, s := range subs {
-		if rc.Echo && slices.Contains(had, s) {
-			s.echoed()
+		if rc.Echo && !s.Shared() {
+			if slices.Contains(had, s) {
+				s.echoed()
+			}
 			continue
 		}
 		if s.deliver(m) {
@@ -83,24 +100,32 @@ func (r *Router) Receive(m *Message) Receipt {
 	return rc
 }
 
-// Refuse counts a drop for reason on every subscription that a message on
-// topic, which the remote received and refused, would have gone to.
-func (r *Router) Refuse(topic string, reason Reason) {
+// Refuse counts a drop for reason on every subscription that m, which the
+// remote received and refused, would have gone to; an echo of a local
+// publication (m with its payload) counts only for the shared ones.
+func (r *Router) Refuse(m *Message, reason Reason) {
 	var buf [8]*Subscription
-	for _, s := range r.index.Match(topic, buf[:0]) {
-		s.Drop(reason)
+	subs := r.index.Match(m.Topic, buf[:0])
+	echo := false
+	if r.echo != nil && m.Payload != nil && len(subs) > 0 {
+		_, echo = r.echo.match(m)
+	}
+	for _, s := range subs {
+		if !echo || s.Shared() {
+			s.Drop(reason)
+		}
 	}
 }
 
-// ConnectionLost tells the router that the remote's connections up to
-// number conn were lost, once the remote has handed over everything the
-// broker was to send of what it got on them (package subscribers/mqtt
-// fences the next connection for that): the echoes still awaited of QoS 0
-// publications handed to those connections, and with clean all of those
-// (a clean session's broker forgets what it had not sent), will not come.
-func (r *Router) ConnectionLost(conn uint64, clean bool) {
+// Fence tells the router that the remote has received everything the
+// broker was to send it in answer to the publications it handed over
+// before number seq (package subscribers/mqtt fences each new
+// connection): the echoes still awaited of QoS 0 ones, and with clean of
+// all of them (a clean session's broker forgets what it had not sent),
+// will not come. The others' ages count again from now.
+func (r *Router) Fence(seq uint64, clean bool) {
 	if r.echo != nil {
-		r.echo.lost(conn, clean)
+		r.echo.fence(seq, clean)
 	}
 }
 

@@ -21,7 +21,7 @@ type scriptedRemote struct {
 	subs      map[string]byte // filter → QoS of the last Subscribe
 	unsubs    []string
 	published []subscribers.Message
-	conn      uint64
+	seq       uint64 // the last hand-over's number
 	fail      error
 }
 
@@ -50,10 +50,11 @@ func (r *scriptedRemote) Publish(m subscribers.Message, sent subscribers.Sent) e
 		return r.fail
 	}
 	r.published = append(r.published, m)
-	conn := r.conn
+	r.seq++
+	seq := r.seq
 	r.mu.Unlock()
 	if sent != nil {
-		sent.Sent(conn, nil)
+		sent.Sent(seq, nil)
 	}
 	return nil
 }
@@ -115,16 +116,69 @@ func TestRouterRemoteOnly(t *testing.T) {
 	require.Equal(t, map[string][]string{"a/+": {"p"}}, received(subs))
 }
 
-// A subscription that attached after a publication did not have it: the
-// echo goes to it.
-func TestRouterEchoReachesLaterSubscriptions(t *testing.T) {
+// A subscription that attached after a publication did not have it, and
+// does not get its echo either: the broker would not have sent it a
+// message published before it subscribed. Each publisher's order is kept.
+func TestRouterEchoSkipsLaterSubscriptions(t *testing.T) {
 	r, rem, subs := remoteRouter(t, subscribers.RouterOptions{}, "a/+")
-	publishOn(t, r, "a/b", "p", 1)
+	publishOn(t, r, "a/b", "1", 1)
 	late := attached(t, r, "a/#")
-	rc := r.Receive(rem.echo(0))
-	require.Equal(t, subscribers.Receipt{Matched: 2, Accepted: 1, Echo: true}, rc)
-	require.Equal(t, map[string][]string{"a/+": {"p"}}, received(subs))
-	require.Equal(t, map[string][]string{"a/#": {"p"}}, received(late))
+	publishOn(t, r, "a/b", "2", 1)
+	for i := range 2 {
+		rc := r.Receive(rem.echo(i))
+		require.True(t, rc.Echo)
+		require.Zero(t, rc.Accepted)
+	}
+	require.Equal(t, map[string][]string{"a/+": {"1", "2"}}, received(subs))
+	got, _ := drain(late["a/#"])
+	require.Equal(t, []string{"2"}, got)
+}
+
+// Until the broker has confirmed a subscription, publications skip it: the
+// broker may or may not have it when their echo would come.
+func TestRouterEchoUnconfirmedSubscription(t *testing.T) {
+	rem := &slowSubscribe{scriptedRemote: newScriptedRemote(), entered: make(chan struct{}), release: make(chan struct{})}
+	r := subscribers.NewRouter(subscribers.RouterOptions{Remote: rem})
+	pub, err := r.Publisher("a")
+	require.NoError(t, err)
+	s := newSub(t, "a", subscribers.Options{})
+	attachedErr := make(chan error, 1)
+	go func() { attachedErr <- r.Attach(s) }()
+	<-rem.entered
+	require.NoError(t, pub.Publish([]byte("before the SUBACK")))
+	require.Equal(t, subscribers.EchoStats{}, r.EchoStats(), "no echo awaited")
+	close(rem.release)
+	require.NoError(t, <-attachedErr)
+	require.NoError(t, pub.Publish([]byte("after")))
+	got, _ := drain(s)
+	require.Equal(t, []string{"after"}, got)
+	require.Equal(t, subscribers.EchoStats{Awaited: 1}, r.EchoStats())
+}
+
+// slowSubscribe is a remote whose Subscribe waits for release.
+type slowSubscribe struct {
+	*scriptedRemote
+	entered, release chan struct{}
+}
+
+func (r *slowSubscribe) Subscribe(filter string, qos byte) error {
+	close(r.entered)
+	<-r.release
+	return r.scriptedRemote.Subscribe(filter, qos)
+}
+
+// A message the remote refuses (too large, say) that is the echo of a
+// local publication counts no drop for the subscriptions that had it, and
+// is no longer awaited.
+func TestRouterRefuseEcho(t *testing.T) {
+	r, rem, subs := remoteRouter(t, subscribers.RouterOptions{}, "t")
+	publishOn(t, r, "t", "p", 0)
+	r.Refuse(rem.echo(0), subscribers.QueueFull)
+	require.Zero(t, subs["t"].Stats().DroppedTotal())
+	require.Equal(t, subscribers.EchoStats{Matched: 1}, r.EchoStats())
+	foreign := subscribers.Message{Topic: "t", Payload: []byte("f"), Received: time.Now()}
+	r.Refuse(&foreign, subscribers.QueueFull)
+	require.EqualValues(t, 1, subs["t"].Stats().Dropped[subscribers.QueueFull])
 }
 
 // Another publisher's message with the payload of an awaited echo takes the
@@ -142,35 +196,34 @@ func TestRouterEchoEqualPayloadFromAnotherPublisher(t *testing.T) {
 	require.Equal(t, subscribers.EchoStats{Matched: 2}, r.EchoStats())
 }
 
-// The echoes of QoS 0 publications handed to a lost connection are given
-// up: a later message with the same payload is delivered. A QoS 1 echo is
+// A fence gives up the echoes of QoS 0 publications handed over before
+// it: a later message with the same payload is delivered. A QoS 1 echo is
 // still awaited (a persistent session's broker sends it), and so is one
-// whose publication went to a later connection.
-func TestRouterEchoLostConnection(t *testing.T) {
+// handed over after the fence.
+func TestRouterEchoFence(t *testing.T) {
 	r, rem, subs := remoteRouter(t, subscribers.RouterOptions{}, "t")
-	publishOn(t, r, "t", "q0", 0)
-	publishOn(t, r, "t", "q1", 1)
-	rem.conn = 1
-	publishOn(t, r, "t", "q0 later", 0)
-	r.ConnectionLost(0, false)
+	publishOn(t, r, "t", "q0", 0)       // hand-over 1
+	publishOn(t, r, "t", "q1", 1)       // 2
+	publishOn(t, r, "t", "q0 later", 0) // 3
+	r.Fence(3, false)
 	require.Equal(t, subscribers.EchoStats{GivenUp: 1, Awaited: 2}, r.EchoStats())
 	for _, m := range []*subscribers.Message{rem.echo(0), rem.echo(1), rem.echo(2)} {
 		r.Receive(m)
 	}
 	got, _ := drain(subs["t"])
-	require.Equal(t, []string{"q0", "q1", "q0 later", "q0"}, got, "the lost QoS 0 echo's payload is a new message")
+	require.Equal(t, []string{"q0", "q1", "q0 later", "q0"}, got, "the given-up QoS 0 echo's payload is a new message")
 
 	// A clean session's broker forgets the QoS 1 echoes too.
-	publishOn(t, r, "t", "q1 clean", 1)
-	r.ConnectionLost(1, true)
+	publishOn(t, r, "t", "q1 clean", 1) // 4
+	r.Fence(5, true)
 	r.Receive(rem.echo(3))
 	got, _ = drain(subs["t"])
 	require.Equal(t, []string{"q1 clean", "q1 clean"}, got)
 	require.Equal(t, subscribers.EchoStats{Matched: 2, GivenUp: 2}, r.EchoStats())
 }
 
-// An echo whose publication is still being handed over when the loss is
-// marked is not given up: it may go out on the next connection.
+// An echo whose publication is still being handed over when a fence comes
+// is not given up: it may go out on the next connection.
 func TestRouterEchoSendingAcrossLoss(t *testing.T) {
 	rem := &blockingRemote{scriptedRemote: newScriptedRemote(), release: make(chan struct{}), entered: make(chan struct{})}
 	r := subscribers.NewRouter(subscribers.RouterOptions{Remote: rem})
@@ -181,8 +234,7 @@ func TestRouterEchoSendingAcrossLoss(t *testing.T) {
 		_, _ = r.Publish(subscribers.Message{Topic: "t", Payload: []byte("p")})
 	}()
 	<-rem.entered
-	r.ConnectionLost(0, true)
-	rem.conn = 1
+	r.Fence(100, true)
 	close(rem.release)
 	<-done
 	require.Equal(t, subscribers.EchoStats{Awaited: 1}, r.EchoStats())
@@ -253,38 +305,70 @@ func TestRouterRemoteFilters(t *testing.T) {
 	require.Equal(t, []string{"a/#"}, rem.unsubs, "detaching twice is harmless")
 }
 
-// A router whose remote sends no echoes keeps its own retained messages
-// for subscriptions attached later (the broker does not send them); one
-// that matches echoes leaves them to the broker.
+// With a remote the broker keeps the retained messages: a router whose
+// remote sends none of its own publications back delivers a subscription
+// attached later those of its own that the broker still keeps (the
+// audience knows), none that another client replaced; the others get
+// them from the broker.
 func TestRouterRetainedWithRemote(t *testing.T) {
+	keeper := &scriptedAudience{wanted: map[string]bool{}, own: map[string]string{}}
 	for _, tc := range []struct {
+		name string
 		opts subscribers.RouterOptions
 		kept bool
 	}{
-		{subscribers.RouterOptions{NoEcho: true}, true},
-		{subscribers.RouterOptions{}, false},
-		{subscribers.RouterOptions{RemoteOnly: true}, false},
+		{"no echo, a keeper", subscribers.RouterOptions{NoEcho: true, Audience: keeper}, true},
+		{"no echo, no keeper", subscribers.RouterOptions{NoEcho: true}, false},
+		{"echoes", subscribers.RouterOptions{}, false},
+		{"remote only", subscribers.RouterOptions{RemoteOnly: true}, false},
 	} {
-		t.Run(fmt.Sprintf("%+v", tc.opts), func(t *testing.T) {
+		t.Run(tc.name, func(t *testing.T) {
 			r, rem, _ := remoteRouter(t, tc.opts)
 			_, err := r.Publish(subscribers.Message{Topic: "state", Payload: []byte("on"), Retained: true})
 			require.NoError(t, err)
-			require.True(t, rem.published[0].Retained, "the broker keeps it too")
+			require.True(t, rem.published[0].Retained, "the broker keeps retained messages")
+			keeper.keep("state", "on")
 			late := attached(t, r, "state")
 			if tc.kept {
 				require.Equal(t, map[string][]string{"state": {"on"}}, received(late))
 			} else {
 				require.Empty(t, received(late))
 			}
+			keeper.keep("state", "") // another client replaced it
+			require.Empty(t, received(attached(t, r, "#")))
 		})
 	}
 }
 
-// scriptedAudience wants the topics in its set.
+// scriptedAudience wants the topics in its set, and keeps the router's own
+// retained messages in own, by topic.
 type scriptedAudience struct {
 	mu     sync.Mutex
 	gen    uint64
 	wanted map[string]bool
+	own    map[string]string
+}
+
+func (a *scriptedAudience) keep(topic, payload string) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if payload == "" {
+		delete(a.own, topic)
+		return
+	}
+	a.own[topic] = payload
+}
+
+func (a *scriptedAudience) OwnRetained(filter string) []subscribers.Message {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	var out []subscribers.Message
+	for topic, p := range a.own {
+		if subscribers.Match(filter, topic) {
+			out = append(out, subscribers.Message{Topic: topic, Payload: []byte(p), Retained: true})
+		}
+	}
+	return out
 }
 
 func (a *scriptedAudience) Generation() uint64 {
@@ -310,7 +394,7 @@ func (a *scriptedAudience) want(topic string) {
 // process, retained ones aside; the router asks again when the audience
 // changes.
 func TestRouterAudience(t *testing.T) {
-	aud := &scriptedAudience{wanted: map[string]bool{}}
+	aud := &scriptedAudience{wanted: map[string]bool{}, own: map[string]string{}}
 	r, rem, subs := remoteRouter(t, subscribers.RouterOptions{Audience: aud, NoEcho: true}, "t")
 	pub, err := r.Publisher("t")
 	require.NoError(t, err)
@@ -330,4 +414,18 @@ func TestRouterAudience(t *testing.T) {
 	ro, rem2, _ := remoteRouter(t, subscribers.RouterOptions{Audience: aud, RemoteOnly: true}, "u")
 	publishOn(t, ro, "u", "x", 0)
 	require.Len(t, rem2.published, 1)
+}
+
+// An echo's age counts from the publication's hand-over, not from its
+// message's time stamp: a callback that passes a received message on
+// unchanged publishes it with the time it first arrived, maybe long ago.
+func TestRouterEchoAgeFromHandOver(t *testing.T) {
+	r, rem, subs := remoteRouter(t, subscribers.RouterOptions{EchoAge: time.Minute}, "t")
+	_, err := r.Publish(subscribers.Message{Topic: "t", Payload: []byte("old"), Received: time.Now().Add(-time.Hour)})
+	require.NoError(t, err)
+	rc := r.Receive(rem.echo(0))
+	require.True(t, rc.Echo)
+	got, _ := drain(subs["t"])
+	require.Equal(t, []string{"old"}, got)
+	require.Equal(t, subscribers.EchoStats{Matched: 1}, r.EchoStats())
 }

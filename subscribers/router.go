@@ -59,22 +59,27 @@ type RouterOptions struct {
 // publications whose echo it awaits, with the subscriptions that had them,
 // and drops a received message's copies for those subscriptions when its
 // payload equals that of an awaited publication of its topic (the first
-// such, in publication order). An awaited echo that the broker cannot
-// send any more (a QoS 0 one when the connection was lost, any one when
-// the session was clean; see [Router.ConnectionLost]) is given up, as is
-// one still missing once the router receives messages EchoAge younger than
-// it, or the oldest beyond MaxEchoes; the give-ups are counted
+// such, in publication order). An awaited echo that the broker will not
+// send (a QoS 0 one when the connection was lost, any one when the session
+// was clean; see [Router.Fence]) is given up, as is one still missing
+// once the router receives messages EchoAge younger than its hand-over,
+// or the oldest beyond MaxEchoes; the give-ups are counted
 // ([Router.EchoStats]). Each subscription then gets each message exactly
 // once as long as every awaited echo comes or is given up for one of
 // those reasons; another publisher's message whose payload equals that of
 // an echo still awaited on the same topic takes the echo's place, so
 // that its publisher's order may appear changed among equal payloads.
 //
-// A retained message is kept per topic by an in-process router, and by a
-// router whose remote sends no echoes (the broker does not send a process
-// its own retained messages either), and delivered to subscriptions
-// attached later; otherwise the broker sends it. Live deliveries carry no
-// retain flag, as in MQTT.
+// A subscription attached while echoes are matched gets no local copies
+// until the broker has confirmed its subscription, and never an echo of a
+// publication made before it attached (the broker would not have sent it
+// such a message either): each publisher's order holds for it too.
+//
+// An in-process router keeps a retained message per topic and delivers it
+// to subscriptions attached later. With a remote the broker keeps them;
+// a router whose remote sends none of its own publications back gets its
+// own from its audience ([RetainKeeper]). Live deliveries carry no retain
+// flag, as in MQTT.
 //
 // The zero Router is an in-process router, ready to use.
 type Router struct {
@@ -89,7 +94,12 @@ type Router struct {
 	mu       sync.Mutex
 	filters  map[string]*wireFilter     // with a remote: filters in use
 	attached map[*Subscription]struct{} // with a remote
-	retained map[string]Message
+	retained map[string]Message         // without a remote
+
+	// unsure holds, while echoes are matched, the subscriptions attached
+	// whose subscription the broker has not confirmed yet: publications
+	// skip them, since the broker may or may not send them the echo.
+	unsure sync.Map // *Subscription → struct{}
 }
 
 // wireFilter is a filter subscribed at the remote: the number of attached
@@ -127,11 +137,10 @@ func NewRouter(opts RouterOptions) *Router {
 // local reports whether publications reach local subscriptions directly.
 func (r *Router) local() bool { return r.remote == nil || !r.opts.RemoteOnly }
 
-// keepsRetained reports whether the router delivers retained messages to
-// subscriptions attached later (see Router).
-func (r *Router) keepsRetained() bool {
-	return r.remote == nil || (r.opts.NoEcho && !r.opts.RemoteOnly)
-}
+// keepsRetained reports whether the router keeps retained messages for
+// subscriptions attached later (see Router): without a remote. With one,
+// the broker keeps them.
+func (r *Router) keepsRetained() bool { return r.remote == nil }
 
 // Attach starts delivering to s the messages whose topic matches its
 // filter, beginning with the retained ones, with the router's QoS at the
@@ -200,15 +209,33 @@ func (r *Router) attach(s *Subscription, qos byte, src Source) error {
 	w.n++
 	w.qos = max(w.qos, qos)
 	qos = w.qos
+	if r.echo != nil {
+		r.unsure.Store(s, struct{}{})
+	}
 	r.index.Add(s)
-	retained := r.retainedFor(s)
 	r.mu.Unlock()
-	r.deliverRetained(s, retained)
-	if err := r.remote.Subscribe(f, qos); err != nil {
+	r.deliverRetained(s, r.ownRetained(s))
+	err := r.remote.Subscribe(f, qos)
+	if r.echo != nil {
+		r.unsure.Delete(s)
+		r.index.touch() // publishers look again
+	}
+	if err != nil {
 		r.Detach(s)
 		return err
 	}
 	return nil
+}
+
+// ownRetained returns the retained messages of the router's own
+// publications that s matches and that the broker keeps but does not send
+// back (no local): the Audience knows them (see OwnRetained).
+func (r *Router) ownRetained(s *Subscription) []Message {
+	k, ok := r.opts.Audience.(RetainKeeper)
+	if !ok || !r.opts.NoEcho || s.Shared() {
+		return nil
+	}
+	return k.OwnRetained(s.filter)
 }
 
 // retainedFor returns the kept retained messages that s matches; r.mu must
@@ -269,7 +296,13 @@ func (r *Router) localMatch(topic string, dst []*Subscription) []*Subscription {
 	if r.remote == nil {
 		return dst
 	}
-	return slices.DeleteFunc(dst, (*Subscription).Shared)
+	return slices.DeleteFunc(dst, func(s *Subscription) bool {
+		if s.Shared() {
+			return true
+		}
+		_, unsure := r.unsure.Load(s)
+		return unsure
+	})
 }
 
 // publish delivers *m to subs, the local subscriptions it reaches, and

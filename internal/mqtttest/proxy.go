@@ -76,16 +76,22 @@ func (p *Proxy) serve() {
 		p.muted[c] = muted
 		p.wg.Add(2)
 		p.mu.Unlock()
-		go p.pipe(c, &muting{r: b, muted: muted})
-		go p.pipe(b, c)
+		go p.pipe(c, &muting{r: b, muted: muted}, nil)
+		go p.pipe(b, c, muted)
 	}
 }
 
 // pipe copies src to dst; src is a broker connection wrapped in muting,
-// or a client connection.
-func (p *Proxy) pipe(dst net.Conn, src io.Reader) {
+// or a client connection, whose end leaves the broker's side open while
+// hold is set.
+func (p *Proxy) pipe(dst net.Conn, src io.Reader, hold *atomic.Bool) {
 	defer p.wg.Done()
 	_, _ = io.Copy(dst, src)
+	if hold != nil && hold.Load() {
+		// The broker's side waits for the broker, Cut or Close; the
+		// other pipe closes both.
+		return
+	}
 	conn := src
 	if m, ok := src.(*muting); ok {
 		conn = m.r
@@ -97,6 +103,13 @@ func (p *Proxy) pipe(dst net.Conn, src io.Reader) {
 	delete(p.pairs, conn.(net.Conn))
 	delete(p.muted, dst)
 	p.mu.Unlock()
+}
+
+// Open returns the number of connections the proxy relays now.
+func (p *Proxy) Open() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return len(p.pairs)
 }
 
 // Cut closes every connection the proxy relays now; new connections are
@@ -117,8 +130,9 @@ func (p *Proxy) Cut() int {
 // Mute makes the connections the proxy relays now drop what the broker
 // sends, while they relay what the clients send: a one-way blackhole, in
 // which the broker's messages to a client are lost as they would be in a
-// link that dies. Cut them next: the client would not know what it
-// missed. New connections are relayed both ways.
+// link that dies. A client that gives such a connection up closes only
+// its side: the broker's stays open, as a dead network leaves it, until
+// the broker gives it up, or Cut. New connections are relayed both ways.
 func (p *Proxy) Mute() {
 	p.mu.Lock()
 	defer p.mu.Unlock()

@@ -11,6 +11,7 @@ import (
 
 	paho "github.com/eclipse/paho.mqtt.golang"
 
+	"github.com/robotexec/robotexec/internal/ratelog"
 	"github.com/robotexec/robotexec/subscribers"
 )
 
@@ -63,22 +64,26 @@ type Client struct {
 	out    outbound
 
 	// mu guards the connection state below and the filters.
-	mu      sync.Mutex
-	wire    map[string]byte // filters to subscribe on connecting, with their QoS
-	linkUp  bool            // connected, as far as the handlers know
-	ready   bool            // connected and subscriptions renewed
-	readyCh chan struct{}   // closed when ready becomes true
-	epoch   uint64          // counts connection attempts after losses
-	// conn numbers the connections as the router knows them: it grows
-	// once per reconnection attempt, as the loss enters the intake.
-	conn     atomic.Uint64
-	lastErr  error     // cause of the last failed attempt, nil once connected
-	failures int       // failed attempts since the last connection
-	failLog  time.Time // when a failure was last logged
-	failMsg  string    // and what it said
+	mu       sync.Mutex
+	wire     map[string]byte // filters to subscribe on connecting, with their QoS
+	linkUp   bool            // connected, as far as the handlers know
+	ready    bool            // connected and subscriptions renewed
+	readyCh  chan struct{}   // closed when ready becomes true
+	epoch    uint64          // counts connection attempts after losses
+	lastErr  error           // cause of the last failed attempt, nil once connected
+	failures int             // failed attempts since the last connection
+	failLog  time.Time       // when a failure was last logged
+	failMsg  string          // and what it said
 
 	reasserting atomic.Bool // a reassertOnline publication is under way
 	statusMu    sync.Mutex  // orders reassertOnline before Close's offline
+
+	// The fences and drain marks (fence.go): the number of the feeder's
+	// last hand-over, of LeaveShared's last drain mark and of the last
+	// one that came back, and this client's token.
+	handoffs, drains, drained atomic.Uint64
+	token                     string
+	lateFails                 *ratelog.Limiter // publication failures after Publish returned
 
 	counters
 }
@@ -109,6 +114,8 @@ func Dial(cfg Config) (*Client, error) {
 		readyCh:     make(chan struct{}),
 	}
 	c.wire = make(map[string]byte)
+	c.token = newToken()
+	c.lateFails = ratelog.New(10 * time.Second)
 	c.router = subscribers.NewRouter(subscribers.RouterOptions{
 		Remote:     (*remote)(c),
 		RemoteOnly: !s.InProcess,
@@ -311,7 +318,9 @@ type Stats struct {
 	// (queued, or being handed).
 	Pending, Outbound int
 	// Published counts publications handed to paho; PublishFailed those
-	// refused at once (not connected, closed, timeouts).
+	// that failed: refused at once (not connected, closed, too many
+	// waiting), refused by paho when the feeder handed them over (logged,
+	// at most once every 10 s), or dropped by Close.
 	Published, PublishFailed uint64
 	// Echoes counts the router's echo matching (see
 	// [subscribers.Router]).

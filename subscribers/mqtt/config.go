@@ -200,7 +200,7 @@ func (f TLSFiles) Config() (*tls.Config, error) {
 // settings is a validated Config with defaults applied.
 type settings struct {
 	Config
-	fence   string   // the fence's topic when the client matches echoes, else ""
+	fence   string   // the topic of the client's fences (fence.go)
 	url     *url.URL // without credentials
 	display string   // the URL for logs and errors
 	tls     *tls.Config
@@ -266,11 +266,9 @@ func (cfg Config) settings() (*settings, error) {
 			errs = append(errs, fmt.Errorf("mqtt: status topic: %w", err))
 		}
 	}
-	if s.InProcess && !s.NoEcho {
-		s.fence = fmt.Sprintf(fenceTopic, s.ClientID)
-		if err := subscribers.ValidateTopic(s.fence); err != nil {
-			errs = append(errs, fmt.Errorf("mqtt: client ID %q makes no valid topic: %w", s.ClientID, err))
-		}
+	s.fence = fmt.Sprintf(fenceTopic, s.ClientID)
+	if err := subscribers.ValidateTopic(s.fence); err != nil {
+		errs = append(errs, fmt.Errorf("mqtt: client ID %q makes no valid topic: %w", s.ClientID, err))
 	}
 	if s.Logger == nil {
 		s.Logger = slog.Default()

@@ -82,15 +82,13 @@ func (c *Client) describe(err error) error {
 }
 
 // onReconnecting runs in paho's reconnecting goroutine before every
-// attempt, so always after a loss and before the next onConnect: the
-// connections are numbered from there (see fence.go).
+// attempt, so always after a loss and before the next onConnect.
 func (c *Client) onReconnecting(paho.Client, *paho.ClientOptions) {
 	c.mu.Lock()
 	c.epoch++
 	c.linkUp = false
 	c.setReady(false)
 	c.mu.Unlock()
-	c.conn.Add(1)
 }
 
 // onConnectionLost runs in a goroutine of its own after a loss, in no
@@ -105,7 +103,7 @@ func (c *Client) onConnectionLost(_ paho.Client, err error) {
 // onConnect runs in its own goroutine after every successful connection:
 // it subscribes every attached filter again (paho's ResumeSubs does not),
 // lets the publications queued before the first connection go, publishes
-// the fence of the lost connections and the online status.
+// the fence of a new connection (fence.go) and the online status.
 func (c *Client) onConnect(pc paho.Client) {
 	c.mu.Lock()
 	if c.closed.Load() {
@@ -137,7 +135,9 @@ func (c *Client) onConnect(pc paho.Client) {
 		}
 	}
 	c.openOutbound()
-	c.publishFence()
+	if n > 1 {
+		c.publishFence()
+	}
 	if c.cfg.StatusTopic != "" {
 		// QoS 0 keeps the status out of paho's store, so that it is
 		// never sent again, stale, after a later reconnection; if this

@@ -45,9 +45,6 @@ type intake struct {
 	wake   chan struct{} // buffered: a pending wake-up
 	qos0   atomic.Int64  // QoS 0 messages in q or being handed over
 	n      atomic.Int64  // all messages in q or being handed over
-	// pushed and handed count the messages that entered the intake and
-	// those handed over (or refused) since Dial.
-	pushed, handed atomic.Uint64
 }
 
 func (in *intake) init() { in.wake = make(chan struct{}, 1) }
@@ -84,12 +81,11 @@ func (c *Client) onMessage(_ paho.Client, pm paho.Message) {
 		if in.qos0.Add(1) > int64(c.cfg.MaxPendingQoS0) {
 			in.qos0.Add(-1)
 			c.pendingFull.Add(1)
-			c.dropEarly(it.msg.Topic, subscribers.QueueFull)
+			c.dropEarly(&it.msg, subscribers.QueueFull)
 			return
 		}
 	}
 	in.n.Add(1)
-	in.pushed.Add(1)
 	in.push(it)
 }
 
@@ -99,7 +95,6 @@ func (in *intake) done(it *inbound) {
 		in.qos0.Add(-1)
 	}
 	in.n.Add(-1)
-	in.handed.Add(1)
 }
 
 // push appends it to the intake and wakes the intake goroutine.
@@ -115,7 +110,7 @@ func (in *intake) push(it inbound) {
 
 // dropEarly counts a message dropped before the intake on every
 // subscription it was meant for.
-func (c *Client) dropEarly(topic string, r subscribers.Reason) { c.router.Refuse(topic, r) }
+func (c *Client) dropEarly(m *subscribers.Message, r subscribers.Reason) { c.router.Refuse(m, r) }
 
 // runIntake hands the intake's messages over, in order, until Close.
 func (c *Client) runIntake() {
@@ -169,7 +164,7 @@ func (c *Client) deliver(it *inbound) {
 	case c.takeFence(&it.msg):
 	case it.tooLarge:
 		c.tooLarge.Add(1)
-		c.router.Refuse(it.msg.Topic, subscribers.TooLarge)
+		c.router.Refuse(&it.msg, subscribers.TooLarge)
 	default:
 		rc := c.router.Receive(&it.msg)
 		switch {

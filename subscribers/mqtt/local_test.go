@@ -236,6 +236,11 @@ func exactlyOnceWorkload(w *localWorld, r *rand.Rand) {
 		}
 		w.msgs.Published("foreign", topic, []byte(fp))
 		w.foreign.Publish(topic, 1, false, fp)
+		if i == perPublisher/2 {
+			// A fence from someone else: the client must ignore it,
+			// or it would give up echoes that still come.
+			w.foreign.Publish("robotexec/"+w.c.ClientID()+"/fence", 0, false, "bogus:fence:99999999")
+		}
 	}
 	eventually(w.t, "the nodes' publications", func() bool { return published.Load() == 3*perPublisher })
 	close(errs)

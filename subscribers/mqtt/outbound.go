@@ -2,6 +2,7 @@ package mqtt
 
 import (
 	"errors"
+	"log/slog"
 	"sync"
 	"sync/atomic"
 
@@ -13,8 +14,8 @@ import (
 // maxOutbound bounds the publications waiting for paho.
 const maxOutbound = 1 << 16
 
-// ErrBacklog is returned by a publication that finds MaxOutbound
-// publications waiting for the broker connection already.
+// ErrBacklog is returned by a publication that finds 65,536 publications
+// waiting for the broker connection already.
 var ErrBacklog = errors.New("mqtt: too many publications waiting for the broker")
 
 // The outbound queue decouples the router's publishers from paho. paho's
@@ -46,6 +47,11 @@ type outgoing struct {
 	// handed, when not nil, receives paho's token, or the error that
 	// kept m from paho (PublishWait).
 	handed chan<- handing
+	// mark, when not "", makes m a fence or a drain mark (see fence.go),
+	// whose payload hand writes: num for a drain mark, the hand-over's
+	// number for a fence.
+	mark string
+	num  uint64
 }
 
 // handing is what hand did with a publication.
@@ -126,22 +132,19 @@ func (c *Client) runFeeder() {
 	}
 }
 
-// feed hands over the queue until it is empty, or not open.
+// feed hands over the queue until it is empty, or not open; once closed,
+// it fails what cannot go.
 func (c *Client) feed(batch *[]outgoing) {
 	o := &c.out
 	for {
 		o.mu.Lock()
 		if !o.open || len(o.q) == 0 {
-			n := len(o.q)
+			var dropped []outgoing
 			if o.closed {
-				o.q = nil
+				dropped, o.q = o.q, nil
 			}
 			o.mu.Unlock()
-			if o.closed && n > 0 {
-				o.n.Add(-int64(n))
-				c.publishFailed.Add(uint64(n))
-				c.log.Warn("mqtt: closed before the broker connection took these publications", "publications", n)
-			}
+			c.fail(dropped)
 			return
 		}
 		*batch, o.q = o.q, (*batch)[:0]
@@ -154,11 +157,36 @@ func (c *Client) feed(batch *[]outgoing) {
 	}
 }
 
-// hand gives one publication to paho and tells its Sent which connection
-// took it: the number is read after paho took it, so that one published
-// while the connection was lost went to the lost connection (number read
-// before the loss was marked) or waits for the next one.
+// fail fails the publications that the client closed before handing them
+// over.
+func (c *Client) fail(gs []outgoing) {
+	if len(gs) == 0 {
+		return
+	}
+	c.out.n.Add(-int64(len(gs)))
+	c.publishFailed.Add(uint64(len(gs)))
+	c.log.Warn("mqtt: closed before the broker connection took these publications", "publications", len(gs))
+	for _, g := range gs {
+		err := wrapPublish(g.m.Topic, ErrClosed)
+		if g.sent != nil {
+			g.sent.Sent(0, err)
+		}
+		if g.handed != nil {
+			g.handed <- handing{err: err}
+		}
+	}
+}
+
+// hand gives one publication to paho, numbering it (see fence.go), and
+// tells its Sent.
 func (c *Client) hand(g *outgoing) {
+	seq := c.handoffs.Add(1)
+	switch g.mark {
+	case fenceKind:
+		g.m.Payload = c.markPayload(fenceKind, seq)
+	case drainKind:
+		g.m.Payload = c.markPayload(drainKind, g.num)
+	}
 	tok, err := c.send(&g.m)
 	if err == nil {
 		select {
@@ -170,8 +198,12 @@ func (c *Client) hand(g *outgoing) {
 		default:
 		}
 	}
+	if err != nil && g.handed == nil && g.mark == "" {
+		// The publisher has returned: the failure is counted and logged.
+		c.lateFails.Log(c.log, slog.LevelWarn, "mqtt: publish failed", "topic", g.m.Topic, "error", err)
+	}
 	if g.sent != nil {
-		g.sent.Sent(c.conn.Load(), err)
+		g.sent.Sent(seq, err)
 	}
 	if g.handed != nil {
 		g.handed <- handing{tok: tok, err: err}

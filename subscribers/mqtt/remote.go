@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"time"
 
 	paho "github.com/eclipse/paho.mqtt.golang"
 
@@ -126,20 +125,11 @@ func (c *Client) LeaveShared(ctx context.Context) error {
 	case <-c.stop:
 		return ErrClosed
 	}
-	// The intake hands over in arrival order: once it has handed over as
-	// many messages as had arrived by the broker's answer, it has handed
-	// over every message the broker gave the shared subscriptions.
-	want := c.in.pushed.Load()
-	tick := time.NewTicker(time.Millisecond)
-	defer tick.Stop()
-	for c.in.handed.Load() < want {
-		select {
-		case <-tick.C:
-		case <-ctx.Done():
-			return fmt.Errorf("mqtt: leave shared subscriptions: %w", ctx.Err())
-		case <-c.stop:
-			return ErrClosed
-		}
+	// paho completes the answer's token before the publications that
+	// came just ahead of it have reached the intake: a drain mark, which
+	// comes back after them, tells.
+	if err := c.drain(ctx); err != nil {
+		return fmt.Errorf("mqtt: leave shared subscriptions: %w", err)
 	}
 	return nil
 }
@@ -159,6 +149,8 @@ func (c *Client) PublishWait(ctx context.Context, m subscribers.Message) error {
 	case h = <-handed:
 	case <-ctx.Done():
 		return fmt.Errorf("mqtt: publish %q: %w", m.Topic, ctx.Err())
+	case <-c.stop:
+		return wrapPublish(m.Topic, ErrClosed)
 	}
 	if h.err != nil {
 		return h.err

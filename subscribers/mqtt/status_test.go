@@ -9,6 +9,7 @@ import (
 
 	"github.com/robotexec/robotexec/internal/mqtttest"
 	"github.com/robotexec/robotexec/subscribers/mqtt"
+	"github.com/robotexec/robotexec/subscribers/mqtt/broker"
 )
 
 // watch subscribes a plain client to topic and returns the payloads it
@@ -111,4 +112,40 @@ func TestStatusTopicConfig(t *testing.T) {
 		c := dial(t, b.URL(), mqtt.Config{StatusTopic: "-"})
 		require.Empty(t, c.StatusTopic())
 	})
+}
+
+// A client that reconnects while the embedded broker still holds its old
+// connection stays online: no will of the replaced connection says
+// offline after the new connection said online (the broker voids such a
+// will). The link dies one way (the proxy drops what the broker sends and
+// keeps the broker's side open): the client gives the connection up after
+// its keep-alive and reconnects while the broker still holds the old one,
+// which its pings kept alive.
+func TestTakeoverLeavesStatusOnline(t *testing.T) {
+	b := mqtttest.Embedded(t, broker.Config{})
+	p := mqtttest.NewProxy(t, b.Addr())
+	id := clientID(t, "robot")
+	topic := "robotexec/" + id + "/status"
+	status := watch(t, b.URL(), topic)
+	c := dial(t, p.URL(), mqtt.Config{ClientID: id, KeepAlive: 2 * time.Second, PingTimeout: time.Second, MaxBackoff: 200 * time.Millisecond})
+	expectSeq(t, status, "online")
+
+	before := c.Stats().Connects
+	p.Mute()
+	eventually(t, "the client's reconnection", func() bool { return c.Stats().Connects > before && c.Connected() })
+	expectSeq(t, status, "online")
+	// A fence from another client: the watcher gets it after anything
+	// published before, the old connection's will included if the broker
+	// sent it when it let the old connection go.
+	eventually(t, "the old connection's end at the broker", func() bool { return p.Open() <= 1 })
+	fence := rawClient(t, b.URL())
+	publish(t, fence, topic, 1, false, "fence")
+	for got := ""; got != "fence"; {
+		select {
+		case got = <-status:
+			require.NotEqual(t, "offline", got, "the replaced connection's will")
+		case <-time.After(waitFor):
+			t.Fatal("no fence")
+		}
+	}
 }

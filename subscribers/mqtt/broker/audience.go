@@ -2,6 +2,7 @@ package broker
 
 import (
 	"sync/atomic"
+	"time"
 
 	mochi "github.com/mochi-mqtt/server/v2"
 	"github.com/mochi-mqtt/server/v2/packets"
@@ -34,8 +35,9 @@ func (h *audienceHook) OnDisconnect(*mochi.Client, error, bool)            { h.g
 func (h *audienceHook) OnClientExpired(*mochi.Client)                      { h.gen.Add(1) }
 
 // AudienceOf returns who, besides the client clientID, wants the messages
-// of a topic: a subscriptions.Audience for that client's router, so that
-// its publications that nobody else subscribes to stay in its process.
+// of a topic: a subscribers.Audience for that client's router, so that
+// its publications that nobody else subscribes to stay in its process. It
+// is a subscribers.RetainKeeper too.
 // Offline persistent sessions and shared subscriptions (whose members the
 // broker picks, maybe clientID) count as wanting. A client that
 // subscribes while a publication is made may miss it, as MQTT allows
@@ -62,4 +64,19 @@ func (a audience) Wanted(topic string) bool {
 		}
 	}
 	return false
+}
+
+// OwnRetained returns the retained messages on topics that filter matches
+// that the client itself published and the broker keeps: the broker does
+// not send them back to it on a no-local subscription.
+func (a audience) OwnRetained(filter string) []subscribers.Message {
+	var out []subscribers.Message
+	for _, pk := range a.b.srv.Topics.Messages(filter) {
+		if pk.Origin != a.client {
+			continue
+		}
+		out = append(out, subscribers.Message{Topic: pk.TopicName, Payload: pk.Payload, QoS: pk.FixedHeader.Qos,
+			Retained: true, Received: time.Unix(pk.Created, 0)})
+	}
+	return out
 }

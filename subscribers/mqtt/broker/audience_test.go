@@ -58,3 +58,26 @@ func TestAudienceOf(t *testing.T) {
 	subscribe(self, "$share/g/b/+")
 	require.True(t, a.Wanted("b/x"), "the broker picks a shared subscription's member")
 }
+
+// The client's own retained messages that the broker keeps are its
+// audience's to give: not those another client replaced.
+func TestAudienceOwnRetained(t *testing.T) {
+	b, err := broker.New(broker.Config{Listen: "127.0.0.1:0", Logger: quiet})
+	require.NoError(t, err)
+	defer b.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	self := dialClient(t, b.URL(), "self", mqtt.Config{})
+	other := dialClient(t, b.URL(), "other", mqtt.Config{CleanSession: true})
+	require.NoError(t, self.PublishWait(ctx, subscribers.Message{Topic: "state/a", Payload: []byte("on"), QoS: 1, Retained: true}))
+	require.NoError(t, self.PublishWait(ctx, subscribers.Message{Topic: "state/b", Payload: []byte("on"), QoS: 1, Retained: true}))
+	k := b.AudienceOf("self").(subscribers.RetainKeeper)
+	own := k.OwnRetained("state/#")
+	require.Len(t, own, 2)
+	require.NoError(t, other.PublishWait(ctx, subscribers.Message{Topic: "state/b", Payload: []byte("off"), QoS: 1, Retained: true}))
+	own = k.OwnRetained("state/#")
+	require.Len(t, own, 1)
+	require.Equal(t, "state/a", own[0].Topic)
+	require.Equal(t, "on", string(own[0].Payload))
+	require.True(t, own[0].Retained)
+}

@@ -138,6 +138,9 @@ func New(cfg Config) (*Broker, error) {
 	if err := srv.AddHook(newTakeoverHook(srv, log), nil); err != nil {
 		return nil, fmt.Errorf("broker: %w", err)
 	}
+	if err := srv.AddHook(newStaleWillHook(srv), nil); err != nil {
+		return nil, fmt.Errorf("broker: %w", err)
+	}
 	audience := &audienceHook{}
 	if err := srv.AddHook(audience, nil); err != nil {
 		return nil, fmt.Errorf("broker: %w", err)
