@@ -136,6 +136,8 @@ func start(cfg *config.Config, logger *slog.Logger, opts runOptions) (*app, erro
 		Password:     cfg.MQTT.Password,
 		QoS:          byte(cfg.MQTT.QoS),
 		CleanSession: cfg.MQTT.CleanSession,
+		KeepAlive:    cfg.MQTT.KeepAlive,
+		PingTimeout:  min(cfg.MQTT.KeepAlive, mqtt.DefaultPingTimeout),
 		InProcess:    inProcess,
 		NoEcho:       inProcess && a.broker != nil,
 		// A persistent session's queued messages arrive right after

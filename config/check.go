@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/robotexec/robotexec/internal/smallfile"
 )
@@ -56,6 +57,12 @@ func (t *tree) check(c *Config) {
 	}
 	if m.QoS < 0 || m.QoS > 2 {
 		t.errorAt("mqtt.qos", "must be 0, 1 or 2, not %d", m.QoS)
+	}
+	switch k := m.KeepAlive; {
+	case k < time.Second || k > 65535*time.Second:
+		t.errorAt("mqtt.keepalive", "must be from 1s to 18h12m15s (65535 s), not %v", k)
+	case k%time.Second != 0:
+		t.errorAt("mqtt.keepalive", "must be whole seconds, not %v", k)
 	}
 	if m.TLS != nil {
 		t.checkTLS(c, scheme, brokerErr == "")

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"reflect"
+	"time"
 
 	"gopkg.in/yaml.v3"
 
@@ -21,6 +22,8 @@ const (
 	DefaultQueueDepth = 10
 	// DefaultQoS is the default MQTT QoS of subscriptions and publications.
 	DefaultQoS = 1
+	// DefaultKeepAlive is the default MQTT keep-alive.
+	DefaultKeepAlive = 30 * time.Second
 	// OverflowDropOldest, OverflowDropNewest and OverflowBlock are the
 	// values of Executor.Overflow: drop the oldest queued message (the
 	// default, ROS KEEP_LAST), drop the new one, or block the producer.
@@ -108,6 +111,12 @@ type MQTT struct {
 	// connection; false keeps a persistent session, whose QoS 1 and 2
 	// messages survive reconnects. (optional) Defaults to false.
 	CleanSession bool `yaml:"clean_session"`
+	// KeepAlive is the MQTT keep-alive, in whole seconds: the client
+	// pings when it has sent nothing for this long, and a dead link is
+	// noticed within about 1.5 times it (the broker's side) to twice it
+	// (the client's, with a ping timeout of at most KeepAlive).
+	// (optional) Defaults to DefaultKeepAlive, 30 s; from 1 s to 65535 s.
+	KeepAlive time.Duration `yaml:"keepalive"`
 	// TLS names the PEM files of a TLS connection; it needs a TLS broker
 	// URL (ssl://, tls://, mqtts://, tcps://, wss://). (optional) Defaults
 	// to nil: the system's roots and no client certificate.
@@ -231,10 +240,11 @@ func Parse(file string, data []byte, lookupEnv func(string) (string, bool)) (*Co
 		File:     file,
 		Executor: Executor{QueueDepth: DefaultQueueDepth, Overflow: OverflowDropOldest, InProcess: true},
 		MQTT: MQTT{
-			Broker:   EmbeddedBroker,
-			Listen:   DefaultListen,
-			ClientID: defaultClientID(lookup),
-			QoS:      DefaultQoS,
+			Broker:    EmbeddedBroker,
+			Listen:    DefaultListen,
+			ClientID:  defaultClientID(lookup),
+			QoS:       DefaultQoS,
+			KeepAlive: DefaultKeepAlive,
 		},
 	}
 	t := newTree(file, root, lookup)

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -54,10 +55,11 @@ func defaults(file string) config.Config {
 		File:     file,
 		Executor: config.Executor{Workers: 0, QueueDepth: 10, Overflow: "drop_oldest", TimerSource: "precise", InProcess: true},
 		MQTT: config.MQTT{
-			Broker:   "embedded",
-			Listen:   "127.0.0.1:1883",
-			ClientID: "robotexec-robot1",
-			QoS:      1,
+			Broker:    "embedded",
+			Listen:    "127.0.0.1:1883",
+			ClientID:  "robotexec-robot1",
+			QoS:       1,
+			KeepAlive: 30 * time.Second,
 		},
 	}
 }
@@ -118,6 +120,7 @@ func TestFullFile(t *testing.T) {
 		Password:     "secret",
 		QoS:          2,
 		CleanSession: true,
+		KeepAlive:    10 * time.Second,
 		TLS: &config.TLS{
 			CA:   filepath.Join("testdata", "certs", "ca.pem"),
 			Cert: filepath.Join("testdata", "certs", "client.pem"),
@@ -136,9 +139,9 @@ func TestFullFile(t *testing.T) {
 		got = append(got, node{n.Name, n.Type, n.Group, n.Line, n.Index})
 	}
 	require.Equal(t, []node{
-		{"imu_bridge", "bridge", "sensors", 23, 0},
-		{"heartbeat-1", "heartbeat", "", 27, 1},
-		{"watchdog", "watchdog", "sensors", 32, 2},
+		{"imu_bridge", "bridge", "sensors", 24, 0},
+		{"heartbeat-1", "heartbeat", "", 28, 1},
+		{"watchdog", "watchdog", "sensors", 33, 2},
 	}, got)
 
 	var bridge struct {

@@ -3,6 +3,7 @@ package config_test
 import (
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -216,7 +217,7 @@ nodes:
 			`config.yaml:6: mqtt.broker: "ftp://h": scheme "ftp" is not tcp, mqtt, ssl, tls, mqtts, tcps, ws or wss`,
 			`config.yaml:7: mqtt.qos: must be 0, 1 or 2, not 7`,
 			`config.yaml:8: mqtt.username: environment variable NOPE is not set`,
-			`config.yaml:9: mqtt.colour: unknown key (known keys: broker, listen, client_id, username, password, qos, clean_session, tls)`,
+			`config.yaml:9: mqtt.colour: unknown key (known keys: broker, listen, client_id, username, password, qos, clean_session, keepalive, tls)`,
 			`config.yaml:13: nodes[1].name: duplicate node name "a" (first at line 11)`,
 			`config.yaml:13: nodes[1].type: required`,
 			`config.yaml:15: nodes[1].params.period: environment variable ALSO_NOPE is not set`,
@@ -270,4 +271,20 @@ func TestMalformedReturnsNoConfig(t *testing.T) {
 		`config.yaml:1: executor.workers: "x" is not an integer`,
 		`config.yaml:3: nodes[0].type: unknown node type "nope"`,
 	}, lines(all))
+}
+
+// mqtt.keepalive is whole seconds from 1 s to 65535 s.
+func TestKeepAliveErrors(t *testing.T) {
+	for _, tc := range []struct{ value, want string }{
+		{"0s", `config.yaml:2: mqtt.keepalive: must be from 1s to 18h12m15s (65535 s), not 0s`},
+		{"500ms", `config.yaml:2: mqtt.keepalive: must be from 1s to 18h12m15s (65535 s), not 500ms`},
+		{"1.5s", `config.yaml:2: mqtt.keepalive: must be whole seconds, not 1.5s`},
+		{"24h", `config.yaml:2: mqtt.keepalive: must be from 1s to 18h12m15s (65535 s), not 24h0m0s`},
+	} {
+		_, err := config.Parse("config.yaml", []byte("mqtt:\n  keepalive: "+tc.value+"\n"), nil)
+		require.EqualError(t, err, tc.want, tc.value)
+	}
+	cfg, err := config.Parse("config.yaml", []byte("mqtt:\n  keepalive: 5s\n"), nil)
+	require.NoError(t, err)
+	require.Equal(t, 5*time.Second, cfg.MQTT.KeepAlive)
 }
