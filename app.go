@@ -24,7 +24,7 @@ import (
 // simulated clock and an in-process router. It returns every problem,
 // parseErr's included, in file order.
 func check(cfg *config.Config, parseErr error) error {
-	errs := []error{parseErr}
+	errs := append([]error{parseErr}, userErrors(cfg)...)
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
 	env := dryEnv(cfg, quiet)
 	for _, n := range cfg.Nodes {
@@ -110,7 +110,7 @@ func start(cfg *config.Config, logger *slog.Logger, opts runOptions) (*app, erro
 	url := cfg.MQTT.Broker
 	inProcess := cfg.Executor.InProcess
 	if url == config.EmbeddedBroker {
-		bc := broker.Config{Listen: cfg.MQTT.Listen, Logger: limitFloods(logger.With("component", "broker"))}
+		bc := brokerConfig(cfg, limitFloods(logger.With("component", "broker")))
 		if inProcess {
 			// The nodes' publications reach this process's subscriptions
 			// directly: the broker must not send them back. The client's
@@ -139,6 +139,7 @@ func start(cfg *config.Config, logger *slog.Logger, opts runOptions) (*app, erro
 		KeepAlive:    cfg.MQTT.KeepAlive,
 		PingTimeout:  min(cfg.MQTT.KeepAlive, mqtt.DefaultPingTimeout),
 		InProcess:    inProcess,
+		Writable:     ownWritable(cfg),
 		NoEcho:       inProcess && a.broker != nil,
 		// A persistent session's queued messages arrive right after
 		// connecting: hold them until every node has subscribed.

@@ -49,8 +49,9 @@ func (t *tree) check(c *Config) {
 	if m.Listen == "" {
 		m.Listen = DefaultListen
 	}
-	if msg := checkHostPort(m.Listen, "127.0.0.1:1883"); msg != "" {
-		t.errorAt("mqtt.listen", "%s", msg)
+	listenErr := checkHostPort(m.Listen, "127.0.0.1:1883")
+	if listenErr != "" {
+		t.errorAt("mqtt.listen", "%s", listenErr)
 	}
 	if m.ClientID == "" {
 		m.ClientID = defaultClientID(t.lookup)
@@ -67,6 +68,7 @@ func (t *tree) check(c *Config) {
 	if m.TLS != nil {
 		t.checkTLS(c, scheme, brokerErr == "")
 	}
+	t.checkUsers(c, listenErr == "")
 
 	if c.Metrics.Listen != "" {
 		if msg := checkHostPort(c.Metrics.Listen, "127.0.0.1:9090"); msg != "" {

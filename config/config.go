@@ -121,6 +121,38 @@ type MQTT struct {
 	// URL (ssl://, tls://, mqtts://, tcps://, wss://). (optional) Defaults
 	// to nil: the system's roots and no client certificate.
 	TLS *TLS `yaml:"tls"`
+	// Users are who may connect to the embedded broker, with the topics
+	// each may read and write; only with EmbeddedBroker. (optional)
+	// Defaults to none.
+	Users []User `yaml:"users"`
+	// AllowAnonymous lets clients without a username connect to the
+	// embedded broker, with access to every topic. (optional) Defaults to
+	// true with no Users on a loopback Listen, else false; a non-loopback
+	// Listen without Users is an error unless it is true. See
+	// AnonymousAllowed.
+	AllowAnonymous *bool `yaml:"allow_anonymous"`
+}
+
+// User is an entry of mqtt.users: a user of the embedded broker.
+type User struct {
+	// Username and Password are the user's credentials. Required.
+	Username string `yaml:"username"`
+	Password string `yaml:"password"`
+	// Read and Write are MQTT topic filters: the topics the user may read
+	// (subscribe to and receive) and write (publish to). (optional)
+	// Default to none.
+	Read  []string `yaml:"read"`
+	Write []string `yaml:"write"`
+}
+
+// AnonymousAllowed reports whether the embedded broker lets clients
+// without a username in: AllowAnonymous when set, else whether there are
+// no users and the broker listens on loopback only.
+func (m MQTT) AnonymousAllowed() bool {
+	if m.AllowAnonymous != nil {
+		return *m.AllowAnonymous
+	}
+	return len(m.Users) == 0 && loopbackListen(m.Listen)
 }
 
 // TLS is the mqtt.tls: section. Relative paths are resolved against the

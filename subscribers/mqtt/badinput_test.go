@@ -139,7 +139,7 @@ func TestConnectionRefusedThenBrokerAppears(t *testing.T) {
 	require.NotContains(t, logs.String(), password)
 
 	// The broker appears on that port.
-	b, err := broker.New(broker.Config{Listen: addr, Users: map[string]string{"alice": password}, Logger: logs.logger()})
+	b, err := broker.New(broker.Config{Listen: addr, Users: everyTopic(map[string]string{"alice": password}), Logger: logs.logger()})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = b.Close() })
 	ctx, cancel = context.WithTimeout(context.Background(), waitFor)

@@ -28,6 +28,13 @@ var (
 	// ErrNotAuthorized is the cause of a connection refused for its
 	// credentials (bad username or password, or a user not allowed).
 	ErrNotAuthorized = errors.New("mqtt: broker refused the credentials")
+	// ErrUnconfirmed is returned by PublishWait for a publication whose
+	// connection was lost before the broker acknowledged it: the broker
+	// may not have it (it may also have refused it).
+	ErrUnconfirmed = errors.New("mqtt: connection lost before the broker acknowledged the publication (it may have refused it)")
+	// ErrForbidden is returned by a publication to a topic outside
+	// Config.Writable: the broker would refuse it.
+	ErrForbidden = errors.New("mqtt: the broker does not let this client publish to the topic")
 )
 
 const (
@@ -83,6 +90,7 @@ type Client struct {
 	// one that came back, and this client's token.
 	handoffs, drains, drained atomic.Uint64
 	token                     string
+	fenceOff                  atomic.Bool      // the broker refuses the fence topic
 	lateFails                 *ratelog.Limiter // publication failures after Publish returned
 
 	counters

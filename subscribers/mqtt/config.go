@@ -83,6 +83,13 @@ type Config struct {
 	// embedded broker knows (broker.Broker.AudienceOf). (optional)
 	// Defaults to none: every publication goes to the broker.
 	Audience subscribers.Audience
+	// Writable, when not nil, are the topic filters that the broker lets
+	// the client publish to (with the embedded broker, its user's write
+	// filters): a publication to any other topic fails at once with
+	// ErrForbidden and is counted, never sent to a broker that would
+	// disconnect the client for it. (optional) Defaults to nil: every
+	// topic.
+	Writable []string
 	// StartPaused holds incoming messages, delivering and acknowledging
 	// none, until [Client.Resume]. With a persistent session the broker
 	// sends the messages queued during the client's absence right after
@@ -246,6 +253,11 @@ func (cfg Config) settings() (*settings, error) {
 	}
 	if s.QoS > 2 {
 		errs = append(errs, fmt.Errorf("mqtt: QoS %d is not 0, 1 or 2", s.QoS))
+	}
+	for _, f := range s.Writable {
+		if err := subscribers.ValidateFilter(f); err != nil {
+			errs = append(errs, fmt.Errorf("mqtt: Writable: %w", err))
+		}
 	}
 	if s.MaxPayload == 0 {
 		s.MaxPayload = DefaultMaxPayload

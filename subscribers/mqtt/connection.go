@@ -5,10 +5,15 @@ import (
 	"fmt"
 	"maps"
 	"math/rand/v2"
+	"slices"
+	"strconv"
+	"strings"
 	"time"
 
 	paho "github.com/eclipse/paho.mqtt.golang"
 	"github.com/eclipse/paho.mqtt.golang/packets"
+
+	"github.com/robotexec/robotexec/subscribers"
 )
 
 // The connection's life: connectLoop makes the first connection; paho
@@ -130,7 +135,7 @@ func (c *Client) onConnect(pc paho.Client) {
 	c.log.Info("mqtt: connected", "broker", c.cfg.display, "client_id", c.cfg.ClientID,
 		"reconnect", n > 1, "failed_attempts", attempts, "subscriptions", len(filters))
 	if len(filters) > 0 {
-		if err := c.subscribe(filters); err != nil {
+		if err := c.ownRefused(c.subscribe(filters)); err != nil {
 			c.log.Error("mqtt: subscribe after connecting", "broker", c.cfg.display, "error", err)
 		}
 	}
@@ -164,7 +169,8 @@ func (c *Client) setReady(r bool) {
 }
 
 // subscribe sends one SUBSCRIBE for filters and waits for the broker's
-// answer, up to the connect timeout.
+// answer, up to the connect timeout. It fails with a *refusal when the
+// broker refuses some of the filters.
 func (c *Client) subscribe(filters map[string]byte) error {
 	tok := c.pc.SubscribeMultiple(filters, nil)
 	if err := c.wait(tok, c.cfg.ConnectTimeout); err != nil {
@@ -174,13 +180,66 @@ func (c *Client) subscribe(filters map[string]byte) error {
 	if !ok {
 		return nil
 	}
-	var errs []error
-	for f, q := range st.Result() {
-		if q == 0x80 {
-			errs = append(errs, fmt.Errorf("%w to %q (broker %s)", ErrSubscriptionRefused, f, c.cfg.display))
+	result := st.Result()
+	r := &refusal{broker: c.cfg.display}
+	for f := range filters {
+		// paho keys a shared subscription's result by its inner filter.
+		key, _ := subscribers.RouteFilter(f)
+		if result[key] == 0x80 {
+			r.filters = append(r.filters, f)
 		}
 	}
-	return errors.Join(errs...)
+	if len(r.filters) == 0 {
+		return nil
+	}
+	slices.Sort(r.filters)
+	return r
+}
+
+// refusal is the error of a SUBSCRIBE of which the broker refused some
+// filters; it is an ErrSubscriptionRefused.
+type refusal struct {
+	filters []string
+	broker  string
+}
+
+func (r *refusal) Error() string {
+	quoted := make([]string, len(r.filters))
+	for i, f := range r.filters {
+		quoted[i] = strconv.Quote(f)
+	}
+	return fmt.Sprintf("%v to %s (broker %s)", ErrSubscriptionRefused, strings.Join(quoted, ", "), r.broker)
+}
+
+func (r *refusal) Is(target error) bool { return target == ErrSubscriptionRefused }
+
+// ownRefused takes the client's own topics (its status, its fences) out
+// of err, a subscribe error: a broker whose access rules leave them out
+// costs the client its fences and drain marks (LeaveShared then does not
+// wait for the messages that came before), which it says once, at Warn. It returns what is left of
+// err.
+func (c *Client) ownRefused(err error) error {
+	r, ok := err.(*refusal)
+	if !ok {
+		return err
+	}
+	kept := r.filters[:0]
+	own := false
+	for _, f := range r.filters {
+		if f == c.cfg.fence || f == c.cfg.StatusTopic {
+			own = true
+			continue
+		}
+		kept = append(kept, f)
+	}
+	if own && c.fenceOff.CompareAndSwap(false, true) {
+		c.log.Warn("mqtt: the broker refuses this client its own topics: no fences nor drain marks", "broker", c.cfg.display,
+			"topics", fmt.Sprintf("robotexec/%s/#", c.cfg.ClientID))
+	}
+	if r.filters = kept; len(kept) == 0 {
+		return nil
+	}
+	return r
 }
 
 // errTimeout reports a token that did not complete in time.

@@ -29,12 +29,22 @@ const waitFor = 20 * time.Second
 func forEachBroker(t *testing.T, opts mqtttest.MosquittoOptions, f func(t *testing.T, b mqtttest.Broker)) {
 	t.Run("embedded", func(t *testing.T) {
 		t.Parallel()
-		f(t, mqtttest.Embedded(t, broker.Config{Users: opts.Users, Logger: newLogSink(t).logger()}))
+		f(t, mqtttest.Embedded(t, broker.Config{Users: everyTopic(opts.Users), Logger: newLogSink(t).logger()}))
 	})
 	t.Run("mosquitto", func(t *testing.T) {
 		t.Parallel()
 		f(t, mqtttest.Mosquitto(t, opts))
 	})
+}
+
+// everyTopic gives each user of users, with its password, access to every
+// topic, as mosquitto does without an ACL file.
+func everyTopic(users map[string]string) map[string]broker.User {
+	out := make(map[string]broker.User, len(users))
+	for name, password := range users {
+		out[name] = broker.User{Password: password, Read: []string{"#"}, Write: []string{"#"}}
+	}
+	return out
 }
 
 // logSink collects a test's logs; it forwards them to t.Log only while the

@@ -84,6 +84,8 @@ func (c *Client) enqueue(g outgoing) error {
 	switch {
 	case m.QoS > 2:
 		err = errBadQoS(m)
+	case !c.writable(m.Topic):
+		err = wrapPublish(m.Topic, ErrForbidden)
 	case o.closed:
 		err = wrapPublish(m.Topic, ErrClosed)
 	case m.QoS == 0 && (!o.open || !c.pc.IsConnectionOpen()):
@@ -102,6 +104,20 @@ func (c *Client) enqueue(g outgoing) error {
 	}
 	o.signal()
 	return nil
+}
+
+// writable reports whether Config.Writable lets the client publish to
+// topic.
+func (c *Client) writable(topic string) bool {
+	if c.cfg.Writable == nil {
+		return true
+	}
+	for _, f := range c.cfg.Writable {
+		if subscribers.Match(f, topic) {
+			return true
+		}
+	}
+	return false
 }
 
 // openOutbound lets the feeder feed paho; onConnect calls it once the

@@ -139,7 +139,16 @@ func (c *Client) LeaveShared(ctx context.Context) error {
 // the broker acknowledged it (QoS 1 and 2) or it was written to the
 // network (QoS 0), or ctx ends. It is for one-off publications (the pub
 // command); nodes publish through the router's publishers.
+//
+// A QoS 1 or 2 publication whose connection is lost before the broker's
+// acknowledgement fails with ErrUnconfirmed, even when it is resent with a
+// persistent session: paho completes its token, without error, on the
+// next connection (a broker that refuses a publication from an MQTT 3.1.1
+// client closes the connection).
 func (c *Client) PublishWait(ctx context.Context, m subscribers.Message) error {
+	c.mu.Lock()
+	epoch := c.epoch
+	c.mu.Unlock()
 	handed := make(chan handing, 1)
 	if err := c.enqueue(outgoing{m: m, handed: handed}); err != nil {
 		return err
@@ -158,7 +167,11 @@ func (c *Client) PublishWait(ctx context.Context, m subscribers.Message) error {
 	tok := h.tok
 	select {
 	case <-tok.Done():
-		if err := tok.Error(); err != nil {
+		err := tok.Error()
+		if err == nil && m.QoS > 0 && c.reconnectedSince(epoch) {
+			err = ErrUnconfirmed
+		}
+		if err != nil {
 			c.publishFailed.Add(1)
 			return wrapPublish(m.Topic, err)
 		}
@@ -168,6 +181,14 @@ func (c *Client) PublishWait(ctx context.Context, m subscribers.Message) error {
 	case <-c.stop:
 		return wrapPublish(m.Topic, ErrClosed)
 	}
+}
+
+// reconnectedSince reports whether the client tried to reconnect since
+// the connection epoch epoch.
+func (c *Client) reconnectedSince(epoch uint64) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.epoch != epoch
 }
 
 // send hands *m to paho. It returns without waiting for the network or

@@ -1,8 +1,6 @@
 package broker
 
 import (
-	"context"
-	"crypto/subtle"
 	"crypto/tls"
 	"errors"
 	"fmt"
@@ -15,7 +13,6 @@ import (
 
 	mochi "github.com/mochi-mqtt/server/v2"
 	"github.com/mochi-mqtt/server/v2/listeners"
-	"github.com/mochi-mqtt/server/v2/packets"
 )
 
 const (
@@ -50,10 +47,14 @@ type Config struct {
 	// overflowing stay warnings.
 	Logger *slog.Logger
 	// Users, when not empty, maps the usernames allowed to connect to
-	// their passwords; every other connection is refused ("not
-	// authorised"). An allowed user may publish and subscribe to every
-	// topic. (optional) Defaults to none: anyone may connect.
-	Users map[string]string
+	// their passwords and the topics they may use; a connection with any
+	// other username, or a wrong password, is refused ("not authorised").
+	// (optional) Defaults to none: anyone may connect and use every topic.
+	Users map[string]User
+	// Anonymous says whether clients that connect without a username are
+	// let in, with access to every topic. (optional) Defaults to
+	// AnonymousDefault: only when Users is empty.
+	Anonymous Anonymous
 	// TLS, when set, makes the listener speak MQTT over TLS (ssl://
 	// URLs) with this configuration; set ClientAuth and ClientCAs in it to
 	// require client certificates. (optional) Defaults to plain TCP.
@@ -132,7 +133,7 @@ func New(cfg Config) (*Broker, error) {
 	srv := mochi.New(&mochi.Options{Capabilities: caps, Logger: log})
 
 	// mochi refuses every connection unless a hook authenticates it.
-	if err := srv.AddHook(&authHook{users: cfg.Users}, nil); err != nil {
+	if err := srv.AddHook(newAuthHook(cfg.Users, cfg.Anonymous), nil); err != nil {
 		return nil, fmt.Errorf("broker: %w", err)
 	}
 	if err := srv.AddHook(newTakeoverHook(srv, log), nil); err != nil {
@@ -217,33 +218,6 @@ func (b *Broker) Close() error {
 	})
 	return b.err
 }
-
-// authHook lets every client in when users is empty, and otherwise only
-// those with a listed username and its password.
-type authHook struct {
-	mochi.HookBase
-	users map[string]string
-}
-
-func (h *authHook) ID() string { return "robotexec-auth" }
-
-func (h *authHook) Provides(b byte) bool {
-	return b == mochi.OnConnectAuthenticate || b == mochi.OnACLCheck
-}
-
-func (h *authHook) OnConnectAuthenticate(cl *mochi.Client, pk packets.Packet) bool {
-	markConnected(cl.Net.Conn)
-	if len(h.users) == 0 {
-		return true
-	}
-	want, ok := h.users[string(pk.Connect.Username)]
-	if !ok || !pk.Connect.PasswordFlag {
-		return false
-	}
-	return subtle.ConstantTimeCompare([]byte(want), pk.Connect.Password) == 1
-}
-
-func (h *authHook) OnACLCheck(*mochi.Client, string, bool) bool { return true }
 
 // trackingListener remembers the connections it accepted, gives each a
 // deadline for its CONNECT packet, and keeps accepting after temporary
@@ -367,42 +341,6 @@ func (c *trackedConn) Close() error {
 		c.l.mu.Unlock()
 	})
 	return c.Conn.Close()
-}
-
-// quietHandler demotes mochi's routine messages to Debug.
-type quietHandler struct{ h slog.Handler }
-
-func (q quietHandler) Enabled(ctx context.Context, l slog.Level) bool {
-	return q.h.Enabled(ctx, min(l, slog.LevelDebug)) || q.h.Enabled(ctx, l)
-}
-
-func (q quietHandler) Handle(ctx context.Context, r slog.Record) error {
-	level := r.Level
-	msg := r.Message
-	switch {
-	case msg == "":
-		// A listener's report that a connection ended with an error
-		// (most often EOF when a client goes away).
-		level, msg = slog.LevelDebug, "client connection ended"
-	case level == slog.LevelInfo:
-		level = slog.LevelDebug
-	case msg == mochi.ErrMinimumKeepalive.Error():
-		level = slog.LevelDebug
-	}
-	if !q.h.Enabled(ctx, level) {
-		return nil
-	}
-	nr := slog.NewRecord(r.Time, level, "broker: "+msg, r.PC)
-	r.Attrs(func(a slog.Attr) bool { nr.AddAttrs(a); return true })
-	return q.h.Handle(ctx, nr)
-}
-
-func (q quietHandler) WithAttrs(as []slog.Attr) slog.Handler {
-	return quietHandler{h: q.h.WithAttrs(as)}
-}
-
-func (q quietHandler) WithGroup(name string) slog.Handler {
-	return quietHandler{h: q.h.WithGroup(name)}
 }
 
 // temporary reports whether an Accept error is worth waiting out: the

@@ -67,7 +67,7 @@ func TestCloseWithSilentConnection(t *testing.T) {
 func TestUsersAndQuietLogs(t *testing.T) {
 	var logs bytes.Buffer
 	logger := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelInfo}))
-	b, err := broker.New(broker.Config{Listen: "127.0.0.1:0", Logger: logger, Users: map[string]string{"alice": "s3cret"}})
+	b, err := broker.New(broker.Config{Listen: "127.0.0.1:0", Logger: logger, Users: map[string]broker.User{"alice": {Password: "s3cret"}}})
 	require.NoError(t, err)
 	defer b.Close()
 
