@@ -140,6 +140,7 @@ func start(cfg *config.Config, logger *slog.Logger, opts runOptions) (*app, erro
 		PingTimeout:  min(cfg.MQTT.KeepAlive, mqtt.DefaultPingTimeout),
 		InProcess:    inProcess,
 		Writable:     ownWritable(cfg),
+		MaxPayload:   int(cfg.MQTT.MaxPayload),
 		NoEcho:       inProcess && a.broker != nil,
 		// A persistent session's queued messages arrive right after
 		// connecting: hold them until every node has subscribed.

@@ -34,12 +34,15 @@ func userErrors(cfg *config.Config) []error {
 }
 
 // brokerConfig returns the embedded broker's configuration: where it
-// listens, who may connect and what each may use. The process's own
+// listens, who may connect and what each may use, and packets large
+// enough for mqtt.max_payload. The process's own
 // client connects as mqtt.username when set, whose access also covers
 // the client's own topics, robotexec/CLIENT_ID/#.
 func brokerConfig(cfg *config.Config, logger *slog.Logger) broker.Config {
 	m := cfg.MQTT
-	bc := broker.Config{Listen: m.Listen, Logger: logger, Anonymous: broker.AnonymousRefused}
+	bc := broker.Config{Listen: m.Listen, Logger: logger, Anonymous: broker.AnonymousRefused,
+		// Room for a max_payload publication with the longest topic.
+		MaxPacketSize: max(broker.DefaultMaxPacketSize, int(m.MaxPayload)+1<<16+16)}
 	if m.AnonymousAllowed() {
 		bc.Anonymous = broker.AnonymousAllowed
 	}

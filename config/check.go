@@ -65,6 +65,9 @@ func (t *tree) check(c *Config) {
 	case k%time.Second != 0:
 		t.errorAt("mqtt.keepalive", "must be whole seconds, not %v", k)
 	}
+	if m.MaxPayload < 1 || m.MaxPayload > MaxMaxPayload {
+		t.errorAt("mqtt.max_payload", "must be from 1B to %v, not %v", MaxMaxPayload, m.MaxPayload)
+	}
 	if m.TLS != nil {
 		t.checkTLS(c, scheme, brokerErr == "")
 	}

@@ -22,6 +22,11 @@ const (
 	DefaultQueueDepth = 10
 	// DefaultQoS is the default MQTT QoS of subscriptions and publications.
 	DefaultQoS = 1
+	// DefaultMaxPayload is the default of mqtt.max_payload.
+	DefaultMaxPayload Size = 1 << 20
+	// MaxMaxPayload is the largest mqtt.max_payload: MQTT's largest
+	// packet is 256 MiB, headers included.
+	MaxMaxPayload Size = 255 << 20
 	// DefaultKeepAlive is the default MQTT keep-alive.
 	DefaultKeepAlive = 30 * time.Second
 	// OverflowDropOldest, OverflowDropNewest and OverflowBlock are the
@@ -117,6 +122,11 @@ type MQTT struct {
 	// (the client's, with a ping timeout of at most KeepAlive).
 	// (optional) Defaults to DefaultKeepAlive, 30 s; from 1 s to 65535 s.
 	KeepAlive time.Duration `yaml:"keepalive"`
+	// MaxPayload is the largest payload in both directions: a larger
+	// publication is refused at Publish with an error and counted, never
+	// sent; a larger message received is dropped and counted. (optional)
+	// Defaults to DefaultMaxPayload, 1 MiB; from 1 B to MaxMaxPayload.
+	MaxPayload Size `yaml:"max_payload"`
 	// TLS names the PEM files of a TLS connection; it needs a TLS broker
 	// URL (ssl://, tls://, mqtts://, tcps://, wss://). (optional) Defaults
 	// to nil: the system's roots and no client certificate.
@@ -272,11 +282,12 @@ func Parse(file string, data []byte, lookupEnv func(string) (string, bool)) (*Co
 		File:     file,
 		Executor: Executor{QueueDepth: DefaultQueueDepth, Overflow: OverflowDropOldest, InProcess: true},
 		MQTT: MQTT{
-			Broker:    EmbeddedBroker,
-			Listen:    DefaultListen,
-			ClientID:  defaultClientID(lookup),
-			QoS:       DefaultQoS,
-			KeepAlive: DefaultKeepAlive,
+			Broker:     EmbeddedBroker,
+			Listen:     DefaultListen,
+			ClientID:   defaultClientID(lookup),
+			QoS:        DefaultQoS,
+			KeepAlive:  DefaultKeepAlive,
+			MaxPayload: DefaultMaxPayload,
 		},
 	}
 	t := newTree(file, root, lookup)

@@ -55,11 +55,12 @@ func defaults(file string) config.Config {
 		File:     file,
 		Executor: config.Executor{Workers: 0, QueueDepth: 10, Overflow: "drop_oldest", TimerSource: "precise", InProcess: true},
 		MQTT: config.MQTT{
-			Broker:    "embedded",
-			Listen:    "127.0.0.1:1883",
-			ClientID:  "robotexec-robot1",
-			QoS:       1,
-			KeepAlive: 30 * time.Second,
+			Broker:     "embedded",
+			Listen:     "127.0.0.1:1883",
+			ClientID:   "robotexec-robot1",
+			QoS:        1,
+			KeepAlive:  30 * time.Second,
+			MaxPayload: 1 << 20,
 		},
 	}
 }
@@ -121,6 +122,7 @@ func TestFullFile(t *testing.T) {
 		QoS:          2,
 		CleanSession: true,
 		KeepAlive:    10 * time.Second,
+		MaxPayload:   512 << 10,
 		TLS: &config.TLS{
 			CA:   filepath.Join("testdata", "certs", "ca.pem"),
 			Cert: filepath.Join("testdata", "certs", "client.pem"),
@@ -139,9 +141,9 @@ func TestFullFile(t *testing.T) {
 		got = append(got, node{n.Name, n.Type, n.Group, n.Line, n.Index})
 	}
 	require.Equal(t, []node{
-		{"imu_bridge", "bridge", "sensors", 24, 0},
-		{"heartbeat-1", "heartbeat", "", 28, 1},
-		{"watchdog", "watchdog", "sensors", 33, 2},
+		{"imu_bridge", "bridge", "sensors", 25, 0},
+		{"heartbeat-1", "heartbeat", "", 29, 1},
+		{"watchdog", "watchdog", "sensors", 34, 2},
 	}, got)
 
 	var bridge struct {

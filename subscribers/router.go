@@ -1,9 +1,11 @@
 package subscribers
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -41,7 +43,16 @@ type RouterOptions struct {
 	// may be for the publication's echo still to be awaited. (optional)
 	// Defaults to DefaultEchoAge.
 	EchoAge time.Duration
+	// MaxPayload, when positive, is the largest payload published: a
+	// publication with a larger one is refused at once with ErrTooLarge,
+	// reaching no subscription, local or remote, and counted
+	// (Router.TooLarge). (optional) Defaults to 0: no limit.
+	MaxPayload int
 }
+
+// ErrTooLarge is returned by a publication whose payload is over
+// RouterOptions.MaxPayload.
+var ErrTooLarge = errors.New("subscribers: payload over the maximum")
 
 // Router is the one message path of a process: publications reach the
 // matching subscriptions of this process directly, through their queues,
@@ -100,6 +111,8 @@ type Router struct {
 	// whose subscription the broker has not confirmed yet: publications
 	// skip them, since the broker may or may not send them the echo.
 	unsure sync.Map // *Subscription → struct{}
+
+	tooLarge atomic.Uint64 // publications refused for their size
 }
 
 // wireFilter is a filter subscribed at the remote: the number of attached
@@ -310,6 +323,10 @@ func (r *Router) localMatch(topic string, dst []*Subscription) []*Subscription {
 // take it through offer, which never waits. It returns how many
 // subscriptions accepted it and the remote's error.
 func (r *Router) publish(m *Message, subs []*Subscription, out bool, offer *offering) (int, error) {
+	if max := r.opts.MaxPayload; max > 0 && len(m.Payload) > max {
+		r.tooLarge.Add(1)
+		return 0, fmt.Errorf("%w: publish %q: %d bytes, over %d", ErrTooLarge, m.Topic, len(m.Payload), max)
+	}
 	if m.Received.IsZero() {
 		m.Received = now()
 	}
@@ -343,6 +360,10 @@ func (r *Router) publishRetained(m *Message, subs []*Subscription, offer *offeri
 	}
 	return n, r.send(m, subs)
 }
+
+// TooLarge counts the publications refused for a payload over
+// RouterOptions.MaxPayload.
+func (r *Router) TooLarge() uint64 { return r.tooLarge.Load() }
 
 // send hands *m to the remote, awaiting its echo when subs, the local
 // subscriptions that had it, are to get it from the remote too.

@@ -14,10 +14,10 @@ import (
 )
 
 // A user restricted to a/# on the embedded broker: its own topics refused
-// cost the client its fences, said once at Warn, not an error; Writable
-// refuses a publication elsewhere at once; a publication the broker
-// refuses (it then drops the connection) fails PublishWait with
-// ErrUnconfirmed instead of passing for acknowledged.
+// cost the client its fences, said once at Warn, not an error; a
+// publication the broker refuses (it then drops the connection) fails
+// PublishWait with ErrUnconfirmed instead of passing for acknowledged,
+// and is not sent again; Writable refuses a publication elsewhere at once.
 func TestRestrictedUser(t *testing.T) {
 	b := mqtttest.Embedded(t, broker.Config{Logger: newLogSink(t).logger(),
 		Users: map[string]broker.User{"alice": {Password: "pw", Read: []string{"a/#"}, Write: []string{"a/#"}}}})
@@ -32,13 +32,14 @@ func TestRestrictedUser(t *testing.T) {
 	require.Equal(t, 1, strings.Count(logs.String(), "refuses this client its own topics"), "%s", logs)
 	require.NotContains(t, logs.String(), "level=ERROR")
 
-	// paho sends the refused publication again on every reconnection,
-	// even with a clean session: close this client after it.
-	r := dial(t, b.URL(), base)
-	err := r.PublishWait(ctx, subscribers.Message{Topic: "b/x", QoS: 1, Payload: []byte("refused")})
+	// The broker closes the connection on the refused publication, which
+	// the client then drops instead of sending it again.
+	err := c.PublishWait(ctx, subscribers.Message{Topic: "b/x", QoS: 1, Payload: []byte("refused")})
 	require.ErrorIs(t, err, mqtt.ErrUnconfirmed)
 	require.Contains(t, err.Error(), `"b/x"`)
-	require.NoError(t, r.Close())
+	require.NoError(t, c.WaitConnected(ctx))
+	require.NoError(t, c.PublishWait(ctx, subscribers.Message{Topic: "a/y", QoS: 1, Payload: []byte("ok")}))
+	require.Equal(t, uint64(1), c.Stats().Reconnects)
 
 	base.Writable = []string{"a/#"}
 	w := dial(t, b.URL(), base)

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
+	"net/url"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -77,6 +79,7 @@ type Client struct {
 	ready    bool            // connected and subscriptions renewed
 	readyCh  chan struct{}   // closed when ready becomes true
 	epoch    uint64          // counts connection attempts after losses
+	lost     chan struct{}   // closed, and replaced, when epoch changes
 	lastErr  error           // cause of the last failed attempt, nil once connected
 	failures int             // failed attempts since the last connection
 	failLog  time.Time       // when a failure was last logged
@@ -92,6 +95,7 @@ type Client struct {
 	token                     string
 	fenceOff                  atomic.Bool      // the broker refuses the fence topic
 	lateFails                 *ratelog.Limiter // publication failures after Publish returned
+	guard                     *poisonGuard     // publications the broker closes the connection on
 
 	counters
 }
@@ -120,16 +124,19 @@ func Dial(cfg Config) (*Client, error) {
 		connectDone: make(chan struct{}),
 		intakeDone:  make(chan struct{}),
 		readyCh:     make(chan struct{}),
+		lost:        make(chan struct{}),
 	}
 	c.wire = make(map[string]byte)
 	c.token = newToken()
 	c.lateFails = ratelog.New(10 * time.Second)
+	c.guard = newPoisonGuard(s.Logger)
 	c.router = subscribers.NewRouter(subscribers.RouterOptions{
 		Remote:     (*remote)(c),
 		RemoteOnly: !s.InProcess,
 		NoEcho:     s.NoEcho,
 		Audience:   s.Audience,
 		QoS:        s.QoS,
+		MaxPayload: max(s.MaxPayload, 0),
 	})
 	c.in.init()
 	c.in.paused.Store(s.StartPaused)
@@ -149,7 +156,7 @@ func Dial(cfg Config) (*Client, error) {
 	// the message over (see intake.go).
 	o.SetOrderMatters(true)
 	o.SetAutoAckDisabled(true)
-	o.SetStore(newStore())
+	o.SetStore(newStore(c.guard))
 	o.SetAutoReconnect(true)
 	o.SetMaxReconnectInterval(s.MaxBackoff)
 	// The first connection is retried by connectLoop, with backoff and
@@ -163,7 +170,9 @@ func Dial(cfg Config) (*Client, error) {
 	if s.tls != nil {
 		o.SetTLSConfig(s.tls)
 	}
-	o.SetCustomOpenConnectionFn(openConnection)
+	o.SetCustomOpenConnectionFn(func(uri *url.URL, o paho.ClientOptions) (net.Conn, error) {
+		return openConnection(uri, o, c.guard)
+	})
 	if s.StatusTopic != "" {
 		o.SetWill(s.StatusTopic, StatusOffline, 1, true)
 	}
@@ -327,8 +336,10 @@ type Stats struct {
 	Pending, Outbound int
 	// Published counts publications handed to paho; PublishFailed those
 	// that failed: refused at once (not connected, closed, too many
-	// waiting), refused by paho when the feeder handed them over (logged,
-	// at most once every 10 s), or dropped by Close.
+	// waiting, too large, forbidden), refused by paho when the feeder
+	// handed them over (logged, at most once every 10 s), dropped by
+	// Close, or dropped from paho's store because the broker closed the
+	// connection on them (see the package documentation).
 	Published, PublishFailed uint64
 	// Echoes counts the router's echo matching (see
 	// [subscribers.Router]).
@@ -355,7 +366,7 @@ func (c *Client) Stats() Stats {
 		Pending:       c.in.len(),
 		Outbound:      c.out.len(),
 		Published:     c.published.Load(),
-		PublishFailed: c.publishFailed.Load(),
+		PublishFailed: c.publishFailed.Load() + c.guard.dropped.Load() + c.router.TooLarge(),
 		Echoes:        c.router.EchoStats(),
 	}
 }

@@ -102,11 +102,13 @@ type Config struct {
 	TLS TLSFiles
 	// TLSConfig, when set, is used as is instead of TLS. (optional)
 	TLSConfig *tls.Config
-	// MaxPayload is the largest payload, in bytes, delivered to
-	// subscriptions; a larger one is dropped and counted (reason
-	// too_large) on each subscription it would have gone to. A negative
-	// value means no limit. (optional) Defaults to DefaultMaxPayload, 1
-	// MiB.
+	// MaxPayload is the largest payload, in bytes, in both directions: a
+	// larger one received is dropped and counted (reason too_large) on
+	// each subscription it would have gone to; a larger publication is
+	// refused at Publish with subscribers.ErrTooLarge and counted
+	// (Stats.PublishFailed), reaching no one, so that a broker that
+	// would refuse it never gets it. A negative value means no limit.
+	// (optional) Defaults to DefaultMaxPayload, 1 MiB.
 	MaxPayload int
 	// MaxPendingQoS0 bounds the QoS 0 messages received and not yet
 	// handed to subscriptions, which happens only while a subscription

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net"
 	"net/url"
+	"sync/atomic"
 
 	paho "github.com/eclipse/paho.mqtt.golang"
 	"golang.org/x/net/proxy"
@@ -22,7 +23,7 @@ const readBuffer = 16 << 10
 // mosquitto. They go through the proxy that the environment names
 // (ALL_PROXY, NO_PROXY), as paho's own do. WebSocket connections are
 // paho's own.
-func openConnection(uri *url.URL, o paho.ClientOptions) (net.Conn, error) {
+func openConnection(uri *url.URL, o paho.ClientOptions, g *poisonGuard) (net.Conn, error) {
 	d := &net.Dialer{Timeout: o.ConnectTimeout}
 	var c net.Conn
 	var err error
@@ -45,7 +46,7 @@ func openConnection(uri *url.URL, o paho.ClientOptions) (net.Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &bufferedConn{Conn: c, r: bufio.NewReaderSize(c, readBuffer)}, nil
+	return &bufferedConn{Conn: c, r: bufio.NewReaderSize(c, readBuffer), guard: g}, nil
 }
 
 // dialTLS opens a TLS connection to host through the environment's proxy,
@@ -79,10 +80,33 @@ func dialTLS(d *net.Dialer, host string, cfg *tls.Config) (net.Conn, error) {
 	return tc, nil
 }
 
-// bufferedConn is a connection whose reads go through a buffer.
+// bufferedConn is a connection whose reads go through a buffer, and whose
+// first read or write error goes to the poison guard.
 type bufferedConn struct {
 	net.Conn
-	r *bufio.Reader
+	r      *bufio.Reader
+	guard  *poisonGuard
+	failed atomic.Bool
 }
 
-func (c *bufferedConn) Read(p []byte) (int, error) { return c.r.Read(p) }
+func (c *bufferedConn) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	if err != nil {
+		c.fail(err)
+	}
+	return n, err
+}
+
+func (c *bufferedConn) Write(p []byte) (int, error) {
+	n, err := c.Conn.Write(p)
+	if err != nil {
+		c.fail(err)
+	}
+	return n, err
+}
+
+func (c *bufferedConn) fail(err error) {
+	if c.guard != nil && c.failed.CompareAndSwap(false, true) {
+		c.guard.connectionError(err)
+	}
+}

@@ -66,6 +66,14 @@
 // and 2 messages published while reconnecting are kept in order and sent
 // after reconnecting.
 //
+// A publication over Config.MaxPayload, or to a topic outside
+// Config.Writable, is refused at once and counted. A broker that refuses
+// a publication anyway closes the connection (MQTT 3.1.1 has no other
+// way), and paho would send that publication first after every
+// reconnection; the client drops it instead, after the first loss, with a
+// warning naming its topic and size (see poison.go for the rule and its
+// cost).
+//
 // # Concurrency
 //
 // A Client is safe for concurrent use. Close may be called

@@ -2,6 +2,7 @@ package mqtt
 
 import (
 	"errors"
+	"fmt"
 	"log/slog"
 	"sync"
 	"sync/atomic"
@@ -84,6 +85,8 @@ func (c *Client) enqueue(g outgoing) error {
 	switch {
 	case m.QoS > 2:
 		err = errBadQoS(m)
+	case c.cfg.MaxPayload > 0 && len(m.Payload) > c.cfg.MaxPayload:
+		err = fmt.Errorf("%w: publish %q: %d bytes, over %d", subscribers.ErrTooLarge, m.Topic, len(m.Payload), c.cfg.MaxPayload)
 	case !c.writable(m.Topic):
 		err = wrapPublish(m.Topic, ErrForbidden)
 	case o.closed:

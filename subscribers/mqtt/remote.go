@@ -141,14 +141,17 @@ func (c *Client) LeaveShared(ctx context.Context) error {
 // command); nodes publish through the router's publishers.
 //
 // A QoS 1 or 2 publication whose connection is lost before the broker's
-// acknowledgement fails with ErrUnconfirmed, even when it is resent with a
-// persistent session: paho completes its token, without error, on the
-// next connection (a broker that refuses a publication from an MQTT 3.1.1
-// client closes the connection).
+// acknowledgement fails with ErrUnconfirmed as the client reconnects, even
+// when it is resent with a persistent session: paho would complete its
+// token, without error, on the next connection. A broker that refuses a
+// publication from an MQTT 3.1.1 client closes the connection.
 func (c *Client) PublishWait(ctx context.Context, m subscribers.Message) error {
 	c.mu.Lock()
-	epoch := c.epoch
+	epoch, lost := c.epoch, c.lost
 	c.mu.Unlock()
+	if m.QoS == 0 {
+		lost = nil // its token completes once written
+	}
 	handed := make(chan handing, 1)
 	if err := c.enqueue(outgoing{m: m, handed: handed}); err != nil {
 		return err
@@ -176,6 +179,9 @@ func (c *Client) PublishWait(ctx context.Context, m subscribers.Message) error {
 			return wrapPublish(m.Topic, err)
 		}
 		return nil
+	case <-lost:
+		c.publishFailed.Add(1)
+		return wrapPublish(m.Topic, ErrUnconfirmed)
 	case <-ctx.Done():
 		return fmt.Errorf("mqtt: publish %q: %w", m.Topic, ctx.Err())
 	case <-c.stop:

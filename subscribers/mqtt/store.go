@@ -13,13 +13,63 @@ import (
 // the write of a publication made as the connection came up
 // (eclipse-paho/paho.mqtt.golang#703). With copies, such a publication is
 // at worst sent twice, which at-least-once delivery allows.
-type copyStore struct{ paho.Store }
+//
+// It also tells the poison guard (poison.go) when a publication is
+// written and acknowledged, and drops the guard's suspect when paho
+// resumes after a reconnection.
+type copyStore struct {
+	paho.Store
+	guard *poisonGuard
+}
 
-func newStore() paho.Store { return copyStore{paho.NewOrderedMemoryStore()} }
+func newStore(g *poisonGuard) paho.Store {
+	return copyStore{Store: paho.NewOrderedMemoryStore(), guard: g}
+}
 
-func (s copyStore) Put(key string, p packets.ControlPacket) { s.Store.Put(key, clonePacket(p)) }
+func (s copyStore) Put(key string, p packets.ControlPacket) {
+	if _, ok := isPublish(key, p); ok {
+		s.guard.wrote(key)
+	}
+	s.Store.Put(key, clonePacket(p))
+}
 
-func (s copyStore) Get(key string) packets.ControlPacket { return clonePacket(s.Store.Get(key)) }
+// Get returns a copy of the entry; paho gets an entry to send it again.
+func (s copyStore) Get(key string) packets.ControlPacket {
+	p := s.Store.Get(key)
+	if _, ok := isPublish(key, p); ok {
+		s.guard.wrote(key)
+	}
+	return clonePacket(p)
+}
+
+func (s copyStore) Del(key string) {
+	s.guard.forget(key)
+	s.Store.Del(key)
+}
+
+// All returns the keys in order, less the poison guard's suspect, which
+// it deletes: paho calls All to resume.
+func (s copyStore) All() []string {
+	keys := s.Store.All()
+	key, pp := s.guard.suspect(keys, s.Store.Get)
+	if key == "" {
+		return keys
+	}
+	s.Store.Del(key)
+	s.guard.drop(key, pp)
+	out := keys[:0]
+	for _, k := range keys {
+		if k != key {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+func (s copyStore) Reset() {
+	s.guard.reset()
+	s.Store.Reset()
+}
 
 func clonePacket(p packets.ControlPacket) packets.ControlPacket {
 	if pp, ok := p.(*packets.PublishPacket); ok && pp != nil {

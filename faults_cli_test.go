@@ -1,0 +1,80 @@
+package robotexec_test
+
+// End-to-end tests of publications a broker refuses: robotexec run against
+// mosquitto with a small max_packet_size, and robotexec pub.
+
+import (
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/robotexec/robotexec/internal/mqtttest"
+)
+
+// TestRefusedPublicationCLI: a bridge republishes a message on a longer
+// topic, which makes it too large for mosquitto (max_packet_size), which
+// closes the connection. robotexec drops that publication after the
+// first loss: at most one reconnection, logged, counted, and a 100 Hz
+// QoS 1 heartbeat of the same process loses nothing. robotexec pub exits
+// 1 for a publication the broker refuses, and at once for a payload over
+// its 1 MiB max_payload.
+func TestRefusedPublicationCLI(t *testing.T) {
+	t.Parallel()
+	url := mqtttest.Mosquitto(t, mqtttest.MosquittoOptions{Extra: []string{"max_packet_size 4096"}}).URL()
+	longer := strings.Repeat("longer/", 20)
+	r := startPipeline(t, pipelineOptions{broker: url, inProcess: true, nodes: fmt.Sprintf(
+		"  - { name: beat, type: heartbeat, params: { topic: robot/heartbeat, period: 10ms } }\n"+
+			"  - { name: relay, type: bridge, params: { from: 'in/#', to: '%s#' } }\n", longer)})
+	watch := startProc(t, robotexecBin, nil, "echo", "-broker", url, "-qos", "1", "robot/heartbeat")
+	watch.stdout.waitFor(t, traffic, "robot/heartbeat ")
+
+	// 4,000 bytes fit the broker's limit on the way in, not on the way out.
+	payload := strings.Repeat("x", 4000)
+	p := runCmd(t, quickExit, robotexecBin, nil, "pub", "-broker", url, "-qos", "1", "in/x", payload)
+	require.Equal(t, 0, p.code, "%s", p)
+	drop := r.stderr.waitFor(t, traffic, "dropped, not sent again")
+	require.Contains(t, drop, "topic="+longer+"x")
+	require.Contains(t, drop, "bytes=4000")
+	time.Sleep(2 * time.Second) // the stream goes on
+	require.LessOrEqual(t, r.metric(t, "robotexec_mqtt_reconnects_total"), 1.0)
+	require.GreaterOrEqual(t, r.metric(t, "robotexec_mqtt_publish_failures_total"), 1.0)
+
+	watch.signal(t, os.Interrupt)
+	require.Equal(t, 0, watch.wait(t, quickExit))
+	lines := watch.stdout.all()
+	first, last := parseBeat(t, lines[0]).Seq, parseBeat(t, lines[len(lines)-1]).Seq
+	seen := map[uint64]bool{}
+	for _, l := range lines {
+		seen[parseBeat(t, l).Seq] = true
+	}
+	require.GreaterOrEqual(t, last-first, uint64(200), "over 2 s at 100 Hz")
+	for s := first; s <= last; s++ {
+		require.True(t, seen[s], "heartbeat %d lost (of %d..%d)", s, first, last)
+	}
+
+	// pub: a publication the broker refuses is not acknowledged.
+	p = runCmd(t, quickExit, robotexecBin, nil, "pub", "-broker", url, "-qos", "1", "-timeout", "5s", "in/"+longer, payload)
+	require.Equal(t, 1, p.code, "%s", p)
+	require.Contains(t, p.stderr, "connection lost before the broker acknowledged", "%s", p)
+}
+
+// TestMaxPayloadCLI: mqtt.max_payload drops and counts a larger message
+// received, before any node sees it; a smaller one goes through.
+func TestMaxPayloadCLI(t *testing.T) {
+	t.Parallel()
+	r := startPipeline(t, pipelineOptions{broker: "embedded", inProcess: true, mqtt: ", max_payload: 1KiB",
+		nodes: "  - { name: relay, type: bridge, params: { from: 'in/#', to: 'out/#' } }\n"})
+	watch := startProc(t, robotexecBin, nil, "echo", "-broker", r.url, "-qos", "1", "out/#")
+	publishUntil(t, r.url, func() bool {
+		_, ok := watch.stdout.find(func(l string) bool { return strings.HasPrefix(l, "out/small ") })
+		return ok
+	}, pubMsg{"in/big", strings.Repeat("b", 1025)}, pubMsg{"in/small", strings.Repeat("s", 1024)})
+	_, big := watch.stdout.find(func(l string) bool { return strings.HasPrefix(l, "out/big ") })
+	require.False(t, big, "a payload over max_payload went through")
+	_, body := getURL(t, r.metrics)
+	require.Regexp(t, `robotexec_messages_dropped_total\{[^}]*node="relay"[^}]*reason="too_large"[^}]*\} [1-9]`, body)
+}
