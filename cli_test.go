@@ -202,7 +202,7 @@ var badConfigs = []badConfig{
 		`FILE:12: nodes[1].params.period: "fast" is not a duration`,
 		`FILE:13: nodes[2]: silent (heartbeat): topic is required`,
 		`FILE:16: nodes[3].name: duplicate node name "heartbeat" (first at line 10)`,
-		`FILE:18: nodes[3].params.colour: unknown key (known keys: from, to, qos, retain, max_rate, json)`,
+		`FILE:18: nodes[3].params.colour: unknown key (known keys: from, to, qos, retain, max_rate, json, max_topics)`,
 	}},
 	{"bad topics", "bad_topic.yaml", []string{
 		`FILE:4: nodes[0]: watchdog (watchdog): executor: watchdog: subscribers: topic filter "robot/#/data": '#' must be the last level`,

@@ -83,6 +83,7 @@ type Node struct {
 	errs     []error
 	shutdown []func()
 	pubs     map[pubKey]*Publisher
+	dyn      dynPublishers // Publish's, by topic known at run time
 }
 
 type pubKey struct {

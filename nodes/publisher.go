@@ -25,22 +25,15 @@ type Publisher struct {
 // the node's default QoS, or QoS and Retain options. A bad topic fails the
 // node's construction, and the publisher's Publish returns the error.
 func (n *Node) Publisher(topic string, opts ...Option) *Publisher {
-	o := n.options(opts)
-	key := pubKey{topic: topic, qos: n.qos(o), retain: o.retain}
+	key := n.pubKey(topic, opts)
 	n.mu.Lock()
 	if p := n.pubs[key]; p != nil {
 		n.mu.Unlock()
 		return p
 	}
 	n.mu.Unlock()
-	p := &Publisher{topic: topic}
-	popts := []subscribers.PublishOption{subscribers.WithQoS(key.qos)}
-	if key.retain {
-		popts = append(popts, subscribers.WithRetain())
-	}
-	p.pub, p.err = n.owner.Publisher(n.env.Router, topic, popts...)
+	p := n.newPublisher(key)
 	if p.err != nil {
-		p.err = fmt.Errorf("publisher %q: %w", topic, p.err)
 		n.fail(p.err)
 		return p
 	}
@@ -50,6 +43,25 @@ func (n *Node) Publisher(topic string, opts ...Option) *Publisher {
 	}
 	n.pubs[key] = p
 	n.mu.Unlock()
+	return p
+}
+
+func (n *Node) pubKey(topic string, opts []Option) pubKey {
+	o := n.options(opts)
+	return pubKey{topic: topic, qos: n.qos(o), retain: o.retain}
+}
+
+// newPublisher makes a publisher; its err says why it cannot publish.
+func (n *Node) newPublisher(key pubKey) *Publisher {
+	p := &Publisher{topic: key.topic}
+	popts := []subscribers.PublishOption{subscribers.WithQoS(key.qos)}
+	if key.retain {
+		popts = append(popts, subscribers.WithRetain())
+	}
+	p.pub, p.err = n.owner.Publisher(n.env.Router, key.topic, popts...)
+	if p.err != nil {
+		p.err = fmt.Errorf("publisher %q: %w", key.topic, p.err)
+	}
 	return p
 }
 
@@ -80,8 +92,23 @@ func (p *Publisher) PublishJSON(v any) error {
 }
 
 // Publish publishes payload on topic, for topics known only at run time
-// (a bridge's mapped topics); publishers are kept per topic, so repeated
-// topics cost no lookup.
+// (a bridge's mapped topics). The publishers of the last DynPublishers
+// topics are kept, so repeated topics cost no lookup, and a flood of
+// distinct topics costs no memory. A bad topic is an error of this
+// publication only.
 func (n *Node) Publish(topic string, payload []byte, opts ...Option) error {
-	return n.Publisher(topic, opts...).Publish(payload)
+	key := n.pubKey(topic, opts)
+	n.mu.Lock()
+	p := n.pubs[key]
+	if p == nil {
+		p = n.dyn.get(key)
+	}
+	n.mu.Unlock()
+	if p == nil {
+		p = n.newPublisher(key)
+		n.mu.Lock()
+		n.dyn.add(key, p)
+		n.mu.Unlock()
+	}
+	return p.Publish(payload)
 }

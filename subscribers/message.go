@@ -78,11 +78,16 @@ const (
 	// subscription (one detached while the broker kept its filter, for
 	// example).
 	Unrouted
+	// Evicted: a node's per-topic table was full (max_topics), so the
+	// state of its least recently seen topic was forgotten to make room
+	// for the topic of this message, which was handled. Counted on the
+	// subscription the message came through.
+	Evicted
 	numReasons
 )
 
 // Reasons lists every Reason, in order.
-var Reasons = []Reason{QueueFull, Closed, TooLarge, Malformed, RateLimited, Invalid, Unrouted}
+var Reasons = []Reason{QueueFull, Closed, TooLarge, Malformed, RateLimited, Invalid, Unrouted, Evicted}
 
 // String returns the reason's label.
 func (r Reason) String() string {
@@ -101,6 +106,8 @@ func (r Reason) String() string {
 		return "invalid"
 	case Unrouted:
 		return "unrouted"
+	case Evicted:
+		return "evicted"
 	}
 	return fmt.Sprintf("Reason(%d)", r)
 }

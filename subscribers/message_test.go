@@ -80,7 +80,8 @@ func TestReasonString(t *testing.T) {
 		{subscribers.RateLimited, "rate_limited"},
 		{subscribers.Invalid, "invalid"},
 		{subscribers.Unrouted, "unrouted"},
-		{subscribers.Reason(7), "Reason(7)"},
+		{subscribers.Evicted, "evicted"},
+		{subscribers.Reason(8), "Reason(8)"},
 		{subscribers.Reason(200), "Reason(200)"},
 	}
 	for _, tt := range tests {

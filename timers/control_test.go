@@ -223,3 +223,28 @@ func TestCallOfTimerThatIsNotDue(t *testing.T) {
 	require.False(t, ok, "a due timer is served once")
 	require.Equal(t, uint64(1), tm.Calls())
 }
+
+// ResetAt arms a one-shot timer for any deadline, earlier or later than
+// its delay, and at once for one that passed; a periodic timer ignores it.
+func TestResetAt(t *testing.T) {
+	r := newRig(t)
+	tm := r.started(10*ms, true)
+	tm.ResetAt(at(3 * ms))
+	require.Equal(t, at(3*ms), deadline(t, tm))
+	ev := only(t, r.advance(3*ms), tm)
+	require.Equal(t, at(3*ms), ev.Expected)
+	require.Empty(t, of(r.advance(time.Hour), tm), "a one-shot fires once")
+
+	tm.ResetAt(at(time.Hour + 25*ms))
+	ev = only(t, r.advance(25*ms), tm)
+	require.Equal(t, at(time.Hour+25*ms), ev.Expected)
+
+	tm.ResetAt(at(time.Hour)) // passed
+	ev = only(t, r.step(), tm)
+	require.Equal(t, at(time.Hour), ev.Expected)
+
+	p := r.started(10*ms, false)
+	next := deadline(t, p)
+	p.ResetAt(at(time.Hour + 99*ms))
+	require.Equal(t, next, deadline(t, p))
+}

@@ -111,6 +111,23 @@ func (t *Timer) Reset() {
 	q.push(t)
 }
 
+// ResetAt arms a one-shot timer for deadline (on a clock with a grid,
+// rounded up to it: see Precise); a deadline that has passed falls due at
+// once. A call that is due but has not started is skipped. It does
+// nothing to a periodic timer, whose deadlines follow its period.
+func (t *Timer) ResetAt(deadline time.Time) {
+	q := t.q
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if t.state == detached || q.stopped || !t.oneShot {
+		return
+	}
+	q.remove(t)
+	q.uncount(t)
+	t.next, _ = q.round(deadline, q.step)
+	q.push(t)
+}
+
 // Call serves a due timer; the executor calls it when the timer's callback
 // starts. It returns the event for the callback, and false if the call must
 // be skipped because the timer was canceled or reset since it fell due.

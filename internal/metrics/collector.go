@@ -117,6 +117,7 @@ type series struct {
 var reasons = [...]subscribers.Reason{
 	subscribers.QueueFull, subscribers.Closed, subscribers.TooLarge,
 	subscribers.Malformed, subscribers.RateLimited, subscribers.Invalid,
+	subscribers.Evicted,
 }
 
 // Collect reads the sources and sends the metrics.

@@ -220,8 +220,8 @@ func TestCollectorWithoutRunsOrMQTT(t *testing.T) {
 	_, err := ex.NewOwner("n", nil).Subscribe(new(subscribers.Router), "in", func(subscribers.Message) {})
 	require.NoError(t, err)
 	c := metrics.NewCollector(metrics.Sources{Executor: ex})
-	// Panics, queue depth and six drop reasons; no histograms, no MQTT.
-	require.Equal(t, 8, testutil.CollectAndCount(c))
+	// Panics, queue depth and seven drop reasons; no histograms, no MQTT.
+	require.Equal(t, 9, testutil.CollectAndCount(c))
 	require.Equal(t, 0, testutil.CollectAndCount(metrics.NewCollector(metrics.Sources{})))
 }
 

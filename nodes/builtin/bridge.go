@@ -36,6 +36,11 @@ type BridgeParams struct {
 	MaxRate float64 `yaml:"max_rate"`
 	// JSON drops and counts payloads that are not valid JSON (optional).
 	JSON bool `yaml:"json"`
+	// MaxTopics bounds the source topics whose last forwarding MaxRate
+	// remembers (optional); defaults to DefaultMaxTopics. Past it, the
+	// least recently seen topic is forgotten, counted as a drop with
+	// reason evicted, and its next message is forwarded.
+	MaxTopics int `yaml:"max_topics"`
 }
 
 // NewBridge builds a bridge node.
@@ -51,6 +56,10 @@ func NewBridge(n *nodes.Node) error {
 	if p.MaxRate < 0 {
 		return fmt.Errorf("max_rate %v is negative", p.MaxRate)
 	}
+	maxTopics, err := checkMaxTopics(p.MaxTopics)
+	if err != nil {
+		return err
+	}
 	var opts []nodes.Option
 	if p.QoS != nil {
 		if *p.QoS < 0 || *p.QoS > 2 {
@@ -65,8 +74,8 @@ func NewBridge(n *nodes.Node) error {
 	if p.MaxRate > 0 {
 		interval = time.Duration(float64(time.Second) / p.MaxRate)
 	}
-	last := map[string]time.Time{}
-	warn := ratelog.New(10 * time.Second) // a broker outage must not flood the log // source topic → arrival of the last message forwarded
+	last := newTopicTable[time.Time](maxTopics) // source topic → arrival of the last message forwarded
+	warn := ratelog.New(10 * time.Second)       // a broker outage must not flood the log
 	clock := n.Clock()
 	n.SubscribeSelf(p.From, func(sub *subscribers.Subscription, m subscribers.Message) {
 		if p.JSON && !json.Valid(m.Payload) {
@@ -78,11 +87,17 @@ func NewBridge(n *nodes.Node) error {
 			if at.IsZero() {
 				at = clock.Now()
 			}
-			if prev, ok := last[m.Topic]; ok && at.Sub(prev) < interval {
+			switch prev := last.get(m.Topic); {
+			case prev == nil:
+				if last.add(m.Topic, at) {
+					sub.Drop(subscribers.Evicted)
+				}
+			case at.Sub(*prev) < interval:
 				sub.Drop(subscribers.RateLimited)
 				return
+			default:
+				*prev = at
 			}
-			last[m.Topic] = at
 		}
 		to, ok := mapper.apply(m.Topic)
 		if !ok {

@@ -305,6 +305,8 @@ func TestParamErrors(t *testing.T) {
 		{"watchdog", "alarm: a\ntimeout: 1s", "watch is required"},
 		{"watchdog", "watch: a\ntimeout: 1s", "alarm is required"},
 		{"watchdog", "watch: a\nalarm: b", "timeout 0s is not positive"},
+		{"watchdog", "watch: a\nalarm: b\ntimeout: 1s\nmax_topics: -1", "max_topics -1 is negative"},
+		{"bridge", "from: a\nto: b\nmax_topics: -5", "max_topics -5 is negative"},
 	}
 	for _, tc := range tests {
 		_, err := nodes.Build(env, nodes.Spec{Name: "n", Type: tc.typ, Params: params(t, tc.params)})

@@ -1,6 +1,7 @@
 package builtin
 
 import (
+	"container/list"
 	"fmt"
 	"log/slog"
 	"time"
@@ -23,6 +24,11 @@ type WatchdogParams struct {
 	Timeout time.Duration `yaml:"timeout"`
 	// Alarm is the topic the alarms go to.
 	Alarm string `yaml:"alarm"`
+	// MaxTopics bounds the topics watched at once (optional); defaults to
+	// DefaultMaxTopics. Past it, the least recently seen topic is no
+	// longer watched (no alarm for it until its next message), counted
+	// as a drop with reason evicted.
+	MaxTopics int `yaml:"max_topics"`
 }
 
 // Alarm is a watchdog message.
@@ -32,16 +38,38 @@ type Alarm struct {
 	LastSeen string `json:"last_seen"`
 }
 
+// watchdog is a watchdog node's state. Its topics are in two lists, each
+// ordered by the time their last message was handled: live ones, which
+// fall stale in that order, and stale ones. One one-shot timer is armed
+// for the first live topic's deadline, so the node has two callbacks
+// whatever the number of topics. Both run in the node's callback group,
+// so they share the state without locks.
+type watchdog struct {
+	n       *nodes.Node
+	p       WatchdogParams
+	out     *nodes.Publisher
+	clock   timers.Clock
+	timer   *timers.Timer
+	armed   time.Time // the timer's deadline; zero when idle
+	topics  map[string]*list.Element
+	live    list.List // of *watched
+	stale   list.List // of *watched
+	warn    *ratelog.Limiter
+	logOne  map[string]*ratelog.Limiter // by state: one line a second
+	maxSize int
+}
+
 type watched struct {
-	timer    *timers.Timer
-	lastSeen time.Time
-	stale    bool
+	topic    string
+	lastSeen time.Time // the message's arrival, for the alarm
+	deadline time.Time // on the node's clock
 }
 
 // NewWatchdog builds a watchdog node. Each topic matched by Watch is
 // watched from its first message on: when no message arrived for Timeout,
 // the watchdog publishes a stale alarm once; on the next message, an ok
-// alarm once. Messages on the alarm topic itself are not watched.
+// alarm once. Messages on the alarm topic itself are not watched. The
+// alarms are logged at Info, at most one line a second for each state.
 func NewWatchdog(n *nodes.Node) error {
 	var p WatchdogParams
 	if err := n.Params(&p); err != nil {
@@ -55,48 +83,106 @@ func NewWatchdog(n *nodes.Node) error {
 	case p.Timeout <= 0:
 		return fmt.Errorf("timeout %v is not positive", p.Timeout)
 	}
-	out := n.Publisher(p.Alarm)
-	warn := ratelog.New(10 * time.Second) // a broker outage must not flood the log
-	clock := n.Clock()
-	topics := map[string]*watched{}
-	publish := func(topic, state string, seen time.Time) {
-		a := Alarm{Topic: topic, State: state, LastSeen: seen.UTC().Format(time.RFC3339Nano)}
-		if err := out.PublishJSON(a); err != nil {
-			warn.Log(n.Logger(), slog.LevelWarn, "watchdog: publish failed", "err", err)
-		}
-		n.Logger().Info("watchdog: "+state, "topic", topic, "last_seen", a.LastSeen)
+	maxTopics, err := checkMaxTopics(p.MaxTopics)
+	if err != nil {
+		return err
 	}
-	n.Subscribe(p.Watch, func(m subscribers.Message) {
-		if m.Topic == p.Alarm {
-			return
-		}
-		seen := m.Received
-		if seen.IsZero() {
-			seen = clock.Now()
-		}
-		w := topics[m.Topic]
-		if w == nil {
-			w = &watched{}
-			topic := m.Topic
-			// The timer's callback is in the node's group, like this one,
-			// so the two share w without locks.
-			w.timer = n.OneShot(p.Timeout, func(nodes.TimerEvent) {
-				if !w.stale {
-					w.stale = true
-					publish(topic, "stale", w.lastSeen)
-				}
-			}, nodes.Name("timeout "+topic))
-			topics[m.Topic] = w
-		} else {
-			if w.stale {
-				w.stale = false
-				publish(m.Topic, "ok", seen)
-			}
-			if w.timer != nil {
-				w.timer.Reset()
-			}
-		}
-		w.lastSeen = seen
-	}, nodes.Name("watch"))
+	w := &watchdog{
+		n: n, p: p, out: n.Publisher(p.Alarm), clock: n.Clock(),
+		topics: make(map[string]*list.Element), maxSize: maxTopics,
+		warn: ratelog.New(10 * time.Second), // a broker outage must not flood the log
+		logOne: map[string]*ratelog.Limiter{
+			"stale": ratelog.New(time.Second), "ok": ratelog.New(time.Second)},
+	}
+	w.live.Init()
+	w.stale.Init()
+	w.timer = n.OneShot(p.Timeout, w.expire, nodes.Name("timeout"))
+	if w.timer != nil {
+		w.timer.Cancel() // armed by the first message
+	}
+	n.SubscribeSelf(p.Watch, w.seen, nodes.Name("watch"))
 	return nil
+}
+
+// seen handles a message of a watched topic.
+func (w *watchdog) seen(sub *subscribers.Subscription, m subscribers.Message) {
+	if m.Topic == w.p.Alarm {
+		return
+	}
+	seen := m.Received
+	if seen.IsZero() {
+		seen = w.clock.Now()
+	}
+	deadline := w.clock.Now().Add(w.p.Timeout)
+	e, ok := w.topics[m.Topic]
+	switch {
+	case !ok:
+		if len(w.topics) >= w.maxSize {
+			w.evict()
+			sub.Drop(subscribers.Evicted)
+		}
+		e = w.live.PushBack(&watched{topic: m.Topic})
+		w.topics[m.Topic] = e
+	case e.Value.(*watched).deadline.IsZero(): // stale
+		w.stale.Remove(e)
+		e = w.live.PushBack(e.Value)
+		w.topics[m.Topic] = e
+		w.alarm(m.Topic, "ok", seen)
+	default:
+		w.live.MoveToBack(e)
+	}
+	tw := e.Value.(*watched)
+	tw.lastSeen, tw.deadline = seen, deadline
+	if w.armed.IsZero() {
+		w.arm()
+	}
+}
+
+// evict forgets the least recently seen topic, stale ones first.
+func (w *watchdog) evict() {
+	l := &w.stale
+	if l.Len() == 0 {
+		l = &w.live
+	}
+	e := l.Front()
+	delete(w.topics, e.Value.(*watched).topic)
+	l.Remove(e)
+}
+
+// expire is the timer's callback: the live topics whose deadline passed
+// fall stale, in order.
+func (w *watchdog) expire(nodes.TimerEvent) {
+	now := w.clock.Now()
+	w.armed = time.Time{}
+	for e := w.live.Front(); e != nil; e = w.live.Front() {
+		tw := e.Value.(*watched)
+		if tw.deadline.After(now) {
+			break
+		}
+		w.live.Remove(e)
+		tw.deadline = time.Time{}
+		w.topics[tw.topic] = w.stale.PushBack(tw)
+		w.alarm(tw.topic, "stale", tw.lastSeen)
+	}
+	w.arm()
+}
+
+// arm arms the timer for the first live topic's deadline, if any. The
+// timer may ring early, for a topic seen again meanwhile: expire then
+// finds nothing due and arms it again.
+func (w *watchdog) arm() {
+	e := w.live.Front()
+	if e == nil || w.timer == nil {
+		return
+	}
+	w.armed = e.Value.(*watched).deadline
+	w.timer.ResetAt(w.armed)
+}
+
+func (w *watchdog) alarm(topic, state string, seen time.Time) {
+	a := Alarm{Topic: topic, State: state, LastSeen: seen.UTC().Format(time.RFC3339Nano)}
+	if err := w.out.PublishJSON(a); err != nil {
+		w.warn.Log(w.n.Logger(), slog.LevelWarn, "watchdog: publish failed", "err", err)
+	}
+	w.logOne[state].Log(w.n.Logger(), slog.LevelInfo, "watchdog: "+state, "topic", topic, "last_seen", a.LastSeen)
 }

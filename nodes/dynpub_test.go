@@ -1,0 +1,37 @@
+package nodes_test
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/robotexec/robotexec/nodes"
+	"github.com/robotexec/robotexec/subscribers"
+)
+
+// Publish on more distinct topics than the node keeps publishers for:
+// every publication is delivered, evicted topics included, and a bad
+// topic fails that publication only.
+func TestPublishManyTopics(t *testing.T) {
+	r := newRig(t)
+	var n *nodes.Node
+	typ := register(func(node *nodes.Node) error { n = node; return nil })
+	_, err := nodes.Build(r.env, nodes.Spec{Name: "n", Type: typ})
+	require.NoError(t, err)
+	var got []string
+	_, err = r.ex.NewOwner("collector", nil).Subscribe(r.bus, "t/#", func(m subscribers.Message) { got = append(got, m.Topic) })
+	require.NoError(t, err)
+
+	const topics = nodes.DynPublishers + 5
+	var want []string
+	for i := range topics + 1 {
+		topic := fmt.Sprintf("t/%d", i%topics) // the last is t/0 again, evicted
+		require.NoError(t, n.Publish(topic, []byte("x")))
+		want = append(want, topic)
+		r.ex.SpinAll()
+	}
+	require.Equal(t, want, got)
+	require.ErrorContains(t, n.Publish("t/+", []byte("x")), "wildcards")
+	require.NoError(t, n.Publish("t/ok", []byte("x")), "the node goes on")
+}
