@@ -1,27 +1,43 @@
 package mqtttest
 
 import (
-	"io"
 	"net"
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
-// Proxy relays TCP connections from its own loopback address to a broker.
+// Proxy relays TCP connections from its own loopback address to a broker,
+// and injects the faults of a network between them.
+//
 // Cut closes the connections it relays without an MQTT DISCONNECT, as a
 // crash or a broken link would: the broker publishes the client's last
 // will and keeps its persistent session, and the client reconnects through
-// the proxy.
+// the proxy. Reset does the same with a TCP reset instead of an orderly
+// close. Mute and Blackhole make links that stay open but carry nothing,
+// one way or both; Delay and Throttle make a slow link.
+//
+// Every connection is relayed in both directions by a reader, which
+// stamps and queues what it reads (up to 256 KiB, then it stops reading
+// and the sender's TCP window closes, as on a slow link), and a writer,
+// which writes the queued bytes once their delay has passed, while no
+// blackhole holds them, at the throttled rate. The end of one side (its
+// FIN) travels the same way, after the bytes sent before it, and ends
+// that direction only, as a half-close does; the proxy closes both sides
+// once both directions ended.
 type Proxy struct {
 	ln     net.Listener
 	target string
 
 	mu      sync.Mutex
-	pairs   map[net.Conn]net.Conn
+	links   map[*link]struct{}
 	closed  bool
 	refused bool
+	hole    chan struct{} // not nil during a blackhole; closed when it heals
 	wg      sync.WaitGroup
-	muted   map[net.Conn]*atomic.Bool // by client connection: drop what the broker sends
+
+	delay    atomic.Int64 // time.Duration added to every chunk
+	throttle atomic.Int64 // bytes per second in each direction of each connection; 0: no limit
 }
 
 // NewProxy starts a proxy to target (host:port) and stops it when the test
@@ -32,7 +48,7 @@ func NewProxy(t TB, target string) *Proxy {
 	if err != nil {
 		t.Fatalf("mqtttest: proxy listen: %v", err)
 	}
-	p := &Proxy{ln: ln, target: target, pairs: make(map[net.Conn]net.Conn), muted: make(map[net.Conn]*atomic.Bool)}
+	p := &Proxy{ln: ln, target: target, links: make(map[*link]struct{})}
 	p.wg.Add(1)
 	go p.serve()
 	t.Cleanup(p.Close)
@@ -53,78 +69,70 @@ func (p *Proxy) serve() {
 			return
 		}
 		p.mu.Lock()
-		refused := p.refused
-		p.mu.Unlock()
-		if refused {
-			_ = c.Close()
-			continue
-		}
-		b, err := net.Dial("tcp", p.target)
-		if err != nil {
-			_ = c.Close()
-			continue
-		}
-		p.mu.Lock()
-		if p.closed {
+		if p.refused || p.closed {
 			p.mu.Unlock()
 			_ = c.Close()
-			_ = b.Close()
-			return
+			continue
 		}
-		p.pairs[c] = b
-		muted := new(atomic.Bool)
-		p.muted[c] = muted
-		p.wg.Add(2)
+		l := newLink(p, c)
+		p.links[l] = struct{}{}
+		p.wg.Add(1)
 		p.mu.Unlock()
-		go p.pipe(c, &muting{r: b, muted: muted}, nil)
-		go p.pipe(b, c, muted)
+		go l.run()
 	}
 }
 
-// pipe copies src to dst; src is a broker connection wrapped in muting,
-// or a client connection, whose end leaves the broker's side open while
-// hold is set.
-func (p *Proxy) pipe(dst net.Conn, src io.Reader, hold *atomic.Bool) {
-	defer p.wg.Done()
-	_, _ = io.Copy(dst, src)
-	if hold != nil && hold.Load() {
-		// The broker's side waits for the broker, Cut or Close; the
-		// other pipe closes both.
-		return
-	}
-	conn := src
-	if m, ok := src.(*muting); ok {
-		conn = m.r
-	}
-	_ = dst.Close()
-	_ = conn.(net.Conn).Close()
-	p.mu.Lock()
-	delete(p.pairs, dst)
-	delete(p.pairs, conn.(net.Conn))
-	delete(p.muted, dst)
-	p.mu.Unlock()
-}
-
-// Open returns the number of connections the proxy relays now.
+// Open returns the number of connections the proxy relays now, those that
+// a blackhole holds included.
 func (p *Proxy) Open() int {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return len(p.pairs)
+	return len(p.links)
 }
 
-// Cut closes every connection the proxy relays now; new connections are
-// still accepted. It returns how many it closed.
-func (p *Proxy) Cut() int {
+// take removes every link from the proxy and returns them.
+func (p *Proxy) take() []*link {
 	p.mu.Lock()
-	pairs := p.pairs
-	p.pairs = make(map[net.Conn]net.Conn)
-	p.muted = make(map[net.Conn]*atomic.Bool)
-	p.mu.Unlock()
-	for c, b := range pairs {
-		_ = c.Close()
-		_ = b.Close()
+	defer p.mu.Unlock()
+	links := make([]*link, 0, len(p.links))
+	for l := range p.links {
+		links = append(links, l)
 	}
-	return len(pairs)
+	clear(p.links)
+	return links
+}
+
+// forget removes l from the proxy.
+func (p *Proxy) forget(l *link) {
+	p.mu.Lock()
+	delete(p.links, l)
+	p.mu.Unlock()
+}
+
+// Cut closes every connection the proxy relays now, on both sides, with
+// an orderly close (FIN); new connections are still accepted. It returns
+// how many it closed. What the proxy held back for them (delay, blackhole)
+// is dropped.
+func (p *Proxy) Cut() int {
+	links := p.take()
+	for _, l := range links {
+		l.close(false)
+	}
+	return len(links)
+}
+
+// Reset closes every connection the proxy relays now, on both sides, with
+// a TCP reset (RST): the client and the broker see "connection reset by
+// peer" instead of an end of file, as when a firewall or a NAT forgets
+// the connection or a peer's host reboots. New connections are still
+// accepted. It returns how many it reset. Unlike a real reset, it takes
+// effect during a blackhole too.
+func (p *Proxy) Reset() int {
+	links := p.take()
+	for _, l := range links {
+		l.close(true)
+	}
+	return len(links)
 }
 
 // Mute makes the connections the proxy relays now drop what the broker
@@ -136,28 +144,81 @@ func (p *Proxy) Cut() int {
 func (p *Proxy) Mute() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	for _, m := range p.muted {
-		m.Store(true)
+	for l := range p.links {
+		l.muted.Store(true)
 	}
 }
 
-// muting reads from r, dropping what it read once muted.
-type muting struct {
-	r     net.Conn
-	muted *atomic.Bool
+// Blackhole starts (on) or heals (off) a blackhole between the clients
+// and the broker: a link that stops carrying anything, both ways, without
+// closing. The connections stay open on both sides, and nothing they send
+// arrives; a connection made during the blackhole is accepted (the
+// client's kernel completes it with the proxy's) but reaches nothing: the
+// broker does not see it. Blackhole(true) during a blackhole, or
+// Blackhole(false) without one, does nothing.
+//
+// What is sent during a blackhole is held back and delivered when it
+// heals, in order, as TCP delivers what it retransmits when a link comes
+// back before the connection timed out; an end (a peer that closed its
+// side) is delivered after it. Up to 256 KiB are held per direction of a
+// connection; beyond that the proxy stops reading, and the sender's
+// writes block once its kernel's buffers are full, as they would. A
+// connection made during the blackhole whose client closes it before the
+// heal is dropped without ever reaching the broker, as a connection
+// whose handshake never got through; one still open at the heal is
+// relayed from then on, its early bytes first.
+func (p *Proxy) Blackhole(on bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	switch {
+	case on && p.hole == nil:
+		p.hole = make(chan struct{})
+	case !on && p.hole != nil:
+		close(p.hole)
+		p.hole = nil
+	}
 }
 
-func (m *muting) Read(b []byte) (int, error) {
+// Blackholed reports whether a blackhole is on.
+func (p *Proxy) Blackholed() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.hole != nil
+}
+
+// pass waits until no blackhole is on, or done is closed; it reports
+// whether no blackhole is on.
+func (p *Proxy) pass(done <-chan struct{}) bool {
 	for {
-		n, err := m.r.Read(b)
-		if n == 0 || !m.muted.Load() {
-			return n, err
+		p.mu.Lock()
+		hole := p.hole
+		p.mu.Unlock()
+		if hole == nil {
+			return true
 		}
-		if err != nil {
-			return 0, err
+		select {
+		case <-hole:
+		case <-done:
+			return false
 		}
 	}
 }
+
+// Delay delays every chunk of bytes read from now on, in both directions
+// of every connection, by d: the proxy writes it d after it read it, so a
+// round trip takes 2d more. The ends of connections are delayed too. 0
+// removes the delay (chunks already delayed keep theirs); a negative d is
+// 0. The delay adds to the link's in user space: it is not netem, whose
+// kernel module this machine may lack.
+func (p *Proxy) Delay(d time.Duration) { p.delay.Store(int64(max(d, 0))) }
+
+// Throttle limits each direction of each connection the proxy relays to
+// bytesPerSecond, from the next chunk written on; 0 (or less) removes the
+// limit. The proxy writes at most 20 ms worth of bytes at a time (at
+// least one byte) and waits for the time they take at that rate, so the
+// bytes written by time t since the limit began never exceed
+// bytesPerSecond × t plus one such piece.
+func (p *Proxy) Throttle(bytesPerSecond int) { p.throttle.Store(int64(max(bytesPerSecond, 0))) }
 
 // Refuse makes the proxy close new connections at once (refuse true) or
 // relay them again (false), so that a test can keep a client away from the
@@ -168,7 +229,8 @@ func (p *Proxy) Refuse(refuse bool) {
 	p.mu.Unlock()
 }
 
-// Close stops the proxy and closes its connections.
+// Close stops the proxy and closes its connections, dropping what it held
+// back for them. It waits for the proxy's goroutines.
 func (p *Proxy) Close() {
 	p.mu.Lock()
 	p.closed = true

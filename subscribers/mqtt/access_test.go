@@ -37,9 +37,10 @@ func TestRestrictedUser(t *testing.T) {
 	err := c.PublishWait(ctx, subscribers.Message{Topic: "b/x", QoS: 1, Payload: []byte("refused")})
 	require.ErrorIs(t, err, mqtt.ErrUnconfirmed)
 	require.Contains(t, err.Error(), `"b/x"`)
+	eventually(t, "dropped after closing a second connection", func() bool { return strings.Contains(logs.String(), "dropped, not sent again") })
 	require.NoError(t, c.WaitConnected(ctx))
 	require.NoError(t, c.PublishWait(ctx, subscribers.Message{Topic: "a/y", QoS: 1, Payload: []byte("ok")}))
-	require.Equal(t, uint64(1), c.Stats().Reconnects)
+	require.Equal(t, uint64(2), c.Stats().Reconnects, "the refused publication closed two connections")
 
 	base.Writable = []string{"a/#"}
 	w := dial(t, b.URL(), base)

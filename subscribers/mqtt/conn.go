@@ -86,11 +86,15 @@ type bufferedConn struct {
 	net.Conn
 	r      *bufio.Reader
 	guard  *poisonGuard
+	read   atomic.Bool // something was read
 	failed atomic.Bool
 }
 
 func (c *bufferedConn) Read(p []byte) (int, error) {
 	n, err := c.r.Read(p)
+	if n > 0 && !c.read.Load() {
+		c.read.Store(true) // the broker answered: a connection, not an attempt
+	}
 	if err != nil {
 		c.fail(err)
 	}
@@ -105,8 +109,10 @@ func (c *bufferedConn) Write(p []byte) (int, error) {
 	return n, err
 }
 
+// fail tells the guard of the first error of a connection on which the
+// broker had answered; a failed connection attempt is not its business.
 func (c *bufferedConn) fail(err error) {
-	if c.guard != nil && c.failed.CompareAndSwap(false, true) {
+	if c.guard != nil && c.read.Load() && c.failed.CompareAndSwap(false, true) {
 		c.guard.connectionError(err)
 	}
 }

@@ -89,7 +89,6 @@ func (c *Client) describe(err error) error {
 // onReconnecting runs in paho's reconnecting goroutine before every
 // attempt, so always after a loss and before the next onConnect.
 func (c *Client) onReconnecting(paho.Client, *paho.ClientOptions) {
-	c.guard.reconnecting()
 	c.mu.Lock()
 	c.epoch++
 	close(c.lost)

@@ -70,9 +70,9 @@
 // Config.Writable, is refused at once and counted. A broker that refuses
 // a publication anyway closes the connection (MQTT 3.1.1 has no other
 // way), and paho would send that publication first after every
-// reconnection; the client drops it instead, after the first loss, with a
-// warning naming its topic and size (see poison.go for the rule and its
-// cost).
+// reconnection; the client sends it again last, and drops it when the
+// next connection is closed on it too, with a warning naming its topic
+// and size (see poison.go for the rule).
 //
 // # Concurrency
 //

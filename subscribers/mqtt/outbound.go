@@ -102,7 +102,9 @@ func (c *Client) enqueue(g outgoing) error {
 	}
 	o.mu.Unlock()
 	if err != nil {
-		c.publishFailed.Add(1)
+		if g.mark == "" { // the client's own marks are not publications
+			c.publishFailed.Add(1)
+		}
 		return err
 	}
 	o.signal()
@@ -211,11 +213,13 @@ func (c *Client) hand(g *outgoing) {
 		select {
 		case <-tok.Done():
 			if terr := tok.Error(); terr != nil {
-				c.publishFailed.Add(1)
 				err = wrapPublish(g.m.Topic, terr)
 			}
 		default:
 		}
+	}
+	if err != nil && g.mark == "" { // the client's own marks are not publications
+		c.publishFailed.Add(1)
 	}
 	if err != nil && g.handed == nil && g.mark == "" {
 		// The publisher has returned: the failure is counted and logged.

@@ -19,21 +19,22 @@ import (
 // its store and sends it first after every reconnection, even with a
 // clean session, so one publication would hold the connection hostage.
 //
-// The poison guard recognizes such a publication after the first loss.
-// The broker handles a client's packets in order and acknowledges each
-// QoS 1 and 2 publication it accepts, so when it closes the connection
-// for a publication, that publication is the oldest one it did not
-// acknowledge. When the broker closed the connection (end of file, or a
-// reset) within poisonWindow of the last writing of the oldest
-// unacknowledged publication, and the very first reconnection attempt
-// succeeds (the broker did not go away), that publication is dropped from
-// the store before paho sends it again: counted as a failed publication
-// and logged with its topic and size. A broker killed while a
-// publication was in flight and back within one reconnection attempt, or
-// a connection reset by the network in the same circumstances, costs that
-// publication too; a broker that stays away for a moment, a blackhole or
-// a keep-alive timeout costs nothing. WebSocket connections are not
-// watched.
+// The poison guard recognizes such a publication in two strikes. The
+// broker handles a client's packets in order and acknowledges each QoS 1
+// and 2 publication it accepts, so when it closes the connection for a
+// publication, that publication is the oldest one it did not acknowledge.
+// When a connection on which the broker had answered is closed from the
+// other end (end of file, or a reset) within poisonWindow of the last
+// writing of the oldest unacknowledged publication, that publication is
+// suspect: on the next connection paho sends it again after all the
+// others, so that they go through whatever happens to it. If the
+// connection is closed in the same way again, within poisonWindow of
+// that writing, the publication is dropped from the store before paho
+// sends it again: counted as a failed publication and logged with its
+// topic and size. A refused publication so costs two reconnections, and
+// a connection reset by the network, or a broker killed, costs nothing
+// but the order of the suspect publication among those sent again.
+// WebSocket connections are not watched.
 
 // poisonWindow is how soon after a publication was written a connection
 // closed by the broker makes it suspect.
@@ -41,10 +42,10 @@ const poisonWindow = time.Second
 
 // poisonGuard watches the publications in paho's store and the losses.
 type poisonGuard struct {
-	mu       sync.Mutex
-	written  map[string]time.Time // outbound QoS 1 and 2 publications by store key: last written
-	closedAt time.Time            // when the broker last closed a connection; zero once handled
-	attempts int                  // reconnection attempts since then
+	mu        sync.Mutex
+	written   map[string]time.Time // outbound QoS 1 and 2 publications by store key: last written
+	closedAt  time.Time            // when the broker last closed a connection; zero once handled
+	probation string               // the suspect sent again last, until acknowledged
 
 	dropped atomic.Uint64
 	log     *slog.Logger
@@ -72,59 +73,57 @@ func (g *poisonGuard) wrote(key string) {
 func (g *poisonGuard) forget(key string) {
 	g.mu.Lock()
 	delete(g.written, key)
+	if key == g.probation {
+		g.probation = ""
+	}
 	g.mu.Unlock()
 }
 
 func (g *poisonGuard) reset() {
 	g.mu.Lock()
 	clear(g.written)
+	g.probation = ""
 	g.mu.Unlock()
 }
 
-// connectionError sees the first error of a connection's reads and
-// writes.
+// connectionError sees the first error of the reads and writes of a
+// connection on which the broker had answered.
 func (g *poisonGuard) connectionError(err error) {
 	if !errors.Is(err, io.EOF) && !errors.Is(err, syscall.ECONNRESET) && !errors.Is(err, syscall.EPIPE) {
 		return
 	}
 	g.mu.Lock()
-	g.closedAt, g.attempts = time.Now(), 0
+	g.closedAt = time.Now()
 	g.mu.Unlock()
 }
 
-// reconnecting counts a reconnection attempt.
-func (g *poisonGuard) reconnecting() {
-	g.mu.Lock()
-	g.attempts++
-	g.mu.Unlock()
-}
-
-// suspect returns the key of the publication to drop among keys, the
-// store's in order, or "". get returns an entry without marking it
-// written.
-func (g *poisonGuard) suspect(keys []string, get func(string) packets.ControlPacket) (string, *packets.PublishPacket) {
+// suspect returns the key of the suspect publication among keys, the
+// store's in order, or "", and whether it is on its second strike. get
+// returns an entry without marking it written.
+func (g *poisonGuard) suspect(keys []string, get func(string) packets.ControlPacket) (key string, pp *packets.PublishPacket, drop bool) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	closedAt, first := g.closedAt, g.attempts == 1
+	closedAt := g.closedAt
 	if closedAt.IsZero() {
-		return "", nil
+		return "", nil, false
 	}
 	g.closedAt = time.Time{}
-	if !first {
-		return "", nil
-	}
-	for _, key := range keys {
-		pp, ok := isPublish(key, get(key))
+	for _, k := range keys {
+		p, ok := isPublish(k, get(k))
 		if !ok {
 			continue
 		}
-		at, ok := g.written[key]
-		if ok && !at.After(closedAt) && closedAt.Sub(at) <= poisonWindow {
-			return key, pp
+		at, ok := g.written[k]
+		if !ok || at.After(closedAt) || closedAt.Sub(at) > poisonWindow {
+			return "", nil, false // the oldest is not suspect
 		}
-		return "", nil // the oldest is not suspect
+		if k == g.probation {
+			return k, p, true
+		}
+		g.probation = k
+		return k, p, false
 	}
-	return "", nil
+	return "", nil, false
 }
 
 // drop counts and logs the publication dropped as poison.

@@ -210,16 +210,15 @@ func (c *Client) reconnectedSince(epoch uint64) bool {
 // publishes before its previous QoS 2 publication completed
 // (eclipse-mosquitto/mosquitto#3056); with those brokers publish QoS 2
 // with PublishWait, one at a time.
+//
+// Its caller counts the failures.
 func (c *Client) send(m *subscribers.Message) (paho.Token, error) {
 	switch {
 	case m.QoS > 2:
-		c.publishFailed.Add(1)
 		return nil, errBadQoS(*m)
 	case c.closed.Load():
-		c.publishFailed.Add(1)
 		return nil, wrapPublish(m.Topic, ErrClosed)
 	case m.QoS == 0 && !c.pc.IsConnectionOpen():
-		c.publishFailed.Add(1)
 		return nil, wrapPublish(m.Topic, ErrNotConnected)
 	}
 	c.published.Add(1)

@@ -15,8 +15,8 @@ import (
 // at worst sent twice, which at-least-once delivery allows.
 //
 // It also tells the poison guard (poison.go) when a publication is
-// written and acknowledged, and drops the guard's suspect when paho
-// resumes after a reconnection.
+// written and acknowledged, and puts the guard's suspect last, or drops
+// it, when paho resumes after a reconnection.
 type copyStore struct {
 	paho.Store
 	guard *poisonGuard
@@ -47,23 +47,26 @@ func (s copyStore) Del(key string) {
 	s.Store.Del(key)
 }
 
-// All returns the keys in order, less the poison guard's suspect, which
-// it deletes: paho calls All to resume.
+// All returns the keys in order, for paho to resume, with the poison
+// guard's suspect last, or without it, deleted, on its second strike.
 func (s copyStore) All() []string {
 	keys := s.Store.All()
-	key, pp := s.guard.suspect(keys, s.Store.Get)
+	key, pp, drop := s.guard.suspect(keys, s.Store.Get)
 	if key == "" {
 		return keys
 	}
-	s.Store.Del(key)
-	s.guard.drop(key, pp)
-	out := keys[:0]
+	out := make([]string, 0, len(keys))
 	for _, k := range keys {
 		if k != key {
 			out = append(out, k)
 		}
 	}
-	return out
+	if drop {
+		s.Store.Del(key)
+		s.guard.drop(key, pp)
+		return out
+	}
+	return append(out, key)
 }
 
 func (s copyStore) Reset() {

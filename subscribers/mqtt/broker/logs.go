@@ -40,8 +40,19 @@ func (q quietHandler) Handle(ctx context.Context, r slog.Record) error {
 // summarize replaces mochi's dumps of whole packets, which carry payloads
 // and passwords, by their type, topic and size.
 func summarize(a slog.Attr) slog.Attr {
-	pk, ok := a.Value.Any().(packets.Packet)
-	if !ok || a.Value.Kind() != slog.KindAny {
+	if a.Value.Kind() != slog.KindAny {
+		return a
+	}
+	var pk packets.Packet
+	switch v := a.Value.Any().(type) {
+	case packets.Packet:
+		pk = v
+	case *packets.Packet:
+		if v == nil {
+			return a
+		}
+		pk = *v
+	default:
 		return a
 	}
 	kind, ok := packets.PacketNames[pk.FixedHeader.Type]
