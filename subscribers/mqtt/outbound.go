@@ -3,7 +3,9 @@ package mqtt
 import (
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
+	"net"
 	"sync"
 	"sync/atomic"
 
@@ -212,7 +214,7 @@ func (c *Client) hand(g *outgoing) {
 	if err == nil {
 		select {
 		case <-tok.Done():
-			if terr := tok.Error(); terr != nil {
+			if terr := tok.Error(); terr != nil && (g.m.QoS == 0 || !keptForResend(terr)) {
 				err = wrapPublish(g.m.Topic, terr)
 			}
 		default:
@@ -231,6 +233,15 @@ func (c *Client) hand(g *outgoing) {
 	if g.handed != nil {
 		g.handed <- handing{tok: tok, err: err}
 	}
+}
+
+// keptForResend reports whether err, the error of the token of a QoS 1 or
+// 2 publication, is a failure to write it to a connection that was lost:
+// paho keeps the publication in its store then, and sends it again after
+// reconnecting, so it has not failed.
+func keptForResend(err error) bool {
+	var op *net.OpError
+	return errors.As(err, &op) || errors.Is(err, net.ErrClosed) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrClosedPipe)
 }
 
 // closeOutbound refuses new publications; the feeder hands over what is
