@@ -48,6 +48,8 @@ func commands() []command {
 		{"nodes", "", "list the registered node types", cmdNodes},
 		{"pub", "[-broker URL] [-qos N] [-retain] TOPIC PAYLOAD", "publish one message", cmdPub},
 		{"echo", "[-broker URL] [-n N] TOPIC_FILTER", "print messages as they arrive, one a line: TOPIC PAYLOAD", cmdEcho},
+		{"record", "[-broker URL] [-o FILE] [-duration D] FILTER...", "record the messages matching the filters into an MCAP file", cmdRecord},
+		{"info", "[-json] FILE", "print an MCAP recording's topics, counts, rates and times", cmdInfo},
 		{"bench", "[flags]", "run the executor benchmark suite on this machine and print a table", cmdBench},
 		{"version", "", "print the version", cmdVersion},
 	}
