@@ -100,7 +100,7 @@ type app struct {
 
 // start starts what cfg describes, with the run command's options. The
 // config must have passed check.
-func start(cfg *config.Config, logger *slog.Logger, opts runOptions) (*app, error) {
+func start(ctx context.Context, cfg *config.Config, logger *slog.Logger, opts runOptions) (*app, error) {
 	a := &app{cfg: cfg, log: logger}
 	obs, err := newObservability(cfg, opts)
 	if err != nil {
@@ -160,11 +160,10 @@ func start(cfg *config.Config, logger *slog.Logger, opts runOptions) (*app, erro
 		return nil, err
 	}
 	a.client = client
-	a.ex = executor.New(a.obs.executorOptions(executor.Options{
-		Workers: a.obs.workers,
-		Logger:  limitFloods(logger),
-		Clock:   timerClock(cfg, a.obs.workers, logger),
-	}))
+	if err := a.newExecutor(ctx, mc, logger); err != nil {
+		a.close()
+		return nil, err
+	}
 	e := env(cfg, a.ex, client.Router(), logger)
 	for _, n := range cfg.Nodes {
 		node, err := nodes.Build(e, spec(n))
@@ -181,6 +180,12 @@ func start(cfg *config.Config, logger *slog.Logger, opts runOptions) (*app, erro
 	a.obs.state.Store(stateRunning)
 	go func() { a.done <- a.ex.Run(ctx) }()
 	client.Resume()
+	// "running" means subscribed when the broker is there: a message
+	// published after that line reaches the nodes. A broker that is away
+	// does not hold the start; the client subscribes on connecting.
+	wctx, wcancel := context.WithTimeout(ctx, readyWait)
+	_ = client.WaitConnected(wctx)
+	wcancel()
 	logger.Info("robotexec running", "config", cfg.File, "nodes", len(a.nodes), "workers", a.ex.Workers(), "broker", client.Broker())
 	return a, nil
 }
@@ -226,6 +231,10 @@ func (a *app) close() {
 // leaveShared bounds the wait for the broker's answer when shared
 // subscriptions leave their groups at a stop.
 const leaveShared = 2 * time.Second
+
+// readyWait bounds how long the start waits for the first connection and
+// its subscriptions before saying "robotexec running".
+const readyWait = 5 * time.Second
 
 // timerClock returns the clock of executor.timer_source. With the precise
 // source, the timer poller needs a processor when it wakes, even while

@@ -2,6 +2,7 @@ package robotexec
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -76,11 +77,17 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	signal.Notify(signals, os.Interrupt, syscall.SIGTERM)
 	defer signal.Stop(signals)
 
-	a, err := start(cfg, logger, opts)
+	// A signal during the start (waiting for the clock topic) ends it.
+	startCtx, startDone := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	a, err := start(startCtx, cfg, logger, opts)
+	startDone()
 	if err != nil {
 		fmt.Fprintln(stderr, "robotexec run:", err)
-		if len(config.Errors(err)) > 0 {
+		switch {
+		case len(config.Errors(err)) > 0:
 			return ExitUsage
+		case errors.Is(err, context.Canceled):
+			return ExitOK // stopped before it started
 		}
 		return ExitFailure
 	}

@@ -153,7 +153,7 @@ nodes:
 
 	logs := &syncBuffer{}
 	logger := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	a, err := start(cfg, logger, opts)
+	a, err := start(context.Background(), cfg, logger, opts)
 	require.NoError(t, err)
 	x := &e2e{a: a, broker: b, logs: logs, base: "http://" + a.obs.server.Addr().String()}
 	t.Cleanup(func() {
@@ -541,7 +541,7 @@ func TestMetricsListenInUse(t *testing.T) {
 	require.NoError(t, os.WriteFile(path, []byte(fmt.Sprintf("mqtt:\n  listen: 127.0.0.1:0\nmetrics:\n  listen: %s\n", addr)), 0o644))
 	cfg, err := loadAndCheck(path)
 	require.NoError(t, err)
-	_, err = start(cfg, slog.New(slog.NewTextHandler(io.Discard, nil)), runOptions{})
+	_, err = start(context.Background(), cfg, slog.New(slog.NewTextHandler(io.Discard, nil)), runOptions{})
 	require.ErrorContains(t, err, "metrics.listen: metrics: listen on "+addr)
 	require.ErrorContains(t, err, "address already in use")
 }

@@ -50,6 +50,7 @@ func commands() []command {
 		{"echo", "[-broker URL] [-n N] TOPIC_FILTER", "print messages as they arrive, one a line: TOPIC PAYLOAD", cmdEcho},
 		{"record", "[-broker URL] [-o FILE] [-duration D] FILTER...", "record the messages matching the filters into an MCAP file", cmdRecord},
 		{"info", "[-json] FILE", "print an MCAP recording's topics, counts, rates and times", cmdInfo},
+		{"play", "[-broker URL] [-rate R] [-loop] [-topics F,...] [-clock] FILE", "publish a recording with its original timing", cmdPlay},
 		{"bench", "[flags]", "run the executor benchmark suite on this machine and print a table", cmdBench},
 		{"version", "", "print the version", cmdVersion},
 	}

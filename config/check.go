@@ -30,6 +30,11 @@ func (t *tree) check(c *Config) {
 	default:
 		t.errorAt("executor.overflow", "must be %s, %s or %s, not %s", OverflowDropOldest, OverflowDropNewest, OverflowBlock, quote(e.Overflow))
 	}
+	if e.ClockTopic == "" {
+		e.ClockTopic = DefaultClockTopic
+	} else if strings.ContainsAny(e.ClockTopic, "+#\x00") {
+		t.errorAt("executor.clock_topic", "must be a topic name, without wildcards, not %s", quote(e.ClockTopic))
+	}
 	switch e.TimerSource {
 	case "":
 		e.TimerSource = TimerSourcePrecise

@@ -22,6 +22,8 @@ const (
 	DefaultQueueDepth = 10
 	// DefaultQoS is the default MQTT QoS of subscriptions and publications.
 	DefaultQoS = 1
+	// DefaultClockTopic is the default of executor.clock_topic.
+	DefaultClockTopic = "clock"
 	// DefaultMaxPayload is the default of mqtt.max_payload.
 	DefaultMaxPayload Size = 1 << 20
 	// MaxMaxPayload is the largest mqtt.max_payload: MQTT's largest
@@ -87,6 +89,15 @@ type Executor struct {
 	// everyone else; false sends every publication through the broker.
 	// (optional) Defaults to true.
 	InProcess bool `yaml:"in_process"`
+	// UseSimTime makes the timers and the nodes' clocks follow the clock
+	// topic instead of the wall clock, as ROS's use_sim_time: the nodes
+	// start with the first clock message, and a timer fires when
+	// simulated time passes its deadline. (optional) Defaults to false.
+	UseSimTime bool `yaml:"use_sim_time"`
+	// ClockTopic is the topic of the simulated time, messages
+	// {"time": RFC3339Nano} (robotexec play -clock publishes them).
+	// (optional) Defaults to DefaultClockTopic.
+	ClockTopic string `yaml:"clock_topic"`
 }
 
 // MQTT is the mqtt: section.
@@ -280,7 +291,7 @@ func Parse(file string, data []byte, lookupEnv func(string) (string, bool)) (*Co
 	lookup := envLookup(lookupEnv)
 	cfg := &Config{
 		File:     file,
-		Executor: Executor{QueueDepth: DefaultQueueDepth, Overflow: OverflowDropOldest, InProcess: true},
+		Executor: Executor{QueueDepth: DefaultQueueDepth, Overflow: OverflowDropOldest, InProcess: true, ClockTopic: DefaultClockTopic},
 		MQTT: MQTT{
 			Broker:     EmbeddedBroker,
 			Listen:     DefaultListen,

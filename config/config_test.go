@@ -53,7 +53,7 @@ func lines(err error) []string {
 func defaults(file string) config.Config {
 	return config.Config{
 		File:     file,
-		Executor: config.Executor{Workers: 0, QueueDepth: 10, Overflow: "drop_oldest", TimerSource: "precise", InProcess: true},
+		Executor: config.Executor{Workers: 0, QueueDepth: 10, Overflow: "drop_oldest", TimerSource: "precise", InProcess: true, ClockTopic: "clock"},
 		MQTT: config.MQTT{
 			Broker:     "embedded",
 			Listen:     "127.0.0.1:1883",
@@ -112,7 +112,7 @@ func TestFullFile(t *testing.T) {
 	require.NoError(t, err)
 
 	require.Equal(t, path, cfg.File)
-	require.Equal(t, config.Executor{Workers: 4, QueueDepth: 32, Overflow: config.OverflowDropNewest, TimerSource: config.TimerSourceGo}, cfg.Executor)
+	require.Equal(t, config.Executor{Workers: 4, QueueDepth: 32, Overflow: config.OverflowDropNewest, TimerSource: config.TimerSourceGo, UseSimTime: true, ClockTopic: "sim/clock"}, cfg.Executor)
 	require.Equal(t, config.MQTT{
 		Broker:       "ssl://broker.example.com:8883",
 		Listen:       "0.0.0.0:1884",
@@ -141,9 +141,9 @@ func TestFullFile(t *testing.T) {
 		got = append(got, node{n.Name, n.Type, n.Group, n.Line, n.Index})
 	}
 	require.Equal(t, []node{
-		{"imu_bridge", "bridge", "sensors", 25, 0},
-		{"heartbeat-1", "heartbeat", "", 29, 1},
-		{"watchdog", "watchdog", "sensors", 34, 2},
+		{"imu_bridge", "bridge", "sensors", 27, 0},
+		{"heartbeat-1", "heartbeat", "", 31, 1},
+		{"watchdog", "watchdog", "sensors", 36, 2},
 	}, got)
 
 	var bridge struct {

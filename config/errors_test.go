@@ -54,7 +54,7 @@ func TestErrors(t *testing.T) {
 		{"unknown nested key", "executor:\n  workers: 2\n  wokers: 3\n  depth: 1\n",
 			[]string{
 				`config.yaml:3: executor.wokers: unknown key; did you mean "workers"?`,
-				`config.yaml:4: executor.depth: unknown key (known keys: workers, queue_depth, overflow, timer_source, in_process)`,
+				`config.yaml:4: executor.depth: unknown key (known keys: workers, queue_depth, overflow, timer_source, in_process, use_sim_time, clock_topic)`,
 			}},
 		{"unknown key in tls", "mqtt:\n  broker: ssl://h:1\n  tls:\n    CA: x\n",
 			[]string{`config.yaml:4: mqtt.tls.CA: unknown key; did you mean "ca"?`}},
@@ -103,6 +103,8 @@ func TestErrors(t *testing.T) {
 			[]string{`config.yaml:2: executor.queue_depth: must be 1 or more, not 0`}},
 		{"bad overflow", "executor:\n  overflow: drop_all\n",
 			[]string{`config.yaml:2: executor.overflow: must be drop_oldest, drop_newest or block, not "drop_all"`}},
+		{"wildcard clock topic", "executor:\n  clock_topic: clock/#\n",
+			[]string{`config.yaml:2: executor.clock_topic: must be a topic name, without wildcards, not "clock/#"`}},
 		{"bad timer source", "executor:\n  timer_source: atomic\n",
 			[]string{`config.yaml:2: executor.timer_source: must be precise or go, not "atomic"`}},
 		{"bad qos", "mqtt:\n  qos: 3\n",

@@ -46,8 +46,10 @@ var anchor atomic.Pointer[clockAnchor]
 
 // newAnchor takes an anchor after prev (nil for the first).
 func newAnchor(prev *clockAnchor) *clockAnchor {
-	ns := tsc.NsPerTick() // 10 ms the first time: before the readings
-	if ns == 0 {
+	// Until the counter is calibrated (10 ms, in the background), the
+	// monotonic clock serves: the first stamps of a process never wait.
+	ns, ok := tsc.TryNsPerTick()
+	if !ok || ns == 0 {
 		a := &clockAnchor{t: time.Now()}
 		anchor.Store(a)
 		return a

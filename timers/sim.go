@@ -5,9 +5,10 @@ import (
 	"time"
 )
 
-// Sim is a simulated clock for tests: time stands still until the test
-// advances it, and alarms fire on the advancing goroutine, in deadline order,
-// each at its own time. Use it to test timer logic deterministically.
+// Sim is a simulated clock: time stands still until it is advanced (by a
+// test, or by the clock topic with use_sim_time), and alarms fire on the
+// advancing goroutine, in deadline order, each at its own time. Tests use
+// it to test timer logic deterministically.
 type Sim struct {
 	mu     sync.Mutex
 	now    time.Time

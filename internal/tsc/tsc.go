@@ -5,6 +5,7 @@ package tsc
 
 import (
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -14,7 +15,9 @@ func Read() int64 { return int64(rdtsc()) }
 
 var (
 	calibrateOnce sync.Once
-	calibrated    float64 // ns per tick, 0 if the counter is not usable
+	calibrated    float64     // ns per tick, 0 if the counter is not usable
+	done          atomic.Bool // calibrated is set
+	started       atomic.Bool // a calibration has begun
 )
 
 // calibrateWindow is how long the counter is measured against the
@@ -44,6 +47,8 @@ func pair() (time.Time, uint64) {
 // synchronized across CPUs).
 func NsPerTick() float64 {
 	calibrateOnce.Do(func() {
+		started.Store(true)
+		defer done.Store(true)
 		if !trusted() {
 			return
 		}
@@ -59,4 +64,18 @@ func NsPerTick() float64 {
 		}
 	})
 	return calibrated
+}
+
+// TryNsPerTick returns NsPerTick's value and true once the counter is
+// calibrated. Before that it returns false at once, having started the
+// calibration in the background, so that a caller on a latency path can
+// use the monotonic clock meanwhile instead of waiting 10 ms.
+func TryNsPerTick() (float64, bool) {
+	if done.Load() {
+		return calibrated, true
+	}
+	if started.CompareAndSwap(false, true) {
+		go NsPerTick()
+	}
+	return 0, false
 }

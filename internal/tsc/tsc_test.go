@@ -7,6 +7,20 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
+// TestTryNsPerTick: the first call does not wait for the calibration,
+// which it starts; the calibration then ends with NsPerTick's value. It
+// runs first (tests run in source order), before anything calibrated,
+// except when the test binary runs it again (-count).
+func TestTryNsPerTick(t *testing.T) {
+	before := done.Load()
+	_, ok := TryNsPerTick()
+	require.Equal(t, before, ok, "calibrated only after a calibration")
+	require.True(t, started.Load())
+	require.Eventually(t, func() bool { _, ok := TryNsPerTick(); return ok }, 10*time.Second, time.Millisecond)
+	f, _ := TryNsPerTick()
+	require.Equal(t, NsPerTick(), f)
+}
+
 // TestCalibration checks the counter against the monotonic clock where it
 // is trusted, and that it is not used where it is not.
 func TestCalibration(t *testing.T) {
