@@ -94,6 +94,7 @@ type app struct {
 	client *mqtt.Client
 	nodes  []*nodes.Node
 	obs    *observability
+	rec    *runRecording // with run -record
 	cancel context.CancelFunc
 	done   chan error
 }
@@ -107,6 +108,12 @@ func start(ctx context.Context, cfg *config.Config, logger *slog.Logger, opts ru
 		return nil, err
 	}
 	a.obs = obs
+	if opts.record != "" {
+		if a.rec, err = openRunRecording(opts.record, cfg, logger); err != nil {
+			a.close()
+			return nil, err
+		}
+	}
 	url := cfg.MQTT.Broker
 	inProcess := cfg.Executor.InProcess
 	if url == config.EmbeddedBroker {
@@ -165,6 +172,10 @@ func start(ctx context.Context, cfg *config.Config, logger *slog.Logger, opts ru
 		return nil, err
 	}
 	e := env(cfg, a.ex, client.Router(), logger)
+	if a.rec != nil {
+		a.rec.begin(a.ex.Clock().Now())
+		a.rec.attach(e, client.Router())
+	}
 	for _, n := range cfg.Nodes {
 		node, err := nodes.Build(e, spec(n))
 		if err != nil {
@@ -212,11 +223,21 @@ func (a *app) stop() error {
 	for i := len(a.nodes) - 1; i >= 0; i-- {
 		a.nodes[i].Shutdown()
 	}
+	if a.rec != nil {
+		rec := a.rec
+		a.rec = nil
+		if rerr := rec.end(a.ex.Clock().Now()); rerr != nil && err == nil {
+			err = rerr
+		}
+	}
 	a.close()
 	return err
 }
 
 func (a *app) close() {
+	if a.rec != nil {
+		a.rec.abort()
+	}
 	if a.client != nil {
 		a.client.Close()
 	}

@@ -31,6 +31,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	logLevel := fs.String("log-level", "info", "log level: debug, info, warn or error")
 	tracePath := fs.String("trace", "", "write a Chrome trace (JSON, for ui.perfetto.dev) of the callback runs to `FILE` when stopped")
 	traceRuns := fs.Int("trace-runs", chrometrace.DefaultLimit, "the number of most recent runs the trace keeps (32 bytes each, allocated at start)")
+	record := fs.String("record", "", "record the run's inputs, its nodes' publications and its config to `FILE` (MCAP), for robotexec replay")
 	if done, code := parseFlags(fs, args, stdout); done {
 		return code
 	}
@@ -53,7 +54,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, err)
 		return ExitUsage
 	}
-	var opts runOptions
+	opts := runOptions{record: *record}
 	var traceFile *os.File
 	if *tracePath != "" {
 		// Created now, so that an unwritable path fails before anything

@@ -60,7 +60,7 @@ func printInfo(w io.Writer, path string, s *recording.Summary) {
 	tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "TOPIC\tENCODING\tMESSAGES\tRATE (Hz)\tFIRST\tLAST")
 	for _, c := range s.Channels {
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%.2f\t%s\t%s\n", c.Topic, c.Encoding, c.Messages, c.Rate(), infoTime(c.First), infoTime(c.Last))
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%.2f\t%s\t%s\n", channelName(c), c.Encoding, c.Messages, c.Rate(), infoTime(c.First), infoTime(c.Last))
 	}
 	tw.Flush()
 }
@@ -77,8 +77,23 @@ type infoJSON struct {
 	Topics    []topicJSON `json:"topics"`
 }
 
+// channelName is a channel's topic, with its role and node in a run's
+// recording: "robot/cmd (output of planner)".
+func channelName(c recording.Channel) string {
+	switch {
+	case c.Role == recording.Plain:
+		return c.Topic
+	case c.Node != "":
+		return fmt.Sprintf("%s (%s of %s)", c.Topic, c.Role, c.Node)
+	default:
+		return fmt.Sprintf("%s (%s)", c.Topic, c.Role)
+	}
+}
+
 type topicJSON struct {
 	Topic    string    `json:"topic"`
+	Role     string    `json:"role,omitempty"`
+	Node     string    `json:"node,omitempty"`
 	Encoding string    `json:"encoding"`
 	Messages uint64    `json:"messages"`
 	RateHz   float64   `json:"rate_hz"`
@@ -93,7 +108,7 @@ func printInfoJSON(stdout, stderr io.Writer, path string, s *recording.Summary) 
 		out.Start, out.End = &s.Start, &s.End
 	}
 	for _, c := range s.Channels {
-		out.Topics = append(out.Topics, topicJSON{c.Topic, c.Encoding, c.Messages, c.Rate(), c.First, c.Last})
+		out.Topics = append(out.Topics, topicJSON{c.Topic, string(c.Role), c.Node, c.Encoding, c.Messages, c.Rate(), c.First, c.Last})
 	}
 	b, err := json.Marshal(out)
 	if err != nil {

@@ -22,6 +22,8 @@ type runOptions struct {
 	// traceRuns, when positive, records the last traceRuns callback runs
 	// for a Chrome trace (-trace, -trace-runs).
 	traceRuns int
+	// record, when not empty, is the file of run -record.
+	record string
 }
 
 // Executor states, as /healthz reports them.

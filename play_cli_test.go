@@ -26,8 +26,8 @@ type played struct {
 func scanAll(t *testing.T, path string) []played {
 	t.Helper()
 	var out []played
-	_, err := recording.Scan(path, func(topic, _ string, at time.Time, data []byte) error {
-		out = append(out, played{topic, at, string(data)})
+	_, err := recording.Scan(path, func(m recording.Message) error {
+		out = append(out, played{m.Topic, m.At, string(m.Data)})
 		return nil
 	})
 	require.NoError(t, err)

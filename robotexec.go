@@ -51,6 +51,7 @@ func commands() []command {
 		{"record", "[-broker URL] [-o FILE] [-duration D] FILTER...", "record the messages matching the filters into an MCAP file", cmdRecord},
 		{"info", "[-json] FILE", "print an MCAP recording's topics, counts, rates and times", cmdInfo},
 		{"play", "[-broker URL] [-rate R] [-loop] [-topics F,...] [-clock] FILE", "publish a recording with its original timing", cmdPlay},
+		{"replay", "[-check] [-o FILE] RECORDING [CONFIG]", "re-run a recorded run's nodes offline on its inputs; -check compares the outputs", cmdReplay},
 		{"bench", "[flags]", "run the executor benchmark suite on this machine and print a table", cmdBench},
 		{"version", "", "print the version", cmdVersion},
 	}

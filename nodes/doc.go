@@ -31,6 +31,16 @@
 // and the MQTT broker for everyone else. In tests and in the dry run that
 // checks a config the router is an in-process one, without a broker.
 //
+// # Replay
+//
+// robotexec run -record records a run through [Hooks] (what each node
+// publishes, when each periodic timer runs) and robotexec replay re-runs
+// the nodes on a simulated clock. A node replays to the same outputs when
+// they depend only on its params, its messages and the times of its
+// events: stamp with [TimerEvent].Expected or the input's Received time,
+// not with Actual, Clock().Now() or time.Now, and seed any randomness from
+// the params or the node's name.
+//
 // # Concurrency
 //
 // Register is meant for init functions. A Node is used by its constructor

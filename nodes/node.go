@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/robotexec/robotexec/executor"
@@ -37,6 +38,9 @@ type Env struct {
 	// Depth and Overflow are the default queue of subscriptions.
 	Depth    int
 	Overflow subscribers.Policy
+	// Hooks, when not nil, observe and steer the nodes for recording and
+	// replay.
+	Hooks *Hooks
 
 	mu     sync.Mutex
 	groups map[string]*executor.Group
@@ -84,6 +88,8 @@ type Node struct {
 	shutdown []func()
 	pubs     map[pubKey]*Publisher
 	dyn      dynPublishers // Publish's, by topic known at run time
+
+	handled atomic.Uint64 // message callbacks returned, with Hooks.Handling
 }
 
 type pubKey struct {
@@ -229,7 +235,7 @@ func (n *Node) qos(o options) byte {
 // made; the error then fails the node.
 func (n *Node) Subscribe(topic string, cb func(subscribers.Message), opts ...Option) *subscribers.Subscription {
 	o := n.options(opts)
-	s, err := n.owner.Subscribe(n.env.Router.QoS(n.qos(o)), topic, cb, n.regOptions(o)...)
+	s, err := n.owner.Subscribe(n.env.Router.QoS(n.qos(o)), topic, n.hookMessages(cb), n.regOptions(o)...)
 	if err != nil {
 		n.fail(err)
 		return nil
@@ -243,11 +249,14 @@ func (n *Node) Subscribe(topic string, cb func(subscribers.Message), opts ...Opt
 // could not be made; the error then fails the node.
 func (n *Node) Timer(period time.Duration, cb func(TimerEvent), opts ...Option) *timers.Timer {
 	o := n.options(opts)
-	t, err := n.owner.NewTimer(period, cb, n.regOptions(o)...)
+	name := timerName(o, period)
+	var t *timers.Timer
+	t, err := n.owner.NewTimer(period, n.hookTimer(name, &t, cb), n.regOptions(o)...)
 	if err != nil {
 		n.fail(err)
 		return nil
 	}
+	n.timerMade(name, t, cb)
 	return t
 }
 

@@ -16,6 +16,7 @@ import (
 // an idle local subscription may run next on the same worker (see
 // [executor.Publisher]).
 type Publisher struct {
+	n     *Node
 	topic string
 	pub   *executor.Publisher
 	err   error
@@ -53,7 +54,7 @@ func (n *Node) pubKey(topic string, opts []Option) pubKey {
 
 // newPublisher makes a publisher; its err says why it cannot publish.
 func (n *Node) newPublisher(key pubKey) *Publisher {
-	p := &Publisher{topic: key.topic}
+	p := &Publisher{n: n, topic: key.topic}
 	popts := []subscribers.PublishOption{subscribers.WithQoS(key.qos)}
 	if key.retain {
 		popts = append(popts, subscribers.WithRetain())
@@ -76,6 +77,7 @@ func (p *Publisher) Publish(payload []byte) error {
 	if p.err != nil {
 		return p.err
 	}
+	p.n.published(p.topic, payload)
 	return p.pub.Publish(payload)
 }
 

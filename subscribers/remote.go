@@ -85,6 +85,7 @@ func (r *Router) Receive(m *Message) Receipt {
 	if r.echo != nil {
 		had, rc.Echo = r.echo.match(m)
 	}
+	inputs := 0
 	for _, s := range subs {
 		if rc.Echo && !s.Shared() {
 			if slices.Contains(had, s) {
@@ -92,12 +93,29 @@ func (r *Router) Receive(m *Message) Receipt {
 			}
 			continue
 		}
+		inputs++
 		if s.deliver(m) {
 			rc.Accepted++
 		}
 	}
 	clear(subs)
+	if tap := r.tap.Load(); tap != nil && inputs > 0 {
+		(*tap)(m)
+	}
 	return rc
+}
+
+// TapInputs calls f, from then on, with each message that the remote
+// received and offered to at least one subscription (not the echo of a
+// local publication to a subscription that had it), after offering it:
+// robotexec run -record records them. f must not keep m or block; nil
+// stops it.
+func (r *Router) TapInputs(f func(m *Message)) {
+	if f == nil {
+		r.tap.Store(nil)
+		return
+	}
+	r.tap.Store(&f)
 }
 
 // Refuse counts a drop for reason on every subscription that m, which the

@@ -113,6 +113,7 @@ type Router struct {
 	unsure sync.Map // *Subscription → struct{}
 
 	tooLarge atomic.Uint64 // publications refused for their size
+	tap      atomic.Pointer[func(*Message)]
 }
 
 // wireFilter is a filter subscribed at the remote: the number of attached

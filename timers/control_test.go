@@ -225,7 +225,8 @@ func TestCallOfTimerThatIsNotDue(t *testing.T) {
 }
 
 // ResetAt arms a one-shot timer for any deadline, earlier or later than
-// its delay, and at once for one that passed; a periodic timer ignores it.
+// its delay, and at once for one that passed; a periodic timer's later
+// deadlines follow its period from the new one.
 func TestResetAt(t *testing.T) {
 	r := newRig(t)
 	tm := r.started(10*ms, true)
@@ -244,7 +245,12 @@ func TestResetAt(t *testing.T) {
 	require.Equal(t, at(time.Hour), ev.Expected)
 
 	p := r.started(10*ms, false)
-	next := deadline(t, p)
-	p.ResetAt(at(time.Hour + 99*ms))
-	require.Equal(t, next, deadline(t, p))
+	want := r.clock.Now().Add(33 * ms)
+	p.ResetAt(want)
+	require.Equal(t, want, deadline(t, p))
+	require.Empty(t, of(r.advance(32*ms), p))
+	ev = only(t, r.advance(ms), p)
+	require.Equal(t, want, ev.Expected)
+	ev = only(t, r.advance(10*ms), p)
+	require.Equal(t, want.Add(10*ms), ev.Expected, "the period follows")
 }

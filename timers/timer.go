@@ -111,15 +111,16 @@ func (t *Timer) Reset() {
 	q.push(t)
 }
 
-// ResetAt arms a one-shot timer for deadline (on a clock with a grid,
-// rounded up to it: see Precise); a deadline that has passed falls due at
-// once. A call that is due but has not started is skipped. It does
-// nothing to a periodic timer, whose deadlines follow its period.
+// ResetAt arms the timer for deadline (on a clock with a grid, rounded up
+// to it: see Precise); a deadline that has passed falls due at once. A
+// call that is due but has not started is skipped. A periodic timer's
+// later deadlines follow its period from deadline: replay uses it to put
+// a timer's calls where a recorded run had them.
 func (t *Timer) ResetAt(deadline time.Time) {
 	q := t.q
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	if t.state == detached || q.stopped || !t.oneShot {
+	if t.state == detached || q.stopped {
 		return
 	}
 	q.remove(t)

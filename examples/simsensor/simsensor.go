@@ -63,7 +63,7 @@ func NewIMU(n *nodes.Node) error {
 	noise := func() float64 { return rng.NormFloat64() * p.Noise }
 	n.Timer(period, func(ev nodes.TimerEvent) {
 		out.PublishJSON(IMUSample{
-			Stamp: ev.Actual.UTC().Format(time.RFC3339Nano),
+			Stamp: ev.Expected.UTC().Format(time.RFC3339Nano),
 			AX:    noise(),
 			AY:    p.Speed*p.Turn + noise(), // centripetal acceleration
 			AZ:    9.81 + noise(),
@@ -103,7 +103,7 @@ func NewOdom(n *nodes.Node) error {
 		theta = math.Remainder(theta+w*dt*steps, 2*math.Pi)
 		x += v * math.Cos(theta) * dt * steps
 		y += v * math.Sin(theta) * dt * steps
-		out.PublishJSON(Odometry{Stamp: ev.Actual.UTC().Format(time.RFC3339Nano), X: x, Y: y, Theta: theta, V: v, W: w})
+		out.PublishJSON(Odometry{Stamp: ev.Expected.UTC().Format(time.RFC3339Nano), X: x, Y: y, Theta: theta, V: v, W: w})
 	})
 	return nil
 }

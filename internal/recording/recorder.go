@@ -27,6 +27,12 @@ const (
 	// DefaultChunkSize is the default of Options.ChunkSize.
 	DefaultChunkSize = 1 << 20
 
+	// RoleKey is the channel metadata key of its messages' Role.
+	RoleKey = "robotexec.role"
+	// NodeKey is the channel metadata key of the node that published or
+	// ran its messages.
+	NodeKey = "robotexec.node"
+
 	// flushEvery is the longest a message waits in a chunk being built.
 	flushEvery = time.Second
 )
@@ -53,9 +59,27 @@ type Stats struct {
 	Recorded, Dropped uint64
 }
 
+// Role says what a message was to the run that recorded it. The role and
+// the node, when set, are in the metadata of the message's channel.
+type Role string
+
+const (
+	// Plain is a message recorded by robotexec record.
+	Plain Role = ""
+	// Input is a message that entered a subscription of the run from
+	// outside the process, at the time it was received.
+	Input Role = "input"
+	// Output is a message a node of the run published.
+	Output Role = "output"
+	// TimerCall is a periodic timer's call: JSON {"expected", "missed"}.
+	TimerCall Role = "timer"
+)
+
 // item is a message or metadata waiting for the writer.
 type item struct {
 	topic   string
+	role    Role
+	node    string
 	payload []byte
 	at      time.Time
 	meta    map[string]string // metadata named topic, when not nil
@@ -106,6 +130,12 @@ func (r *Recorder) Path() string { return r.path }
 // drop, when the queue is full or the recorder closed.
 func (r *Recorder) Record(topic string, payload []byte, at time.Time) bool {
 	return r.put(item{topic: topic, payload: payload, at: at})
+}
+
+// RecordAs records like Record, on a channel of role and node (which may
+// be empty).
+func (r *Recorder) RecordAs(role Role, node, topic string, payload []byte, at time.Time) bool {
+	return r.put(item{topic: topic, role: role, node: node, payload: payload, at: at})
 }
 
 // Metadata queues a metadata record named name.
@@ -187,7 +217,7 @@ func (r *Recorder) write(w *fileWriter, it item) {
 	case it.meta != nil:
 		r.err = w.metadata(it.topic, it.meta)
 	default:
-		if r.err = w.message(it.topic, it.payload, it.at); r.err == nil {
+		if r.err = w.message(it); r.err == nil {
 			r.recorded.Add(1)
 		} else {
 			r.dropped.Add(1)
@@ -195,9 +225,12 @@ func (r *Recorder) write(w *fileWriter, it item) {
 	}
 }
 
-// chanKey names a channel: a topic and its payloads' encoding.
+// chanKey names a channel: a topic, its payloads' encoding, the role and
+// node of its messages.
 type chanKey struct {
 	topic, encoding string
+	role            Role
+	node            string
 }
 
 // fileWriter owns the MCAP writer; only the writer goroutine uses it.
@@ -234,26 +267,34 @@ func newFileWriter(f *os.File, opts Options) (*fileWriter, error) {
 	return fw, buf.Flush()
 }
 
-func (fw *fileWriter) message(topic string, payload []byte, at time.Time) error {
+func (fw *fileWriter) message(it item) error {
 	enc := BytesEncoding
-	if json.Valid(payload) {
+	if json.Valid(it.payload) {
 		enc = JSONEncoding
 	}
-	id, ok := fw.channels[chanKey{topic, enc}]
+	key := chanKey{it.topic, enc, it.role, it.node}
+	id, ok := fw.channels[key]
 	if !ok {
 		if len(fw.channels) >= math.MaxUint16 {
 			return fmt.Errorf("more than %d channels", math.MaxUint16)
 		}
 		id = uint16(len(fw.channels) + 1)
+		meta := map[string]string{}
+		if it.role != Plain {
+			meta[RoleKey] = string(it.role)
+		}
+		if it.node != "" {
+			meta[NodeKey] = it.node
+		}
 		// Written ahead of the chunk that first uses it.
-		if err := fw.w.WriteChannel(&mcap.Channel{ID: id, Topic: topic, MessageEncoding: enc, Metadata: map[string]string{}}); err != nil {
+		if err := fw.w.WriteChannel(&mcap.Channel{ID: id, Topic: it.topic, MessageEncoding: enc, Metadata: meta}); err != nil {
 			return err
 		}
-		fw.channels[chanKey{topic, enc}] = id
+		fw.channels[key] = id
 	}
 	fw.seq[id]++
-	t := uint64(at.UnixNano())
-	fw.chunk.add(&mcap.Message{ChannelID: id, Sequence: fw.seq[id], LogTime: t, PublishTime: t, Data: payload})
+	t := uint64(it.at.UnixNano())
+	fw.chunk.add(&mcap.Message{ChannelID: id, Sequence: fw.seq[id], LogTime: t, PublishTime: t, Data: it.payload})
 	if fw.chunk.size() >= fw.chunkSize {
 		return fw.flush()
 	}

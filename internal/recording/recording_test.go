@@ -44,8 +44,8 @@ func TestRoundTrip(t *testing.T) {
 	require.Equal(t, recording.Stats{Recorded: 1000}, st)
 
 	var got []msg
-	s, err := recording.Scan(path, func(topic, enc string, at time.Time, data []byte) error {
-		got = append(got, msg{topic, enc, at, string(data)})
+	s, err := recording.Scan(path, func(m recording.Message) error {
+		got = append(got, msg{m.Topic, m.Encoding, m.At, string(m.Data)})
 		return nil
 	})
 	require.NoError(t, err)
@@ -101,8 +101,8 @@ func TestTruncated(t *testing.T) {
 	cut := filepath.Join(t.TempDir(), "cut.mcap")
 	require.NoError(t, os.WriteFile(cut, data[:len(data)/2], 0o644))
 	var seen []string
-	s, err := recording.Scan(cut, func(_, _ string, _ time.Time, d []byte) error {
-		seen = append(seen, string(d))
+	s, err := recording.Scan(cut, func(m recording.Message) error {
+		seen = append(seen, string(m.Data))
 		return nil
 	})
 	require.NoError(t, err)

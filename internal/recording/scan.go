@@ -35,8 +35,22 @@ type Summary struct {
 // Channel is a topic and encoding of a recording, with its messages.
 type Channel struct {
 	Topic, Encoding string
-	Messages        uint64
-	First, Last     time.Time
+	// Role and Node are those of its messages (see Role).
+	Role        Role
+	Node        string
+	Messages    uint64
+	First, Last time.Time
+}
+
+// Message is a message of a recording, as Scan passes it.
+type Message struct {
+	Topic, Encoding string
+	Role            Role
+	Node            string
+	// At is the log time: when it was received or published.
+	At time.Time
+	// Data is the payload, valid during Scan's call only.
+	Data []byte
 }
 
 // Duration returns End minus Start.
@@ -60,7 +74,7 @@ var ErrNotMCAP = errors.New("not an MCAP file")
 // a file whose writer did not finish. Each message is passed to each, if
 // not nil, in file order; data is valid during the call only. An error of
 // each ends Scan with that error.
-func Scan(path string, each func(topic, encoding string, logTime time.Time, data []byte) error) (*Summary, error) {
+func Scan(path string, each func(m Message) error) (*Summary, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
@@ -102,7 +116,7 @@ type scan struct {
 	s     *Summary
 	chans map[uint16]*Channel
 	order []uint16
-	each  func(topic, encoding string, logTime time.Time, data []byte) error
+	each  func(m Message) error
 }
 
 func (sc *scan) record(tok mcap.TokenType, rec []byte) error {
@@ -119,7 +133,8 @@ func (sc *scan) record(tok mcap.TokenType, rec []byte) error {
 			return err
 		}
 		if _, ok := sc.chans[c.ID]; !ok {
-			sc.chans[c.ID] = &Channel{Topic: c.Topic, Encoding: c.MessageEncoding}
+			sc.chans[c.ID] = &Channel{Topic: c.Topic, Encoding: c.MessageEncoding,
+				Role: Role(c.Metadata[RoleKey]), Node: c.Metadata[NodeKey]}
 			sc.order = append(sc.order, c.ID)
 		}
 	case mcap.TokenMessage:
@@ -152,7 +167,8 @@ func (sc *scan) message(rec []byte) error {
 	}
 	c.Messages++
 	if sc.each != nil {
-		if err := sc.each(c.Topic, c.Encoding, at, m.Data); err != nil {
+		msg := Message{Topic: c.Topic, Encoding: c.Encoding, Role: c.Role, Node: c.Node, At: at, Data: m.Data}
+		if err := sc.each(msg); err != nil {
 			return callbackError{err}
 		}
 	}
@@ -182,7 +198,16 @@ func (sc *scan) summary() *Summary {
 	}
 	sort.Slice(s.Channels, func(i, j int) bool {
 		a, b := s.Channels[i], s.Channels[j]
-		return a.Topic < b.Topic || (a.Topic == b.Topic && a.Encoding < b.Encoding)
+		if a.Topic != b.Topic {
+			return a.Topic < b.Topic
+		}
+		if a.Role != b.Role {
+			return a.Role < b.Role
+		}
+		if a.Node != b.Node {
+			return a.Node < b.Node
+		}
+		return a.Encoding < b.Encoding
 	})
 	return s
 }

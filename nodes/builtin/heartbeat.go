@@ -53,7 +53,7 @@ func NewHeartbeat(n *nodes.Node) error {
 		// still reached this process's subscribers; the others see the
 		// gap.
 		seq++
-		err := out.PublishJSON(Beat{Node: n.Name(), Seq: seq, Time: ev.Actual.UTC().Format(time.RFC3339Nano)})
+		err := out.PublishJSON(Beat{Node: n.Name(), Seq: seq, Time: ev.Expected.UTC().Format(time.RFC3339Nano)})
 		if err != nil {
 			warn.Log(n.Logger(), slog.LevelWarn, "heartbeat: publish failed", "err", err)
 		}
