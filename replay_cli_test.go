@@ -95,6 +95,14 @@ func TestReplayExample(t *testing.T) {
 	require.Equal(t, 1, r.code, "%s", r)
 	require.Contains(t, r.stderr, "robot/imu0/filtered: message 1 of ")
 	require.Contains(t, r.stderr, `node "imu_filter" is not replayable`)
+
+	// A node the recording does not know runs on the simulated clock.
+	added := filepath.Join(dir, "added.yaml")
+	writeFile(t, added, text+"  - { name: extra, type: heartbeat, params: { topic: robot/extra, period: 500ms } }\n")
+	r = replayOf(t, filepath.Join(dir, "added.mcap"), path, added)
+	require.Equal(t, 1, r.code, "%s", r)
+	require.Regexp(t, `robot/extra: the replay published (9|10) messages, the recording has 0`, r.stderr)
+	require.Contains(t, r.stderr, `node "extra"`)
 }
 
 // TestReplayInputs: messages from outside the process, through a bridge

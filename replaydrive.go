@@ -58,8 +58,13 @@ func newReplayer(l *runLog, cfg *config.Config, logger *slog.Logger, out func(no
 }
 
 // timerMade arms a node's periodic timer for its first recorded call, or
-// disarms it if the recording never saw it run.
+// disarms it if the recording never saw it run. The timers of a node that
+// the recording does not know (one added to the CONFIG given) keep their
+// periods on the simulated clock.
 func (r *replayer) timerMade(node, name string, t *timers.Timer, call func(nodes.TimerEvent)) {
+	if !r.log.knows(node) {
+		return
+	}
 	calls := r.log.timers[timerKey{node, name}]
 	rt := &replayTimer{t: t, call: call, calls: calls, done: make([]bool, len(calls))}
 	r.timers[timerKey{node, name}] = rt
@@ -79,7 +84,10 @@ func (rt *replayTimer) arm() {
 // handled the messages that preceded it, and waits for them otherwise.
 func (r *replayer) timerCall(node, name string, _ *timers.Timer, ev *nodes.TimerEvent, handled uint64) bool {
 	rt := r.timers[timerKey{node, name}]
-	if rt == nil || rt.at >= len(rt.calls) {
+	if rt == nil {
+		return true // a node the recording does not know
+	}
+	if rt.at >= len(rt.calls) {
 		return false
 	}
 	k := rt.at

@@ -109,3 +109,19 @@ func (l *runLog) loadConfig(path string) (*config.Config, error) {
 	}
 	return cfg, nil
 }
+
+// knows reports whether the recorded run had node: a timer call or an
+// output of it.
+func (l *runLog) knows(node string) bool {
+	if len(l.nodeCalls[node]) > 0 {
+		return true
+	}
+	for _, out := range l.outputs {
+		for _, o := range out {
+			if o.node == node {
+				return true
+			}
+		}
+	}
+	return false
+}

@@ -30,8 +30,8 @@ func writeRecording(t *testing.T, path string, t0 time.Time, span, period time.D
 }
 
 // TestUseSimTime: a node's 100 ms timer on use_sim_time fires ten times
-// per recorded second while play -clock -rate 5 plays 4 recorded seconds
-// in 0.8 s, and its beats carry the recording's time.
+// per recorded second while play -clock -rate 10 plays 4 recorded seconds
+// in 0.4 s, and its beats carry the recording's time.
 func TestUseSimTime(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
@@ -57,7 +57,7 @@ nodes:
 	}, traffic, 200*time.Millisecond, "the watcher is subscribed")
 
 	start := time.Now()
-	p := runCmd(t, 2*quickExit, robotexecBin, nil, "play", "-broker", url, "-clock", "-rate", "5", rec)
+	p := runCmd(t, 2*quickExit, robotexecBin, nil, "play", "-broker", url, "-clock", "-rate", "10", rec)
 	require.Equal(t, 0, p.code, "%s", p)
 	took := time.Since(start)
 	run.stderr.waitFor(t, traffic, "robotexec running")
@@ -78,12 +78,15 @@ nodes:
 		times = append(times, at)
 	}
 	t.Logf("play took %v for 4 recorded seconds; %d beats", took.Round(time.Millisecond), len(times))
-	require.Less(t, took, 2*time.Second, "rate 5")
+	require.Less(t, took, 2*time.Second, "rate 10")
 	// Started with the first clock message; 10 a recorded second, a few
 	// lost to the start (the clock messages before the nodes subscribed).
 	require.GreaterOrEqual(t, len(times), 36)
 	require.LessOrEqual(t, len(times), 40)
-	for _, at := range times {
+	for i, at := range times {
 		require.False(t, at.Before(t0) || at.After(t0.Add(4*time.Second)), "beat at %v, outside the recording", at)
+		if i > 0 {
+			require.Equal(t, 100*time.Millisecond, at.Sub(times[i-1]), "one beat per 100 ms of recorded time")
+		}
 	}
 }
