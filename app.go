@@ -95,6 +95,7 @@ type app struct {
 	nodes  []*nodes.Node
 	obs    *observability
 	rec    *runRecording // with run -record
+	graph  *grapher
 	cancel context.CancelFunc
 	done   chan error
 }
@@ -190,6 +191,7 @@ func start(ctx context.Context, cfg *config.Config, logger *slog.Logger, opts ru
 	a.done = make(chan error, 1)
 	a.obs.state.Store(stateRunning)
 	go func() { a.done <- a.ex.Run(ctx) }()
+	a.startGraph(time.Now())
 	client.Resume()
 	// "running" means subscribed when the broker is there: a message
 	// published after that line reaches the nodes. A broker that is away
@@ -223,6 +225,7 @@ func (a *app) stop() error {
 	for i := len(a.nodes) - 1; i >= 0; i-- {
 		a.nodes[i].Shutdown()
 	}
+	a.graph.clear()
 	if a.rec != nil {
 		rec := a.rec
 		a.rec = nil

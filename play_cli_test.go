@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/robotexec/robotexec/internal/mqtttest"
@@ -82,21 +83,23 @@ func playRoundTrip(t *testing.T, url string) {
 	p := runCmd(t, 2*quickExit, robotexecBin, nil, "play", "-broker", url, orig)
 	require.Equal(t, 0, p.code, "%s", p)
 	require.Contains(t, p.stderr, fmt.Sprintf("%d messages published, 0 failed", n))
-	require.Eventually(t, func() bool {
+	nrec := uint64(0)
+	arrived := assert.Eventually(t, func() bool {
 		s, err := recording.Scan(again, nil)
 		if err != nil {
 			return false
 		}
-		played := uint64(0)
+		nrec = 0
 		for _, c := range s.Channels {
 			if c.Topic != "play/probe" {
-				played += c.Messages
+				nrec += c.Messages
 			}
 		}
-		return played >= n
+		return nrec >= n
 	}, traffic, 100*time.Millisecond, "the played messages reach the recorder")
 	rec.signal(t, os.Interrupt)
 	require.Equal(t, 0, rec.wait(t, quickExit), "%s", rec)
+	require.True(t, arrived, "%d of %d played messages recorded within %v; the recorder: %s", nrec, n, traffic, rec)
 
 	want, got := scanAll(t, orig), scanAll(t, again)
 	got = slices.DeleteFunc(got, func(m played) bool { return m.topic == "play/probe" })

@@ -52,6 +52,7 @@ func commands() []command {
 		{"info", "[-json] FILE", "print an MCAP recording's topics, counts, rates and times", cmdInfo},
 		{"play", "[-broker URL] [-rate R] [-loop] [-topics F,...] [-clock] FILE", "publish a recording with its original timing", cmdPlay},
 		{"replay", "[-check] [-o FILE] RECORDING [CONFIG]", "re-run a recorded run's nodes offline on its inputs; -check compares the outputs", cmdReplay},
+		{"node", "list|info [flags]", "see the instances and nodes on the broker, from their graph topics", cmdNode},
 		{"topic", "list|hz|bw [flags]", "see the topics on the broker: who publishes and subscribes, rates, bandwidth", cmdTopic},
 		{"bench", "[flags]", "run the executor benchmark suite on this machine and print a table", cmdBench},
 		{"version", "", "print the version", cmdVersion},

@@ -43,9 +43,3 @@ func subUsage(w io.Writer, group string, subs []command) {
 		fmt.Fprintf(w, "  robotexec %s %s %s\n        %s\n", group, c.name, c.args, c.summary)
 	}
 }
-
-// cmdTopicList is not written yet.
-func cmdTopicList(args []string, stdout, stderr io.Writer) int {
-	fmt.Fprintln(stderr, "robotexec topic list: not yet")
-	return ExitFailure
-}

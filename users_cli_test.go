@@ -90,7 +90,7 @@ func TestEmbeddedBrokerUsers(t *testing.T) {
 	r := runCmd(t, quickExit, robotexecBin, nil, as("robot", "r0b0t", "echo", "-n", "30", "#")...)
 	require.Equal(t, 0, r.code, "%s", r)
 	require.Len(t, lines(r.stdout), 30)
-	require.NotContains(t, r.stdout, "elsewhere/", "%s", r)
+	require.NotRegexp(t, `(?m)^elsewhere/`, r.stdout, "%s", r)
 	require.Contains(t, r.stdout, "robot/secret ", "%s", r)
 
 	viewer.signal(t, os.Interrupt)

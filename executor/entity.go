@@ -63,6 +63,9 @@ func (e *Executor) recoverPanic(en *entity) {
 type Callback struct {
 	// Owner and Name are the owner's and the callback's names.
 	Owner, Name string
+	// Group names the mutually exclusive group that serializes the
+	// callback, or is empty.
+	Group string
 	// Timer is the callback's timer, or nil for a subscription.
 	Timer *timers.Timer
 	// Subscription is the callback's subscription, or nil for a timer.
@@ -80,6 +83,9 @@ func (e *Executor) Callbacks() []Callback {
 	out := make([]Callback, len(ents))
 	for i, en := range ents {
 		out[i] = Callback{Owner: en.owner.name, Name: en.name, Timer: en.timer, Subscription: en.sub, Panics: en.panics.Load()}
+		if en.group != nil {
+			out[i].Group = en.group.name
+		}
 	}
 	return out
 }

@@ -492,7 +492,7 @@ func TestCallbacksListsRegistrations(t *testing.T) {
 	ex.SpinAll()
 	cbs := ex.Callbacks()
 	require.Len(t, cbs, 2)
-	require.Equal(t, executor.Callback{Owner: "imu", Name: "filter", Subscription: s, Panics: 1}, cbs[0])
+	require.Equal(t, executor.Callback{Owner: "imu", Name: "filter", Group: "imu", Subscription: s, Panics: 1}, cbs[0])
 	require.Same(t, tm, cbs[1].Timer)
 	require.Nil(t, cbs[1].Subscription)
 }

@@ -89,7 +89,8 @@ type Node struct {
 	pubs     map[pubKey]*Publisher
 	dyn      dynPublishers // Publish's, by topic known at run time
 
-	handled atomic.Uint64 // message callbacks returned, with Hooks.Handling
+	handled    atomic.Uint64 // message callbacks returned, with Hooks.Handling
+	advertised []string      // with Advertise
 }
 
 type pubKey struct {
@@ -155,6 +156,10 @@ func Build(env *Env, spec Spec) (*Node, error) {
 
 // Name returns the node's name.
 func (n *Node) Name() string { return n.spec.Name }
+
+// SharedGroup returns the shared callback group the config put the node
+// in, or "" for its own.
+func (n *Node) SharedGroup() string { return n.spec.Group }
 
 // Type returns the node's type.
 func (n *Node) Type() string { return n.spec.Type }

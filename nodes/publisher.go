@@ -3,6 +3,7 @@ package nodes
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 
 	"github.com/robotexec/robotexec/executor"
 	"github.com/robotexec/robotexec/subscribers"
@@ -113,4 +114,26 @@ func (n *Node) Publish(topic string, payload []byte, opts ...Option) error {
 		n.mu.Unlock()
 	}
 	return p.Publish(payload)
+}
+
+// Advertise declares that the node publishes on topic, a topic name or a
+// filter for topics known only at run time (a bridge's mapped topics),
+// beside its Publishers: the instance's graph topic lists it.
+func (n *Node) Advertise(topic string) {
+	n.mu.Lock()
+	n.advertised = append(n.advertised, topic)
+	n.mu.Unlock()
+}
+
+// Publications returns the topics of the node's Publishers and what it
+// advertised, sorted, without the topics known only from Publish.
+func (n *Node) Publications() []string {
+	n.mu.Lock()
+	out := slices.Clone(n.advertised)
+	for k := range n.pubs {
+		out = append(out, k.topic)
+	}
+	n.mu.Unlock()
+	slices.Sort(out)
+	return slices.Compact(out)
 }

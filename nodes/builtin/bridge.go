@@ -53,6 +53,7 @@ func NewBridge(n *nodes.Node) error {
 	if err != nil {
 		return err
 	}
+	n.Advertise(p.To)
 	if p.MaxRate < 0 {
 		return fmt.Errorf("max_rate %v is negative", p.MaxRate)
 	}

@@ -74,16 +74,17 @@ type Client struct {
 
 	// mu guards the connection state below and the filters.
 	mu       sync.Mutex
-	wire     map[string]byte // filters to subscribe on connecting, with their QoS
-	linkUp   bool            // connected, as far as the handlers know
-	ready    bool            // connected and subscriptions renewed
-	readyCh  chan struct{}   // closed when ready becomes true
-	epoch    uint64          // counts connection attempts after losses
-	lost     chan struct{}   // closed, and replaced, when epoch changes
-	lastErr  error           // cause of the last failed attempt, nil once connected
-	failures int             // failed attempts since the last connection
-	failLog  time.Time       // when a failure was last logged
-	failMsg  string          // and what it said
+	wire     map[string]byte   // filters to subscribe on connecting, with their QoS
+	kept     map[string][]byte // retained messages published on connecting (Keep)
+	linkUp   bool              // connected, as far as the handlers know
+	ready    bool              // connected and subscriptions renewed
+	readyCh  chan struct{}     // closed when ready becomes true
+	epoch    uint64            // counts connection attempts after losses
+	lost     chan struct{}     // closed, and replaced, when epoch changes
+	lastErr  error             // cause of the last failed attempt, nil once connected
+	failures int               // failed attempts since the last connection
+	failLog  time.Time         // when a failure was last logged
+	failMsg  string            // and what it said
 
 	reasserting atomic.Bool // a reassertOnline publication is under way
 	statusMu    sync.Mutex  // orders reassertOnline before Close's offline

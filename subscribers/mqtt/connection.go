@@ -144,6 +144,7 @@ func (c *Client) onConnect(pc paho.Client) {
 	c.openOutbound()
 	if n > 1 {
 		c.publishFence()
+		c.republishKept()
 	}
 	if c.cfg.StatusTopic != "" {
 		// QoS 0 keeps the status out of paho's store, so that it is
