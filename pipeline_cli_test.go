@@ -333,7 +333,9 @@ func TestRunRetainedReachesTheBroker(t *testing.T) {
 			r := startPipeline(t, pipelineOptions{broker: url, inProcess: true,
 				nodes: "  - { name: keeper, type: bridge, params: { from: in/+, to: state/+, retain: true } }\n"})
 			// Publish until the bridge has subscribed and republished.
-			publishUntil(t, r.url, func() bool { return r.metric(t, "robotexec_mqtt_messages_published_total") > 0 },
+			publishUntil(t, r.url, func() bool {
+				return r.metric(t, `robotexec_callback_duration_seconds_count{callback="bridge",node="keeper"}`) > 0
+			},
 				pubMsg{"in/mode", "auto"})
 			late := runCmd(t, traffic, robotexecBin, nil, "echo", "-broker", r.url, "-n", "1", "state/mode")
 			require.Equal(t, 0, late.code, "%s", late)

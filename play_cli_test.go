@@ -99,7 +99,19 @@ func playRoundTrip(t *testing.T, url string) {
 	}, traffic, 100*time.Millisecond, "the played messages reach the recorder")
 	rec.signal(t, os.Interrupt)
 	require.Equal(t, 0, rec.wait(t, quickExit), "%s", rec)
-	require.True(t, arrived, "%d of %d played messages recorded within %v; the recorder: %s", nrec, n, traffic, rec)
+	if !arrived {
+		have := map[string]bool{}
+		for _, m := range scanAll(t, again) {
+			have[m.data] = true
+		}
+		var missing []string
+		for _, m := range scanAll(t, orig) {
+			if !have[m.data] {
+				missing = append(missing, m.data)
+			}
+		}
+		require.Fail(t, "played messages lost", "%d of %d recorded within %v; missing %q; the recorder: %s", nrec, n, traffic, missing, rec)
+	}
 
 	want, got := scanAll(t, orig), scanAll(t, again)
 	got = slices.DeleteFunc(got, func(m played) bool { return m.topic == "play/probe" })

@@ -277,6 +277,12 @@ func (c *Client) Close() error {
 			c.log.Warn("mqtt: close: the broker connection did not take the queued publications in time", "broker", c.cfg.display)
 		}
 		t.Stop()
+		// A publication paho has written but the broker has not
+		// acknowledged would be lost by the DISCONNECT with a clean
+		// session (robotexec play's last messages).
+		if !c.waitAcknowledged(closeWait) {
+			c.log.Warn("mqtt: close: the broker did not acknowledge the last publications in time", "broker", c.cfg.display)
+		}
 		c.mu.Lock()
 		c.closed.Store(true)
 		c.mu.Unlock()

@@ -8,6 +8,7 @@ import (
 	"net"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	paho "github.com/eclipse/paho.mqtt.golang"
 
@@ -41,6 +42,10 @@ type outbound struct {
 	wake   chan struct{} // buffered: a pending wake-up
 	done   chan struct{} // closed when the feeder ends
 	n      atomic.Int64  // publications queued or being handed to paho
+	// last is the token of the last QoS 1 or 2 publication handed to
+	// paho: the broker acknowledges in order, so when it completes the
+	// broker has every earlier one (Close waits for it).
+	last atomic.Pointer[paho.Token]
 }
 
 // outgoing is a publication waiting for paho.
@@ -211,6 +216,9 @@ func (c *Client) hand(g *outgoing) {
 		g.m.Payload = c.markPayload(drainKind, g.num)
 	}
 	tok, err := c.send(&g.m)
+	if err == nil && g.m.QoS > 0 {
+		c.out.last.Store(&tok)
+	}
 	if err == nil {
 		select {
 		case <-tok.Done():
@@ -252,4 +260,24 @@ func (c *Client) closeOutbound() {
 	o.closed = true
 	o.mu.Unlock()
 	o.signal()
+}
+
+// waitAcknowledged waits, at most d, until the broker acknowledged the
+// last QoS 1 or 2 publication handed to paho, and so every earlier one.
+func (c *Client) waitAcknowledged(d time.Duration) bool {
+	p := c.out.last.Load()
+	if p == nil {
+		return true
+	}
+	if !c.pc.IsConnectionOpen() {
+		return false // kept for a resend that will not come
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-(*p).Done():
+		return true
+	case <-t.C:
+		return false
+	}
 }
