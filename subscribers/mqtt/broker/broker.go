@@ -136,6 +136,9 @@ func New(cfg Config) (*Broker, error) {
 	if err := srv.AddHook(newAuthHook(cfg.Users, cfg.Anonymous), nil); err != nil {
 		return nil, fmt.Errorf("broker: %w", err)
 	}
+	if err := srv.AddHook(newPacketIDHook(), nil); err != nil {
+		return nil, fmt.Errorf("broker: %w", err)
+	}
 	if err := srv.AddHook(newTakeoverHook(srv, log), nil); err != nil {
 		return nil, fmt.Errorf("broker: %w", err)
 	}
