@@ -9,8 +9,8 @@ import (
 func topicCommands() []command {
 	return []command{
 		{"list", "[-broker URL] [-t D] [-json]", "the topics seen in the instances' graphs and in D of traffic, with their publishers and subscribers", cmdTopicList},
-		{"hz", "[-broker URL] [-window N] [-n N] [-json] TOPIC", "print a topic's message rate once a second", cmdTopicHz},
-		{"bw", "[-broker URL] [-window N] [-n N] [-json] TOPIC", "print a topic's bytes per second and message sizes once a second", cmdTopicBw},
+		{"hz", "[-broker URL] [-window N] [-n N] [-timeout D] [-json] TOPIC", "print a topic's message rate once a second", cmdTopicHz},
+		{"bw", "[-broker URL] [-window N] [-n N] [-timeout D] [-json] TOPIC", "print a topic's bytes per second and message sizes once a second", cmdTopicBw},
 	}
 }
 
