@@ -188,7 +188,7 @@ func (c *Client) subscribe(filters map[string]byte) error {
 	for f := range filters {
 		// paho keys a shared subscription's result by its inner filter.
 		key, _ := subscribers.RouteFilter(f)
-		if result[key] == 0x80 {
+		if result[key] >= 0x80 { // 0x80, or a broker's MQTT 5 reason code
 			r.filters = append(r.filters, f)
 		}
 	}
