@@ -6,6 +6,10 @@ import (
 )
 
 // Clock tells the time and wakes its users at given times.
+//
+// A clock may also have optional capabilities, which a [Queue] on it finds
+// by type assertion when it is made: [GridClock], [StepClock], [LeadClock]
+// and [IdleLeadClock]. [Precise] has them all.
 type Clock interface {
 	// Now returns the current time.
 	Now() time.Time
@@ -22,6 +26,55 @@ type Alarm interface {
 	// Stop disarms the alarm. A call already under way may still finish.
 	Stop()
 }
+
+// GridClock is a [Clock] whose timer queues start timers on a grid, so that
+// timers share wake-ups: a periodic timer's first deadline (a period after
+// it starts) is rounded up to a multiple of Grid, and so is a one-shot
+// timer's deadline unless the clock is a [StepClock]. Later deadlines of a
+// periodic timer follow from the first.
+type GridClock interface {
+	// Grid returns the grid; 0 or less means none.
+	Grid() time.Duration
+}
+
+// StepClock is a [Clock] whose timer queues round one-shot timers' deadlines
+// up to a multiple of a step, and start at most group periodic timers on one
+// deadline of the [GridClock] grid: the next ones start a step later, or the
+// next step, and so on. The group limit applies only with a grid, and with a
+// positive step and group.
+type StepClock interface {
+	// Step returns the step (0 or less: none) and the most timers that
+	// start on one deadline (0 or less: no limit).
+	Step() (step time.Duration, group int)
+}
+
+// LeadClock is a [Clock] whose timer queues ring early, Lead ahead of each
+// deadline, for the function given to [Queue.SetEarly].
+type LeadClock interface {
+	// Lead returns how long before a deadline the queue rings first; 0
+	// or less means it does not ring early.
+	Lead() time.Duration
+}
+
+// IdleLeadClock is a [Clock] with a longer lead than its [LeadClock] one for
+// deadlines far ahead, as the machine may idle deeply meanwhile and wake
+// late: for a deadline more than after ahead when its alarm is set, a timer
+// queue rings lead ahead of it instead of Lead ahead, if lead is the
+// longer. It has no effect on a clock that is not a LeadClock with a
+// positive Lead.
+type IdleLeadClock interface {
+	// IdleLead returns the lead for a deadline far ahead and how far
+	// ahead it must be.
+	IdleLead() (lead, after time.Duration)
+}
+
+// Precise has every optional capability.
+var (
+	_ GridClock     = Precise{}
+	_ StepClock     = Precise{}
+	_ LeadClock     = Precise{}
+	_ IdleLeadClock = Precise{}
+)
 
 // System is the wall clock: time.Now and Go runtime timers. The zero value
 // is ready to use.

@@ -1,0 +1,71 @@
+package timers
+
+import (
+	"time"
+
+	"github.com/robotexec/robotexec/internal/tsc"
+)
+
+// rearm sets the alarm for the earliest deadline if it is not set for it.
+func (q *Queue) rearm() {
+	if len(q.heap) == 0 {
+		return
+	}
+	next := q.heap[0].t.next
+	if q.armedAt.IsZero() || next.Before(q.armedAt) {
+		q.early = q.lead > 0 && q.onEarly != nil
+		if !q.early {
+			q.arm(next, next)
+			return
+		}
+		switch ahead := next.Sub(q.clock.Now()); {
+		case ahead <= 0:
+			// Due already: ring now.
+			q.early = false
+			q.arm(next, next)
+		case ahead <= q.lead:
+			// Within the lead already (deadlines close together):
+			// the early ring is now, without the alarm's wake-up.
+			q.early = false
+			q.arm(next, next.Add(q.lead))
+			q.onEarly(next)
+		default:
+			// Far ahead, the machine may idle deeply meanwhile, and the
+			// ring then comes late: ring earlier.
+			q.armLead = q.lead
+			if q.idleLead > q.lead && ahead > q.idleAfter {
+				q.armLead = q.idleLead
+			}
+			q.arm(next, next.Add(-q.armLead))
+		}
+	}
+}
+
+// arm arms deadline d: the alarm is set to ring at time at, and Poll's
+// counter reading to d. q.mu must be held.
+func (q *Queue) arm(d, at time.Time) {
+	q.armedAt = d
+	q.alarm.Set(at)
+	if q.nsPerTick != 0 {
+		now, ticks := q.clock.Now(), tsc.Read()
+		q.pollAt.Store(max(ticks+int64(float64(d.Sub(now))/q.nsPerTick), 1))
+	}
+}
+
+// SetEarly asks the queue to call f with each deadline, lead ahead of it,
+// on a clock with a lead (Precise: PreciseLead): from the alarm's
+// goroutine, or from the call that arms a deadline already within the
+// lead, with the queue's lock held: f must be quick and must not use the
+// queue. The alarm then rings early, and again a lead after the
+// deadline unless a Poll serves the deadline first: an executor uses it
+// to have a worker running, polling, when the deadline comes, rather than
+// waking one after it. Call it before arming timers.
+func (q *Queue) SetEarly(f func(deadline time.Time)) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.onEarly = f
+}
+
+// Lead returns how long before a deadline SetEarly's function is called:
+// the clock's lead, 0 when it has none.
+func (q *Queue) Lead() time.Duration { return q.lead }

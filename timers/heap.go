@@ -1,0 +1,187 @@
+package timers
+
+import (
+	"cmp"
+	"math/bits"
+	"slices"
+	"time"
+
+	"github.com/robotexec/robotexec/waitset"
+)
+
+// slot is a timer in the heap, with its ordering kept beside it: the
+// heap's comparisons then read only the heap's own memory, not the timers'.
+type slot struct {
+	due int64  // the deadline: key(t.next)
+	id  uint64 // equal deadlines fall due in the order the timers were made
+	t   *Timer
+}
+
+// key returns the heap's key of time t: nanoseconds from the queue's base.
+func (q *Queue) key(t time.Time) int64 { return int64(t.Sub(q.base)) }
+
+// push arms t at t.next. q.mu must be held.
+func (q *Queue) push(t *Timer) {
+	t.state = armed
+	t.index = len(q.heap)
+	q.heap = append(q.heap, slot{due: q.key(t.next), id: t.ID(), t: t})
+	q.up(t.index)
+	q.rearm()
+}
+
+// remove takes t out of the heap if it is in it. q.mu must be held. The
+// alarm is left as it is: a ring with nothing due only re-arms.
+func (q *Queue) remove(t *Timer) {
+	i := t.index
+	if i < 0 {
+		return
+	}
+	last := len(q.heap) - 1
+	if i != last {
+		q.swap(i, last)
+	}
+	q.heap[last] = slot{}
+	q.heap = q.heap[:last]
+	t.index = -1
+	if i != last {
+		q.down(i)
+		q.up(i)
+	}
+}
+
+func (q *Queue) less(i, j int) bool {
+	a, b := &q.heap[i], &q.heap[j]
+	return a.due < b.due || a.due == b.due && a.id < b.id
+}
+
+func (q *Queue) swap(i, j int) {
+	q.heap[i], q.heap[j] = q.heap[j], q.heap[i]
+	q.heap[i].t.index = i
+	q.heap[j].t.index = j
+}
+
+func (q *Queue) up(i int) {
+	for i > 0 {
+		p := (i - 1) / 2
+		if !q.less(i, p) {
+			return
+		}
+		q.swap(i, p)
+		i = p
+	}
+}
+
+func (q *Queue) down(i int) {
+	n := len(q.heap)
+	for {
+		l := 2*i + 1
+		if l >= n {
+			return
+		}
+		m := l
+		if r := l + 1; r < n && q.less(r, l) {
+			m = r
+		}
+		if !q.less(m, i) {
+			return
+		}
+		q.swap(i, m)
+		i = m
+	}
+}
+
+// takeDue takes the timers due at key now out of the heap, marks them due
+// and appends them to fired in deadline order (by ID for equal deadlines).
+// q.mu must be held.
+//
+// The due timers form a subtree at the heap's root, found in O(k) for k of
+// them. Few are taken out one by one, O(k log n); many, as when timers
+// started together fall due together, are sorted among themselves and the
+// rest is rebuilt in place, O(k log k + n), touching each timer once
+// instead of at every level of every removal.
+func (q *Queue) takeDue(now int64, fired []*waitset.Entity) []*waitset.Entity {
+	h := q.heap
+	if len(h) == 0 || h[0].due > now {
+		return fired
+	}
+	ds, stack := q.dueSlots[:0], append(q.stack[:0], 0)
+	for len(stack) > 0 {
+		i := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		if i >= len(h) || h[i].due > now {
+			continue
+		}
+		ds = append(ds, h[i])
+		stack = append(stack, 2*i+1, 2*i+2)
+	}
+	q.stack = stack
+	if len(ds)*bits.Len(uint(len(h))) < len(h) {
+		for len(q.heap) > 0 && q.heap[0].due <= now {
+			t := q.heap[0].t
+			q.remove(t)
+			t.state = due
+			fired = append(fired, &t.Entity)
+		}
+	} else {
+		q.sortSlots(ds)
+		n := 0
+		for _, x := range h {
+			if x.due > now {
+				h[n] = x
+				x.t.index = n
+				n++
+			}
+		}
+		clear(h[n:])
+		q.heap = h[:n]
+		for i := n/2 - 1; i >= 0; i-- {
+			q.down(i)
+		}
+		for _, x := range ds {
+			x.t.index = -1
+			x.t.state = due
+			fired = append(fired, &x.t.Entity)
+		}
+	}
+	clear(ds)
+	q.dueSlots = ds[:0]
+	return fired
+}
+
+// sortSlots sorts ds by deadline, then ID. Where the deadlines' spread,
+// the IDs' spread and the positions fit in 64 bits together, as they do
+// for timers started together on a grid, it sorts those as integers, a
+// few times faster than comparing slots through a function.
+func (q *Queue) sortSlots(ds []slot) {
+	minDue, maxDue := ds[0].due, ds[0].due
+	minID, maxID := ds[0].id, ds[0].id
+	for _, x := range ds[1:] {
+		minDue, maxDue = min(minDue, x.due), max(maxDue, x.due)
+		minID, maxID = min(minID, x.id), max(maxID, x.id)
+	}
+	idxBits := bits.Len(uint(len(ds) - 1))
+	idBits := bits.Len64(maxID - minID)
+	dueBits := bits.Len64(uint64(maxDue - minDue))
+	if idxBits+idBits+dueBits > 64 {
+		slices.SortFunc(ds, func(a, b slot) int {
+			if c := cmp.Compare(a.due, b.due); c != 0 {
+				return c
+			}
+			return cmp.Compare(a.id, b.id)
+		})
+		return
+	}
+	keys := q.keys[:0]
+	for i, x := range ds {
+		k := uint64(x.due-minDue)<<(idBits+idxBits) | (x.id-minID)<<idxBits | uint64(i)
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	sorted := append(q.sorted[:0], ds...)
+	mask := uint64(1)<<idxBits - 1
+	for i, k := range keys {
+		ds[i] = sorted[k&mask]
+	}
+	clear(sorted)
+	q.keys, q.sorted = keys, sorted[:0]
+}
