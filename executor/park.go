@@ -1,0 +1,89 @@
+package executor
+
+import "github.com/robotexec/robotexec/internal/tsc"
+
+func (w *worker) signal() {
+	select {
+	case w.wake <- struct{}{}:
+	default:
+	}
+}
+
+// wake is the wait set's hook: it unparks one idle worker, if any, after an
+// entity became ready.
+func (e *Executor) wake() {
+	if e.nidle.Load() == 0 {
+		return
+	}
+	e.mu.Lock()
+	w := e.popIdle()
+	e.mu.Unlock()
+	if w != nil {
+		e.wakeups.Add(1)
+		w.signal()
+	}
+}
+
+// popIdle takes the most recently parked worker: its cache is the warmest.
+// e.mu must be held.
+func (e *Executor) popIdle() *worker {
+	n := len(e.idle)
+	if n == 0 {
+		return nil
+	}
+	w := e.idle[n-1]
+	e.idle[n-1] = nil
+	e.idle = e.idle[:n-1]
+	e.nidle.Add(-1)
+	return w
+}
+
+// unpark removes w from the idle stack if it is there. e.mu must be held.
+func (e *Executor) unpark(w *worker) bool {
+	for i, x := range e.idle {
+		if x == w {
+			copy(e.idle[i:], e.idle[i+1:])
+			e.idle[len(e.idle)-1] = nil
+			e.idle = e.idle[:len(e.idle)-1]
+			e.nidle.Add(-1)
+			return true
+		}
+	}
+	return false
+}
+
+// waitLocked waits for work for w, which found none: while a deadline is
+// near it polls the timers; once per idle period it looks for work a little
+// while (see idleSpin); else it parks w until a trigger wakes it. e.mu must
+// be held; waitLocked releases it.
+func (e *Executor) waitLocked(w *worker) {
+	if until := e.spinUntil.Load(); until != 0 && tsc.Read() < until {
+		// A deadline is near: poll for it rather than sleep.
+		e.mu.Unlock()
+		e.spin(until)
+		return
+	}
+	if !w.spun {
+		// Out of work: look for more a little while before
+		// sleeping, once per idle period (see idleSpin).
+		w.spun = true
+		e.mu.Unlock()
+		e.spinIdle(w)
+		return
+	}
+	w.spun = false
+	e.idle = append(e.idle, w)
+	e.nidle.Add(1)
+	e.mu.Unlock()
+	// A trigger that pushed before nidle grew did not see w parked;
+	// look again before sleeping. Triggers push, then read nidle;
+	// here nidle grew, then the set is read: one of the two sees the
+	// other.
+	if !e.set.Empty() {
+		e.mu.Lock()
+		e.unpark(w)
+		e.mu.Unlock()
+		return
+	}
+	<-w.wake
+}

@@ -1,0 +1,59 @@
+package executor
+
+import "github.com/robotexec/robotexec/waitset"
+
+// dequeueLocked takes the next entity for w: the head of the run queue,
+// after holding what w finished ready again, or, when the run queue is
+// empty, the head of a new batch taken from the wait set. It reports
+// whether more work is ready: queued, held or in the wait set. e.mu must
+// be held.
+func (e *Executor) dequeueLocked(w *worker) (x *waitset.Entity, more bool) {
+	e.holdLocked(w)
+	x = e.popLocked()
+	if x == nil {
+		// The scheduler's step (seed 000): waiting ∩ wait set becomes
+		// one batch, timers first, only when the run queue is empty,
+		// so a subscription that becomes ready waits for at most one
+		// run queue's worth of entities before its batch.
+		if n, _ := e.set.TakeWith(&e.runTimers, &e.runSubs, &e.held); n > 0 {
+			x = e.popLocked()
+		}
+	}
+	if x == nil {
+		return nil, false
+	}
+	if e.obs != nil {
+		// Observed under the lock, so that dequeues are recorded
+		// in the order they happen.
+		e.obs.Observe(waitset.Event{Op: waitset.Dequeue, Entity: x, Worker: w.id})
+	}
+	return x, e.runTimers.Len()+e.runSubs.Len()+e.held.Len() > 0 || !e.set.Empty()
+}
+
+// popLocked takes the head of the run queue: a timer, if one is queued or
+// waiting in the wait set — a due timer starts on the first worker that
+// frees, ahead of queued subscriptions — else a subscription. e.mu must be
+// held.
+func (e *Executor) popLocked() *waitset.Entity {
+	if e.set.TimersPending() {
+		e.set.TakeTimers(&e.runTimers)
+	}
+	x := e.runTimers.Pop()
+	if n := int64(e.runTimers.Len()); n != e.laneTimers {
+		e.timersWaiting.Add(n - e.laneTimers)
+		e.laneTimers = n
+	}
+	if x != nil {
+		return x
+	}
+	return e.runSubs.Pop()
+}
+
+// holdLocked moves the entity w finished ready again, if any, into the
+// held list, where the next batch takes it. e.mu must be held.
+func (e *Executor) holdLocked(w *worker) {
+	if x := w.requeue; x != nil {
+		w.requeue = nil
+		e.set.Hold(x, &e.held)
+	}
+}

@@ -1,0 +1,270 @@
+package executor
+
+import (
+	"sync/atomic"
+	"time"
+
+	"github.com/robotexec/robotexec/subscribers"
+	"github.com/robotexec/robotexec/waitset"
+)
+
+// worker is the state of one worker goroutine: one of Run's, or, for the
+// Spin methods, the calling goroutine (workers[0]).
+type worker struct {
+	id   int
+	wake chan struct{}
+	// nruns counts the worker's runs; only its goroutine touches it.
+	// runs publishes it for Stats: every publishEvery runs, and whenever
+	// the worker runs out of work, so that an idle executor's count is
+	// exact. (An atomic add per run is a locked instruction, a tenth of
+	// a dispatch's cost.)
+	nruns uint64
+	runs  atomic.Uint64
+	// requeue is an entity the worker just finished that is ready again;
+	// the worker holds it (waitset.Set.Hold) when it next takes the lock,
+	// which it does at once, sparing the wait set's stack.
+	requeue *waitset.Entity
+	// runnable holds dequeued entities whose resource requests the worker's
+	// releases completed; the worker runs them before taking new work.
+	runnable waitset.List
+	spun     bool          // the worker spun idle since it last found work
+	spinFor  time.Duration // its next idle spin (see idleSpin)
+	// msg holds the message of the subscription the worker runs, taken
+	// straight from its queue (see run).
+	msg subscribers.Message
+	// batch is the most messages a subscription's run serves (see
+	// Options.Batch): the executor's in Run, 1 in the Spin methods.
+	batch int
+	// published is the count of runs last stored in runs.
+	published uint64
+	// The worker's fields are its own: padded to 256 bytes, a size class
+	// of whole cache lines, they share no line with another worker.
+	_ [256 - 168]byte
+}
+
+// publishEvery is how many runs a busy worker makes between publications
+// of its count (see worker.runs).
+const publishEvery = 64
+
+// publish makes w's count of runs visible to Stats.
+func (w *worker) publish() {
+	if w.published != w.nruns {
+		w.published = w.nruns
+		w.runs.Store(w.nruns)
+	}
+}
+
+func (e *Executor) work(w *worker) {
+	for {
+		x := e.next(w, true)
+		if x == nil {
+			return
+		}
+		e.dispatch(w, x)
+	}
+}
+
+// next returns the next entity for w: the head of the run queue, or, when
+// the run queue is empty, the head of a new batch taken from the wait set.
+// With park set it parks w while there is nothing to do and returns nil once
+// the executor has stopped and drained; without, it returns nil at once when
+// there is nothing to do.
+func (e *Executor) next(w *worker, park bool) *waitset.Entity {
+	if x := e.takeRunnable(w); x != nil {
+		return x
+	}
+	for {
+		// Timers that fell due while every worker was busy, before the
+		// alarm's thread got a processor (see timers.Queue.Poll).
+		e.timers.Poll()
+		e.mu.Lock()
+		x, more := e.dequeueLocked(w)
+		if x != nil {
+			w.spun = false
+			e.mu.Unlock()
+			if more {
+				// Each worker that finds more work wakes the next one;
+				// this also wakes a worker for work made ready quietly
+				// (a hand-off the publishing worker did not take).
+				e.wake()
+			}
+			return x
+		}
+		w.publish()
+		if !park {
+			e.mu.Unlock()
+			return nil
+		}
+		if e.stopping && (e.done || len(e.idle) == e.live-1) {
+			// Every other worker is parked and nothing is ready: the
+			// executor has drained (seed 000's Termination).
+			e.retireLocked()
+			return nil
+		}
+		e.waitLocked(w)
+	}
+}
+
+// takeRunnable pops the head of w's runnable list, if any, for w to run
+// before it takes new work.
+func (e *Executor) takeRunnable(w *worker) *waitset.Entity {
+	x := w.runnable.Pop()
+	if x == nil {
+		return nil
+	}
+	// Dequeued before, it waited for its resources; the worker's
+	// release completed them. Timers a Poll serves here wait for
+	// this run: another worker is woken for them.
+	if e.timers.Poll() {
+		e.wake()
+	}
+	if w.requeue != nil {
+		e.mu.Lock()
+		e.holdLocked(w)
+		e.mu.Unlock()
+	}
+	return x
+}
+
+// dispatch runs x: it acquires x's resources (seed 002) and, if it holds
+// them all, runs x or hands it to the worker that holds its mutually
+// exclusive group (seed 001). A request that must wait for a resource
+// leaves x to the worker whose release completes it. dispatch returns the
+// number of runs it made.
+func (e *Executor) dispatch(w *worker, x *waitset.Entity) int {
+	en := x.Data.(*entity)
+	if a := en.acq; a != nil && !a.done && !e.acquire(a) {
+		return 0
+	}
+	g := en.group
+	if g == nil {
+		// The worker goes to the run queue's lock right after: it holds
+		// x there if x is ready again.
+		e.run(w, x, en, true)
+		return 1
+	}
+	n := 0
+	if g.scheduled.CompareAndSwap(0, 1) {
+		// The group was idle: x runs at once, as if queued on the group
+		// and popped by its claimer, which this worker now is.
+		e.run(w, x, en, true)
+		n++
+		if g.scheduled.Add(-1) == 0 {
+			return n
+		}
+		// Others queued meanwhile: hold x where other workers see it
+		// before running them.
+		e.mu.Lock()
+		e.holdLocked(w)
+		e.mu.Unlock()
+	} else {
+		if en.timer != nil {
+			e.timersWaiting.Add(1) // until it starts, batches of the group end
+		}
+		g.mu.Lock()
+		g.q.Push(x)
+		g.mu.Unlock()
+		if g.scheduled.Add(1) > 1 {
+			// Another worker holds the group and will run x after what
+			// is ahead of it; this worker goes back to the run queue.
+			return 0
+		}
+	}
+	return n + e.runGroup(w, g)
+}
+
+// runGroup runs the callbacks queued on g, which this worker holds, until
+// none is left, and returns the number of runs it made.
+func (e *Executor) runGroup(w *worker, g *Group) int {
+	n := 0
+	for {
+		if e.timers.Poll() { // as in next: this loop may run long
+			e.wake() // the timers would wait for the group's callbacks
+		}
+		g.mu.Lock()
+		y := g.q.Pop()
+		g.mu.Unlock()
+		ey := y.Data.(*entity)
+		if ey.timer != nil {
+			e.timersWaiting.Add(-1)
+		}
+		e.run(w, y, ey, false)
+		n++
+		if g.scheduled.Add(-1) == 0 {
+			return n
+		}
+		if !e.set.Empty() {
+			// Work made ready quietly by the group's callbacks (a
+			// hand-off) must not wait for the group's loop to end.
+			e.wake()
+		}
+	}
+}
+
+// run runs x: a timer's call, or a subscription's front message and, in a
+// batch, the messages behind it (see Options.Batch).
+func (e *Executor) run(w *worker, x *waitset.Entity, en *entity, hold bool) {
+	x.Start()
+	o := en.owner
+	tracked := o.tracked.Load()
+	if tracked {
+		o.running.Add(1)
+	}
+	more := false
+	if en.timer != nil {
+		e.runTimer(w, x, en)
+		w.nruns++
+	} else {
+		batch := w.batch
+		if tracked || en.acq != nil {
+			// A mute or a resource's release is due after each message.
+			batch = 1
+		}
+		more = e.runMessages(w, x, en, batch)
+	}
+	if tracked {
+		o.running.Add(-1)
+		if o.mutor.Load() != nil { // a load first: no write on the common path
+			if s := o.mutor.Swap(nil); s != nil {
+				e.mute(x, en, s)
+			}
+		}
+	}
+	if en.acq != nil {
+		e.release(en.acq, &w.runnable)
+	}
+	if e.obs != nil {
+		e.obs.Observe(waitset.Event{Op: waitset.Finish, Entity: x, Worker: w.id})
+	}
+	if w.nruns-w.published >= publishEvery {
+		w.published = w.nruns
+		w.runs.Store(w.nruns)
+	}
+	if hold {
+		if x.FinishHeld(more) {
+			w.requeue = x
+		}
+		return
+	}
+	x.Finish(more)
+}
+
+// runTimer runs x's timer callback, unless the timer was canceled since it
+// fell due.
+func (e *Executor) runTimer(w *worker, x *waitset.Entity, en *entity) {
+	ev, ok := en.timer.Call()
+	if e.obs != nil {
+		e.obs.Observe(waitset.Event{Op: waitset.Start, Entity: x, Worker: w.id})
+	}
+	if !ok {
+		return
+	}
+	runs := e.opts.Runs
+	if runs == nil {
+		e.callTimer(en, ev)
+		return
+	}
+	start := e.opts.Stamp()
+	e.callTimer(en, ev)
+	runs.Ran(Run{Worker: w.id, Entity: x, Trigger: ev.Expected, Start: start, End: e.opts.Stamp()})
+}
