@@ -14,4 +14,8 @@
 //	)
 //
 //	func main() { robotexec.Main() }
+//
+// A program that runs a config among other work uses [Start] and
+// [App.Shutdown] instead: the same broker, executor and nodes as
+// robotexec run, stopped with net/http.Server.Shutdown's contract.
 package robotexec

@@ -1,0 +1,67 @@
+package robotexec
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"sync"
+
+	"github.com/robotexec/robotexec/config"
+)
+
+// App is a config running in a Go program: its broker (embedded, or a
+// client of an external one), executor and nodes, as robotexec run runs
+// them.
+type App struct {
+	a        *app
+	stopOnce sync.Once
+	stopped  chan struct{}
+	err      error
+}
+
+// Start starts what cfg describes (config.Load or config.Parse): it
+// checks it fully, embeds or connects to the broker, builds every node
+// and runs the executor, and returns once the nodes run, their
+// subscriptions acknowledged when the broker is there (at most 5 s). With
+// executor.use_sim_time it first waits for the clock topic, until ctx
+// ends. A bad config fails with every problem (see config.Errors); logger
+// nil means slog.Default().
+func Start(ctx context.Context, cfg *config.Config, logger *slog.Logger) (*App, error) {
+	if cfg == nil {
+		return nil, errors.New("robotexec: Start: no config")
+	}
+	if err := check(cfg, nil); err != nil {
+		return nil, err
+	}
+	if logger == nil {
+		logger = slog.Default()
+	}
+	a, err := start(ctx, cfg, logger, runOptions{})
+	if err != nil {
+		return nil, err
+	}
+	return &App{a: a, stopped: make(chan struct{})}, nil
+}
+
+// Shutdown stops the app as robotexec run does on SIGINT, with
+// net/http.Server.Shutdown's contract: shared subscriptions leave their
+// groups, the executor stops taking messages and drains its queues, the
+// nodes' shutdown functions run, the graph topic is cleared, and the
+// client and the embedded broker close. It returns when all that is done,
+// with the executor's error, or when ctx ends first, with ctx.Err(); the
+// stop then carries on in the background, and a later Shutdown waits for
+// it again.
+func (x *App) Shutdown(ctx context.Context) error {
+	x.stopOnce.Do(func() {
+		go func() {
+			x.err = x.a.stop()
+			close(x.stopped)
+		}()
+	})
+	select {
+	case <-x.stopped:
+		return x.err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
