@@ -55,6 +55,7 @@ type regOptions struct {
 	name      string
 	queue     subscribers.Options
 	resources []*Resource
+	made      func(*subscribers.Subscription)
 }
 
 // InGroup puts the callback in group g instead of its owner's default group.
@@ -70,6 +71,13 @@ func Depth(n int) Option { return func(o *regOptions) { o.queue.Depth = n } }
 
 // Overflow sets a subscription's overflow policy (default DropOldest).
 func Overflow(p subscribers.Policy) Option { return func(o *regOptions) { o.queue.Overflow = p } }
+
+// Made calls f with a subscription once it is made, before it is attached
+// to its source, and so before its callback can run: a callback that
+// needs its own subscription gets it without waiting.
+func Made(f func(*subscribers.Subscription)) Option {
+	return func(o *regOptions) { o.made = f }
+}
 
 func (o *Owner) options(opts []Option) regOptions {
 	r := regOptions{group: o.group}
@@ -143,6 +151,9 @@ func (o *Owner) Subscribe(src subscribers.Source, filter string, cb func(subscri
 		en.acq.x = &s.Entity
 	}
 	s.Data = en
+	if r.made != nil {
+		r.made(s)
+	}
 	e.regMu.Lock()
 	if e.closed {
 		e.regMu.Unlock()

@@ -206,6 +206,9 @@ func (n *Node) regOptions(o options) []executor.Option {
 	if o.name != "" {
 		out = append(out, executor.Name(o.name))
 	}
+	if o.made != nil {
+		out = append(out, executor.Made(o.made))
+	}
 	if len(o.needs) > 0 {
 		rs := make([]*executor.Resource, len(o.needs))
 		for i, name := range o.needs {

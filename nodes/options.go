@@ -33,6 +33,7 @@ type options struct {
 	retain   bool
 	depth    int
 	overflow *subscribers.Policy
+	made     func(*subscribers.Subscription) // SubscribeSelf's
 }
 
 // InGroup puts a callback in group g (from [Node.Group]) instead of the

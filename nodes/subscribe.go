@@ -28,19 +28,9 @@ func Subscribe[T any](n *Node, topic string, cb func(T), opts ...Option) *subscr
 // receives its own subscription, to count the messages it drops with
 // s.Drop(reason).
 func (n *Node) SubscribeSelf(topic string, cb func(s *subscribers.Subscription, m subscribers.Message), opts ...Option) *subscribers.Subscription {
-	// A message may arrive (a retained one, say) before the subscription
-	// is known here; the callback then waits for it.
+	// The subscription is known before it is attached, so before a
+	// message (a retained one, say) can reach the callback.
 	var sub atomic.Pointer[subscribers.Subscription]
-	ready := make(chan struct{})
-	s := n.Subscribe(topic, func(m subscribers.Message) {
-		s := sub.Load()
-		if s == nil {
-			<-ready
-			s = sub.Load()
-		}
-		cb(s, m)
-	}, opts...)
-	sub.Store(s)
-	close(ready)
-	return s
+	made := func(o *options) { o.made = func(s *subscribers.Subscription) { sub.Store(s) } }
+	return n.Subscribe(topic, func(m subscribers.Message) { cb(sub.Load(), m) }, append(opts, made)...)
 }
