@@ -64,6 +64,7 @@ type Client struct {
 
 	stop        chan struct{} // closed by Close
 	closeOnce   sync.Once
+	closeErr    error // Close's result
 	closed      atomic.Bool
 	connectDone chan struct{} // closed when the first-connection loop ends
 	intakeDone  chan struct{} // closed when the intake goroutine ends
@@ -255,63 +256,6 @@ func (c *Client) LastError() error {
 		return nil
 	}
 	return fmt.Errorf("mqtt: connect to %s: %w", c.cfg.display, err)
-}
-
-// Close publishes the offline status (when connected), disconnects, and
-// stops the client's goroutines. Messages received and not yet handed to
-// subscriptions are not acknowledged, so a persistent session receives them
-// again. Close is idempotent and returns nil.
-//
-// A subscription with the Block policy that stays full holds the intake
-// goroutine until the subscription closes; Close waits for it up to 2 s
-// and then returns, leaving it to end when the subscription closes. Paho's
-// own goroutines for an attempt to reconnect end once that attempt ends.
-func (c *Client) Close() error {
-	c.closeOnce.Do(func() {
-		// The publications queued so far go to paho first.
-		c.closeOutbound()
-		t := time.NewTimer(closeWait)
-		select {
-		case <-c.out.done:
-		case <-t.C:
-			c.log.Warn("mqtt: close: the broker connection did not take the queued publications in time", "broker", c.cfg.display)
-		}
-		t.Stop()
-		// A publication paho has written but the broker has not
-		// acknowledged would be lost by the DISCONNECT with a clean
-		// session (robotexec play's last messages).
-		if !c.waitAcknowledged(closeWait) {
-			c.log.Warn("mqtt: close: the broker did not acknowledge the last publications in time", "broker", c.cfg.display)
-		}
-		c.mu.Lock()
-		c.closed.Store(true)
-		c.mu.Unlock()
-		close(c.stop)
-		<-c.connectDone
-		c.statusMu.Lock()
-		if c.cfg.StatusTopic != "" && c.pc.IsConnectionOpen() {
-			// QoS 0 completes once written, before the DISCONNECT
-			// that follows on the same connection.
-			tok := c.pc.Publish(c.cfg.StatusTopic, 0, true, StatusOffline)
-			t := time.NewTimer(closeWait)
-			select {
-			case <-tok.Done():
-			case <-t.C:
-			}
-			t.Stop()
-		}
-		c.statusMu.Unlock()
-		c.pc.Disconnect(disconnectQuiesce)
-		t = time.NewTimer(closeWait)
-		select {
-		case <-c.intakeDone:
-		case <-t.C:
-			c.log.Warn("mqtt: close: a full subscription with the block policy holds the delivery of a message; it ends when the subscription closes",
-				"broker", c.cfg.display)
-		}
-		t.Stop()
-	})
-	return nil
 }
 
 // Stats counts what a client did since Dial.

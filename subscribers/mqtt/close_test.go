@@ -1,0 +1,35 @@
+package mqtt_test
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/robotexec/robotexec/internal/mqtttest"
+	"github.com/robotexec/robotexec/subscribers/mqtt"
+)
+
+// Close says what it gave up on: a QoS 1 publication written into a
+// blackholed link is never acknowledged, and Close returns
+// ErrUnacknowledged (and the same again) instead of nil.
+func TestCloseReportsUnacknowledged(t *testing.T) {
+	forEachBroker(t, mqtttest.MosquittoOptions{}, func(t *testing.T, b mqtttest.Broker) {
+		p := mqtttest.NewProxy(t, b.Addr())
+		c := dial(t, p.URL(), mqtt.Config{QoS: 1})
+		pub, err := c.Publisher("close/x", 1, false)
+		require.NoError(t, err)
+		require.NoError(t, pub.Publish([]byte("acknowledged")))
+		require.NoError(t, c.Close(), "nothing pending")
+
+		c = dial(t, p.URL(), mqtt.Config{QoS: 1})
+		pub, err = c.Publisher("close/x", 1, false)
+		require.NoError(t, err)
+		p.Blackhole(true)
+		require.NoError(t, pub.Publish([]byte("lost")))
+		err = c.Close()
+		require.True(t, errors.Is(err, mqtt.ErrUnacknowledged), "%v", err)
+		require.Equal(t, err, c.Close(), "idempotent")
+		p.Blackhole(false)
+	})
+}
