@@ -90,6 +90,12 @@ type Client struct {
 	reasserting atomic.Bool // a reassertOnline publication is under way
 	statusMu    sync.Mutex  // orders reassertOnline before Close's offline
 
+	// bg counts the client's own goroutines that Close waits for (see
+	// background); bgDone, under bgMu, once it waits.
+	bg     sync.WaitGroup
+	bgMu   sync.Mutex
+	bgDone bool
+
 	// The fences and drain marks (fence.go): the number of the feeder's
 	// last hand-over, of LeaveShared's last drain mark and of the last
 	// one that came back, and this client's token.

@@ -10,7 +10,8 @@ import (
 // subscriptions are not acknowledged, so a persistent session receives them
 // again. Close is idempotent: a second call returns the first's result,
 // nil, or what it gave up waiting for (ErrUnsent, ErrUnacknowledged,
-// ErrIntakeHeld, joined).
+// ErrBackground, ErrIntakeHeld, joined). It waits for the client's own
+// goroutines.
 //
 // A subscription with the Block policy that stays full holds the intake
 // goroutine until the subscription closes; Close waits for it up to 2 s
@@ -29,6 +30,9 @@ var (
 	// ErrUnacknowledged: the broker did not acknowledge the last QoS 1
 	// or 2 publications (or the connection was down).
 	ErrUnacknowledged = errors.New("mqtt: close: the broker did not acknowledge the last publications")
+	// ErrBackground: a publication of the online status, made again
+	// after the broker said offline, did not end.
+	ErrBackground = errors.New("mqtt: close: the online status's publication did not end in time")
 	// ErrIntakeHeld: a full subscription with the Block policy holds the
 	// delivery of a message; it ends when the subscription closes.
 	ErrIntakeHeld = errors.New("mqtt: close: a full subscription with the block policy holds the delivery of a message")
@@ -57,6 +61,9 @@ func (c *Client) close() error {
 	close(c.stop)
 	<-c.connectDone
 	c.sayOffline()
+	if !c.waitBackground(closeWait) {
+		giveUp(ErrBackground)
+	}
 	c.pc.Disconnect(disconnectQuiesce)
 	if !waitClosed(c.intakeDone, closeWait) {
 		giveUp(ErrIntakeHeld)
