@@ -19,7 +19,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/robotexec/robotexec/internal/chrometrace"
+	"github.com/robotexec/robotexec/internal/tracecheck"
 )
 
 // withMetrics copies a config like configOnPort and adds metrics.listen on
@@ -119,7 +119,7 @@ func TestRunTraceFile(t *testing.T) {
 	f, err := os.Open(trace)
 	require.NoError(t, err)
 	defer f.Close()
-	s, err := chrometrace.Check(f)
+	s, err := tracecheck.ChromeTrace(f)
 	require.NoError(t, err)
 	require.Equal(t, logged, s.Runs, "the log's count of runs")
 	require.GreaterOrEqual(t, s.Runs, 3, "three heartbeats at least")

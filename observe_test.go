@@ -27,7 +27,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/robotexec/robotexec/internal/chrometrace"
+	"github.com/robotexec/robotexec/internal/tracecheck"
 	"github.com/robotexec/robotexec/nodes"
 	"github.com/robotexec/robotexec/subscribers"
 	"github.com/robotexec/robotexec/subscribers/mqtt"
@@ -410,7 +410,7 @@ func TestTraceEndToEnd(t *testing.T) {
 	data, err := os.ReadFile(path)
 	require.NoError(t, err)
 
-	s, err := chrometrace.Check(bytes.NewReader(data))
+	s, err := tracecheck.ChromeTrace(bytes.NewReader(data))
 	require.NoError(t, err)
 	runs := x.a.ex.Stats().Runs
 	require.Equal(t, int(runs), s.Runs, "one complete event per run")

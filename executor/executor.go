@@ -37,9 +37,6 @@ type Options struct {
 	// Observer receives every scheduling step (package waitset's events);
 	// nil means none. It runs on the dispatch path.
 	Observer waitset.Observer
-	// NoHandoff turns off the hand-off of in-process publications (see
-	// Publisher): every one then wakes an idle worker. For measurements.
-	NoHandoff bool
 	// Runs, if not nil, is told of every callback run when it ends, on the
 	// worker, outside every lock, with its start and end read from Stamp:
 	// the cheap alternative to Observer for metrics and traces (one call
@@ -64,6 +61,12 @@ type Options struct {
 	// the ready queue. It bounds what a batch adds to other entities'
 	// wait. 0 means DefaultBatchBudget.
 	BatchBudget time.Duration
+
+	// noHandoff turns off the hand-off of in-process publications (see
+	// Publisher): every one then wakes an idle worker. Only the package's
+	// tests and benchmarks set it, through WithHandoff in export_test.go,
+	// to measure what the hand-off saves.
+	noHandoff bool
 }
 
 // Run describes one callback run for a RunObserver.

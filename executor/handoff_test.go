@@ -21,7 +21,7 @@ func TestHandoffKeepsAPipelineOnItsWorker(t *testing.T) {
 	const messages = 100
 	wakeups := map[bool]uint64{}
 	for _, handoff := range []bool{true, false} {
-		ex := executor.New(executor.Options{Workers: 4, Logger: quiet(), NoHandoff: !handoff})
+		ex := executor.New(executor.WithHandoff(executor.Options{Workers: 4, Logger: quiet()}, handoff))
 		bus := new(subscribers.Router)
 		done := make(chan struct{}, 1)
 		for i := range 5 {

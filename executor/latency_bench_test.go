@@ -118,7 +118,7 @@ func BenchmarkDispatchLatency(b *testing.B) {
 func BenchmarkPipeline5(b *testing.B) {
 	for _, handoff := range []bool{true, false} {
 		b.Run(fmt.Sprintf("handoff=%v", handoff), func(b *testing.B) {
-			ex := executor.New(executor.Options{Workers: 2, NoHandoff: !handoff})
+			ex := executor.New(executor.WithHandoff(executor.Options{Workers: 2}, handoff))
 			bus := new(subscribers.Router)
 			done := make(chan time.Time, 1)
 			for i := range 5 {

@@ -63,7 +63,7 @@ func (p *Publisher) PublishMessage(m subscribers.Message) (int, error) {
 	if !inCallback {
 		return p.pub.PublishMessage(m)
 	}
-	quiet := !p.o.ex.opts.NoHandoff
+	quiet := !p.o.ex.opts.noHandoff
 	n, err := p.pub.Offer(m, quiet, func(s *subscribers.Subscription) {
 		p.o.mutor.CompareAndSwap(nil, s)
 	})

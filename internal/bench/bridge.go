@@ -66,9 +66,9 @@ type BridgeRig struct {
 	node     *nodes.Node
 	cancel   context.CancelFunc
 	done     chan error
-	raw      *mqtt.RawClient
-	producer *mqtt.RawClient
-	consumer *mqtt.RawClient
+	raw      *rawClient
+	producer *rawClient
+	consumer *rawClient
 	cur      atomic.Pointer[bridgeRound]
 	payload  []byte
 }
@@ -101,7 +101,7 @@ func NewBridgeRig(workers int, b BridgeBroker) (rig *BridgeRig, err error) {
 	}
 	id := fmt.Sprintf("robotexec-bench-%d-%d", os.Getpid(), time.Now().UnixNano())
 
-	r.consumer, err = mqtt.DialRaw(url, id+"-consumer", true, bridgeWait)
+	r.consumer, err = dialRaw(url, id+"-consumer", true, bridgeWait)
 	if err != nil {
 		return nil, err
 	}
@@ -147,14 +147,14 @@ func NewBridgeRig(workers int, b BridgeBroker) (rig *BridgeRig, err error) {
 	r.cancel, r.done = stop, make(chan error, 1)
 	go func() { r.done <- r.ex.Run(runCtx) }()
 
-	r.raw, err = mqtt.DialRaw(url, id+"-raw", !b.Persistent, bridgeWait)
+	r.raw, err = dialRaw(url, id+"-raw", !b.Persistent, bridgeWait)
 	if err != nil {
 		return nil, err
 	}
 	if err := r.raw.Forward("bench/in/raw", "bench/out/raw", BridgeQoS); err != nil {
 		return nil, err
 	}
-	r.producer, err = mqtt.DialRaw(url, id+"-producer", true, bridgeWait)
+	r.producer, err = dialRaw(url, id+"-producer", true, bridgeWait)
 	if err != nil {
 		return nil, err
 	}
@@ -222,7 +222,7 @@ func (r *BridgeRig) Close() error {
 		r.cancel()
 		errs = append(errs, <-r.done)
 	}
-	for _, c := range []*mqtt.RawClient{r.producer, r.raw, r.consumer} {
+	for _, c := range []*rawClient{r.producer, r.raw, r.consumer} {
 		if c != nil {
 			c.Close()
 		}

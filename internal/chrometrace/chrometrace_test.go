@@ -4,13 +4,12 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"fmt"
-	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/robotexec/robotexec/internal/chrometrace"
+	"github.com/robotexec/robotexec/internal/tracecheck"
 )
 
 func describe(id uint64) chrometrace.Entity {
@@ -83,7 +82,7 @@ func TestWriteFormat(t *testing.T) {
 	require.EqualValues(t, 2, runs[2]["tid"])
 	require.EqualValues(t, 12.345, runs[2]["args"].(map[string]any)["latency_us"])
 
-	s, err := chrometrace.Check(bytes.NewReader(out))
+	s, err := tracecheck.ChromeTrace(bytes.NewReader(out))
 	require.NoError(t, err)
 	require.Equal(t, 3, s.Runs)
 	require.Equal(t, map[int]int{1: 2, 2: 1}, s.PerTrack)
@@ -99,7 +98,7 @@ func TestWriteEmpty(t *testing.T) {
 	var buf bytes.Buffer
 	_, err := r.WriteTo(&buf, chrometrace.WriteOptions{})
 	require.NoError(t, err)
-	s, err := chrometrace.Check(&buf)
+	s, err := tracecheck.ChromeTrace(&buf)
 	require.NoError(t, err)
 	require.Zero(t, s.Runs)
 	require.Len(t, s.Threads, 3, "one named track per worker, even an idle one")
@@ -138,7 +137,7 @@ func TestRingKeepsNewest(t *testing.T) {
 			kept, added := r.Len()
 			require.Equal(t, tt.kept, kept)
 			require.Equal(t, uint64(tt.add), added)
-			s, err := chrometrace.Check(bytes.NewReader(write(t, r)))
+			s, err := tracecheck.ChromeTrace(bytes.NewReader(write(t, r)))
 			require.NoError(t, err, "runs abut: each starts where the previous ended")
 			require.Equal(t, tt.kept, s.Runs)
 			// The newest are kept, oldest first.
@@ -192,40 +191,6 @@ func TestWriteError(t *testing.T) {
 	}
 }
 
-func TestCheckRejects(t *testing.T) {
-	meta := `{"ph":"M","name":"thread_name","pid":1,"tid":1,"args":{"name":"worker 0"}}`
-	run := func(ts, dur string) string {
-		return fmt.Sprintf(`{"ph":"X","name":"n","pid":1,"tid":1,"ts":%s,"dur":%s,"args":{"node":"a","callback":"b","entity":1}}`, ts, dur)
-	}
-	doc := func(evs ...string) string { return `{"traceEvents":[` + strings.Join(evs, ",") + `]}` }
-	tests := []struct{ name, trace, want string }{
-		{"not json", `[`, "not a JSON object trace"},
-		{"no events", `{}`, "no traceEvents"},
-		{"bad unit", `{"traceEvents":[],"displayTimeUnit":"s"}`, "displayTimeUnit"},
-		{"no ph", doc(`{"pid":1,"tid":1}`), "no ph"},
-		{"string tid", doc(`{"ph":"X","pid":1,"tid":"1"}`), "tid is not a number"},
-		{"no ts", doc(meta, `{"ph":"X","name":"n","pid":1,"tid":1,"dur":1,"args":{}}`), "ts is not a number"},
-		{"negative dur", doc(meta, run("1", "-1")), "negative"},
-		{"no name", doc(meta, `{"ph":"X","pid":1,"tid":1,"ts":1,"dur":1,"args":{"node":"a","callback":"b","entity":1}}`), "without a name"},
-		{"no args", doc(meta, `{"ph":"X","name":"n","pid":1,"tid":1,"ts":1,"dur":1}`), "without args"},
-		{"no node", doc(meta, `{"ph":"X","name":"n","pid":1,"tid":1,"ts":1,"dur":1,"args":{"callback":"b","entity":1}}`), "args.node"},
-		{"no entity", doc(meta, `{"ph":"X","name":"n","pid":1,"tid":1,"ts":1,"dur":1,"args":{"node":"a","callback":"b"}}`), "entity"},
-		{"overlap", doc(meta, run("1", "2"), run("2.999", "1")), "overlaps"},
-		{"out of order", doc(meta, run("5", "0"), run("4", "0")), "before the previous"},
-		{"unnamed track", doc(run("1", "1")), "no thread_name"},
-		{"metadata without args", doc(`{"ph":"M","name":"thread_name","pid":1,"tid":1}`), "without args"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			_, err := chrometrace.Check(strings.NewReader(tt.trace))
-			require.ErrorContains(t, err, tt.want)
-		})
-	}
-	s, err := chrometrace.Check(strings.NewReader(doc(meta, run("1", "2"), run("3", "1e-3"), run("3.001", "0"))))
-	require.NoError(t, err, "runs that abut do not overlap")
-	require.Equal(t, 3, s.Runs)
-}
-
 func BenchmarkAdd(b *testing.B) {
 	b.ReportAllocs()
 	r := chrometrace.New(1, 1<<16)
@@ -250,6 +215,6 @@ func TestNsPerUnit(t *testing.T) {
 	require.Contains(t, out, `"ts":0.001,"dur":1.001,`)
 	require.Contains(t, out, `"latency_us":1}`)
 	require.Contains(t, out, `"ts":1.002,"dur":0,`)
-	_, err = chrometrace.Check(&buf)
+	_, err = tracecheck.ChromeTrace(&buf)
 	require.NoError(t, err)
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/robotexec/robotexec/executor"
 	"github.com/robotexec/robotexec/internal/chrometrace"
 	"github.com/robotexec/robotexec/internal/observers"
+	"github.com/robotexec/robotexec/internal/tracecheck"
 	"github.com/robotexec/robotexec/subscribers"
 	"github.com/robotexec/robotexec/timers"
 	"github.com/robotexec/robotexec/waitset"
@@ -56,12 +57,12 @@ func (r *spinRig) record(t *testing.T, callback string) *observers.Record {
 	return nil
 }
 
-func (r *spinRig) checkTrace(t *testing.T) *chrometrace.Summary {
+func (r *spinRig) checkTrace(t *testing.T) *tracecheck.ChromeSummary {
 	t.Helper()
 	var buf bytes.Buffer
 	_, err := r.runs.WriteTrace(&buf, chrometrace.WriteOptions{})
 	require.NoError(t, err)
-	s, err := chrometrace.Check(&buf)
+	s, err := tracecheck.ChromeTrace(&buf)
 	require.NoError(t, err)
 	return s
 }
@@ -248,7 +249,7 @@ func TestRunConcurrent(t *testing.T) {
 	var buf bytes.Buffer
 	_, err = runs.WriteTrace(&buf, chrometrace.WriteOptions{})
 	require.NoError(t, err)
-	s, err := chrometrace.Check(&buf)
+	s, err := tracecheck.ChromeTrace(&buf)
 	require.NoError(t, err)
 	require.Equal(t, int(total), s.Runs, "one trace event per run")
 	for tid := range s.PerTrack {

@@ -1,4 +1,4 @@
-package chrometrace
+package tracecheck
 
 import (
 	"encoding/json"
@@ -9,8 +9,8 @@ import (
 	"strings"
 )
 
-// Summary is what Check found in a trace.
-type Summary struct {
+// ChromeSummary is what ChromeTrace found in a trace.
+type ChromeSummary struct {
 	// Runs counts the complete (X) events.
 	Runs int
 	// PerTrack counts the complete events of each tid.
@@ -26,14 +26,14 @@ type Summary struct {
 	First, Last int64
 }
 
-// Check reads a trace in the JSON Object Format, as WriteTo writes it and
-// Perfetto loads it, and checks it independently of the writer: every
-// event has a ph, a pid and a tid; every complete event ("ph":"X") has
-// numeric ts ≥ 0 and dur ≥ 0, a name, and args with node, callback and
-// entity; each tid with runs is named by a thread_name metadata event;
-// and on each tid, runs start in order and never overlap. It is for tests
-// and tools.
-func Check(r io.Reader) (*Summary, error) {
+// ChromeTrace reads a Chrome trace in the JSON Object Format, as
+// chrometrace.Recorder.WriteTo writes it and Perfetto loads it, and checks
+// it independently of the writer: every event has a ph, a pid and a tid;
+// every complete event ("ph":"X") has numeric ts ≥ 0 and dur ≥ 0, a name,
+// and args with node, callback and entity; each tid with runs is named by
+// a thread_name metadata event; and on each tid, runs start in order and
+// never overlap.
+func ChromeTrace(r io.Reader) (*ChromeSummary, error) {
 	dec := json.NewDecoder(r)
 	dec.UseNumber()
 	var doc struct {
@@ -41,19 +41,19 @@ func Check(r io.Reader) (*Summary, error) {
 		DisplayTimeUnit string           `json:"displayTimeUnit"`
 	}
 	if err := dec.Decode(&doc); err != nil {
-		return nil, fmt.Errorf("chrometrace: not a JSON object trace: %w", err)
+		return nil, fmt.Errorf("tracecheck: chrome trace: not a JSON object trace: %w", err)
 	}
 	if doc.TraceEvents == nil {
-		return nil, errors.New("chrometrace: no traceEvents array")
+		return nil, errors.New("tracecheck: chrome trace: no traceEvents array")
 	}
 	if u := doc.DisplayTimeUnit; u != "" && u != "ms" && u != "ns" {
-		return nil, fmt.Errorf("chrometrace: displayTimeUnit %q is not ms or ns", u)
+		return nil, fmt.Errorf("tracecheck: chrome trace: displayTimeUnit %q is not ms or ns", u)
 	}
-	s := &Summary{PerTrack: map[int]int{}, PerEntity: map[uint64]int{}, Threads: map[int]string{}, First: -1}
+	s := &ChromeSummary{PerTrack: map[int]int{}, PerEntity: map[uint64]int{}, Threads: map[int]string{}, First: -1}
 	lastEnd := map[int]int64{}
 	lastStart := map[int]int64{}
 	for i, ev := range doc.TraceEvents {
-		where := fmt.Sprintf("chrometrace: traceEvents[%d]", i)
+		where := fmt.Sprintf("tracecheck: chrome trace: traceEvents[%d]", i)
 		ph, ok := ev["ph"].(string)
 		if !ok {
 			return nil, fmt.Errorf("%s: no ph", where)
@@ -128,7 +128,7 @@ func Check(r io.Reader) (*Summary, error) {
 	}
 	for tid := range s.PerTrack {
 		if _, ok := s.Threads[tid]; !ok {
-			return nil, fmt.Errorf("chrometrace: tid %d has runs but no thread_name", tid)
+			return nil, fmt.Errorf("tracecheck: chrome trace: tid %d has runs but no thread_name", tid)
 		}
 	}
 	if s.First < 0 {

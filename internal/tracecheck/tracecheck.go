@@ -13,7 +13,8 @@
 //
 // [Messages] checks the message path on what a workload's publishers sent
 // and its subscriptions' callbacks received: each message exactly once,
-// each publisher's in order.
+// each publisher's in order. [ChromeTrace] checks a Chrome trace as
+// package chrometrace writes it, for the tests of the trace's writers.
 //
 // It is a test helper: the recorder serializes every step behind one mutex.
 package tracecheck

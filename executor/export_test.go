@@ -1,0 +1,10 @@
+package executor
+
+// WithHandoff returns o with the hand-off of in-process publications (see
+// Publisher) on, as in every executor, or off: then every publication made
+// in a callback wakes an idle worker. It is for the tests and benchmarks
+// that measure what the hand-off saves, and no part of the package's API.
+func WithHandoff(o Options, on bool) Options {
+	o.noHandoff = !on
+	return o
+}
