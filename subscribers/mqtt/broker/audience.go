@@ -12,9 +12,14 @@ import (
 
 // audienceHook counts the changes of the broker's subscriptions: any
 // subscription, unsubscription, session taken over, client gone or
-// expired may change who wants a topic.
+// expired may change who wants a topic. It also removes the subscriptions
+// of an expired session, which mochi (v2.7.9, clearExpiredClients) leaves
+// in its topic tree: they would count as audience forever, and deliver
+// their messages to the next client with that client ID, in a new session
+// that never subscribed to them.
 type audienceHook struct {
 	mochi.HookBase
+	srv *mochi.Server
 	gen atomic.Uint64
 }
 
@@ -32,7 +37,14 @@ func (h *audienceHook) OnSubscribed(*mochi.Client, packets.Packet, []byte) { h.g
 func (h *audienceHook) OnUnsubscribed(*mochi.Client, packets.Packet)       { h.gen.Add(1) }
 func (h *audienceHook) OnSessionEstablished(*mochi.Client, packets.Packet) { h.gen.Add(1) }
 func (h *audienceHook) OnDisconnect(*mochi.Client, error, bool)            { h.gen.Add(1) }
-func (h *audienceHook) OnClientExpired(*mochi.Client)                      { h.gen.Add(1) }
+
+// OnClientExpired runs when cl's session expired, before mochi forgets cl.
+func (h *audienceHook) OnClientExpired(cl *mochi.Client) {
+	// A session taken over keeps its subscriptions, with the same client
+	// ID: UnsubscribeClient leaves those alone.
+	h.srv.UnsubscribeClient(cl)
+	h.gen.Add(1)
+}
 
 // AudienceOf returns who, besides the client clientID, wants the messages
 // of a topic: a subscribers.Audience for that client's router, so that

@@ -145,7 +145,7 @@ func New(cfg Config) (*Broker, error) {
 	if err := srv.AddHook(newStaleWillHook(srv), nil); err != nil {
 		return nil, fmt.Errorf("broker: %w", err)
 	}
-	audience := &audienceHook{}
+	audience := &audienceHook{srv: srv}
 	if err := srv.AddHook(audience, nil); err != nil {
 		return nil, fmt.Errorf("broker: %w", err)
 	}

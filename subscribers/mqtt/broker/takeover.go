@@ -83,7 +83,11 @@ func (h *takeoverHook) OnQosPublish(cl *mochi.Client, pk packets.Packet, _ int64
 		return
 	}
 	if o.next == nil {
-		o.pks = append(o.pks, pk.Copy(false))
+		// Copy(false) drops the packet identifier, which forward
+		// needs to tell the messages mochi copied with the session.
+		c := pk.Copy(false)
+		c.PacketID = pk.PacketID
+		o.pks = append(o.pks, c)
 		h.mu.Unlock()
 		return
 	}
