@@ -139,7 +139,7 @@ type Executor struct {
 	mu        sync.Mutex
 	runTimers waitset.List
 	runSubs   waitset.List
-	held      waitset.List // subscriptions workers finished ready again (waitset.Set.Hold)
+	held      waitset.List // subscriptions workers finished ready again (waitset.Fast.Hold)
 	idle      []*worker    // parked workers, most recently parked last
 	stopping  bool
 	done      bool

@@ -15,7 +15,7 @@ func (e *Executor) dequeueLocked(w *worker) (x *waitset.Entity, more bool) {
 		// one batch, timers first, only when the run queue is empty,
 		// so a subscription that becomes ready waits for at most one
 		// run queue's worth of entities before its batch.
-		if n, _ := e.set.TakeWith(&e.runTimers, &e.runSubs, &e.held); n > 0 {
+		if n, _ := e.set.Fast().TakeWith(&e.runTimers, &e.runSubs, &e.held); n > 0 {
 			x = e.popLocked()
 		}
 	}
@@ -36,7 +36,7 @@ func (e *Executor) dequeueLocked(w *worker) (x *waitset.Entity, more bool) {
 // held.
 func (e *Executor) popLocked() *waitset.Entity {
 	if e.set.TimersPending() {
-		e.set.TakeTimers(&e.runTimers)
+		e.set.Fast().TakeTimers(&e.runTimers)
 	}
 	x := e.runTimers.Pop()
 	if n := int64(e.runTimers.Len()); n != e.laneTimers {
@@ -54,6 +54,6 @@ func (e *Executor) popLocked() *waitset.Entity {
 func (e *Executor) holdLocked(w *worker) {
 	if x := w.requeue; x != nil {
 		w.requeue = nil
-		e.set.Hold(x, &e.held)
+		e.set.Fast().Hold(x, &e.held)
 	}
 }

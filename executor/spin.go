@@ -79,9 +79,9 @@ func (e *Executor) spinSome() int {
 	w := e.workers[0]
 	e.mu.Lock()
 	if e.runTimers.Len()+e.runSubs.Len() == 0 {
-		e.set.TakeWith(&e.runTimers, &e.runSubs, &e.held)
+		e.set.Fast().TakeWith(&e.runTimers, &e.runSubs, &e.held)
 	} else {
-		e.set.TakeTimers(&e.runTimers)
+		e.set.Fast().TakeTimers(&e.runTimers)
 	}
 	k := e.runTimers.Len() + e.runSubs.Len()
 	e.mu.Unlock()

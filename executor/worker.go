@@ -21,7 +21,7 @@ type worker struct {
 	nruns uint64
 	runs  atomic.Uint64
 	// requeue is an entity the worker just finished that is ready again;
-	// the worker holds it (waitset.Set.Hold) when it next takes the lock,
+	// the worker holds it (waitset.Fast.Hold) when it next takes the lock,
 	// which it does at once, sparing the wait set's stack.
 	requeue *waitset.Entity
 	// runnable holds dequeued entities whose resource requests the worker's
@@ -241,7 +241,7 @@ func (e *Executor) run(w *worker, x *waitset.Entity, en *entity, hold bool) {
 		w.runs.Store(w.nruns)
 	}
 	if hold {
-		if x.FinishHeld(more) {
+		if e.set.Fast().FinishHeld(x, more) {
 			w.requeue = x
 		}
 		return

@@ -187,7 +187,7 @@ func (s *Subscription) accept(m *Message, quiet bool) {
 	// Close sees every accepted message.
 	if s.n == 1 {
 		if quiet {
-			s.TriggerQuiet()
+			s.Set().Fast().TriggerQuiet(&s.Entity)
 		} else {
 			s.Trigger()
 		}
@@ -278,7 +278,7 @@ func (s *Subscription) MuteUntilDrained(x *waitset.Entity) bool {
 	x.Mute()
 	s.mutees = append(s.mutees, x)
 	if obs := s.Set().Observer(); obs != nil {
-		obs.Observe(waitset.Event{Op: waitset.Mute, Entity: x, Resource: s.ID()})
+		obs.Observe(waitset.Event{Op: waitset.Mute, Entity: x, Overloaded: s.ID()})
 	}
 	return true
 }
@@ -316,7 +316,7 @@ func (s *Subscription) TakeInto(m *Message) (seq uint64, ok, more bool) {
 		unmute, s.mutees = s.mutees, nil
 		if obs := s.Set().Observer(); obs != nil {
 			for _, x := range unmute {
-				obs.Observe(waitset.Event{Op: waitset.Unmute, Entity: x, Resource: s.ID()})
+				obs.Observe(waitset.Event{Op: waitset.Unmute, Entity: x, Overloaded: s.ID()})
 			}
 		}
 	}

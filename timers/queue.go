@@ -192,7 +192,7 @@ func (q *Queue) serve(quiet bool) int {
 	fired = q.takeDue(q.key(now), fired)
 	// Triggering under the lock orders it before a concurrent Stop.
 	if quiet {
-		q.set.TriggerAllQuiet(fired)
+		q.set.Fast().TriggerAllQuiet(fired)
 	} else {
 		q.set.TriggerAll(fired)
 	}

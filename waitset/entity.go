@@ -113,25 +113,18 @@ func (e *Entity) InWaitSet() bool { return e.word.Load()&inSet != 0 }
 // a trigger on a queued or running entity keeps it in the wait set until it
 // returns to waiting.
 func (e *Entity) Trigger() bool {
-	old := e.word.Or(inSet)
-	if old&(inSet|muted) != 0 || old&stateMask != uint32(Waiting) {
+	if !e.enter() {
 		return false
 	}
 	e.set.ready(e)
 	return true
 }
 
-// TriggerQuiet is Trigger without the set's wake-up: for a trigger made by
-// a callback running on a worker, which looks for work, and wakes others if
-// there is more, as soon as its callback returns (seed 004's hand-off:
-// the target stays on the worker, in its cache).
-func (e *Entity) TriggerQuiet() bool {
+// enter adds the entity to the wait set and reports whether it entered
+// waiting ∩ wait set, unmuted: whether the trigger made it ready.
+func (e *Entity) enter() bool {
 	old := e.word.Or(inSet)
-	if old&(inSet|muted) != 0 || old&stateMask != uint32(Waiting) {
-		return false
-	}
-	e.set.push(e)
-	return true
+	return old&(inSet|muted) == 0 && old&stateMask == uint32(Waiting)
 }
 
 // Muted reports whether the entity is muted.
@@ -187,22 +180,9 @@ func (e *Entity) Finish(more bool) bool {
 	return false
 }
 
-// FinishHeld is Finish for a scheduler that keeps the entities its workers
-// finish in a list of its own instead of the set's stack (saving the
-// stack's atomic operations): when it reports true, the caller must pass the
-// entity to [Set.Hold] and later take it with [Set.TakeWith]. A
-// subscription that FinishHeld reports ready moves straight to queued, in
-// the same atomic step, as it will be taken without fail: the model's
-// waiting ∩ wait set → queued of its next batch costs nothing more then
-// (its events are still observed when TakeWith takes it). A trigger
-// meanwhile keeps it in the wait set, as for any queued entity, and makes
-// it ready again after its next run; in the model it would add nothing.
-// No trigger reaches a held subscription of package subscribers, which
-// triggers only a queue that was empty: a held one has a message left.
-func (e *Entity) FinishHeld(more bool) bool { return e.finish(more, true) }
-
 // finish moves a running entity to waiting, or, held and ready again, a
-// subscription to queued; it reports whether the entity is ready again.
+// subscription to queued (see Fast.FinishHeld); it reports whether the
+// entity is ready again.
 func (e *Entity) finish(more, held bool) bool {
 	for {
 		old := e.word.Load()

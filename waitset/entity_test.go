@@ -206,6 +206,13 @@ func TestEntityMisusePanics(t *testing.T) {
 		{"trigger all of an unregistered entity", waitset.Waiting, func(s *waitset.Set, _ *waitset.Entity) {
 			s.TriggerAll([]*waitset.Entity{new(waitset.Entity)})
 		}, "waitset: TriggerAll of an entity of another set"},
+		{"trigger quietly in another set", waitset.Waiting, func(_ *waitset.Set, e *waitset.Entity) {
+			waitset.New(nil, nil).Fast().TriggerQuiet(e)
+		}, "waitset: TriggerQuiet of an entity of another set"},
+		{"hold in another set", waitset.Waiting, func(_ *waitset.Set, e *waitset.Entity) {
+			var held waitset.List
+			waitset.New(nil, nil).Fast().Hold(e, &held)
+		}, "waitset: Hold of an entity of another set"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

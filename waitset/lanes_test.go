@@ -44,18 +44,18 @@ func TestTakeTimersLeavesSubscriptions(t *testing.T) {
 	require.True(t, l.set.TimersPending())
 
 	var timers waitset.List
-	n, batch := l.set.TakeTimers(&timers)
+	n, batch := l.set.Fast().TakeTimers(&timers)
 	require.Equal(t, 2, n)
 	require.Equal(t, uint64(1), batch)
 	require.Same(t, l.t1, timers.Pop())
 	require.Same(t, l.t2, timers.Pop())
 	require.False(t, l.set.TimersPending())
 	require.False(t, l.set.Empty(), "the subscription is still waiting")
-	n, _ = l.set.TakeTimers(&timers)
+	n, _ = l.set.Fast().TakeTimers(&timers)
 	require.Zero(t, n)
 
 	var ts, ss waitset.List
-	n, batch = l.set.TakeWith(&ts, &ss, nil)
+	n, batch = l.set.Fast().TakeWith(&ts, &ss, nil)
 	require.Equal(t, 1, n)
 	require.Equal(t, uint64(2), batch)
 	require.Zero(t, ts.Len())
@@ -65,9 +65,9 @@ func TestTakeTimersLeavesSubscriptions(t *testing.T) {
 
 func TestTriggerQuietDoesNotWake(t *testing.T) {
 	l := newLanes()
-	require.True(t, l.s1.TriggerQuiet())
+	require.True(t, l.set.Fast().TriggerQuiet(l.s1))
 	require.Zero(t, l.wakes)
-	require.False(t, l.s1.TriggerQuiet(), "set semantics")
+	require.False(t, l.set.Fast().TriggerQuiet(l.s1), "set semantics")
 	require.True(t, l.s2.Trigger())
 	require.Equal(t, 1, l.wakes)
 	var q waitset.List
@@ -85,24 +85,24 @@ func TestHoldKeepsReadinessOrder(t *testing.T) {
 	x := q.Pop()
 	x.Start()
 	l.s2.Trigger()
-	require.True(t, x.FinishHeld(true))
-	l.set.Hold(x, &held)
+	require.True(t, l.set.Fast().FinishHeld(x, true))
+	l.set.Fast().Hold(x, &held)
 	require.Equal(t, 2, held.Len(), "the stack moved to held first")
 	require.True(t, l.set.Empty())
 
 	// A timer that ends ready again goes to the timers' stack.
 	l.t1.Trigger()
 	var tq waitset.List
-	l.set.TakeTimers(&tq)
+	l.set.Fast().TakeTimers(&tq)
 	y := tq.Pop()
 	y.Start()
 	y.Trigger()
-	require.True(t, y.FinishHeld(false))
-	l.set.Hold(y, &held)
+	require.True(t, l.set.Fast().FinishHeld(y, false))
+	l.set.Fast().Hold(y, &held)
 	require.True(t, l.set.TimersPending())
 
 	var ts, ss waitset.List
-	n, _ := l.set.TakeWith(&ts, &ss, &held)
+	n, _ := l.set.Fast().TakeWith(&ts, &ss, &held)
 	require.Equal(t, 3, n)
 	require.Same(t, l.t1, ts.Pop())
 	require.Same(t, l.s2, ss.Pop())
@@ -134,7 +134,7 @@ func TestMuteKeepsAnEntityUnscheduled(t *testing.T) {
 	x.Mute()
 	require.False(t, x.Unmute())
 	require.False(t, x.Muted())
-	require.False(t, x.FinishHeld(false))
+	require.False(t, l.set.Fast().FinishHeld(x, false))
 
 	// A muted entity triggered by TriggerAll or TriggerQuiet is not pushed
 	// either.
@@ -142,7 +142,7 @@ func TestMuteKeepsAnEntityUnscheduled(t *testing.T) {
 	l.set.TriggerAll([]*waitset.Entity{l.t1})
 	require.False(t, l.set.TimersPending())
 	l.s2.Mute()
-	require.False(t, l.s2.TriggerQuiet())
+	require.False(t, l.set.Fast().TriggerQuiet(l.s2))
 	for _, op := range []waitset.Op{waitset.Request, waitset.Acquire, waitset.Release, waitset.Mute, waitset.Unmute} {
 		require.NotEqual(t, "invalid", op.String())
 	}

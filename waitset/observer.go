@@ -37,9 +37,10 @@ const (
 	// Release: the entity released resource Event.Resource after its run.
 	Release
 	// Mute: the entity, whose run published to the overloaded subscription
-	// whose ID is Event.Resource, will not be scheduled until Unmute.
+	// whose ID is Event.Overloaded, will not be scheduled until Unmute.
 	Mute
-	// Unmute: the entity may be scheduled again.
+	// Unmute: the entity may be scheduled again, as subscription
+	// Event.Overloaded drained below its threshold.
 	Unmute
 	// Next: the running subscription's run goes on, on the same worker,
 	// with its next message, Event.Seq: a run serves a short batch of
@@ -93,9 +94,13 @@ type Event struct {
 	Worker int    // Dequeue, Start, Finish: the worker
 	Seq    uint64 // Start, Accept, Drop: the message's sequence number in its subscription; Ready, Enqueue: the entity's readiness number
 	Reason string // Drop: why
-	// Resource is the resource's ID (Request, Acquire, Release) or the
-	// overloaded subscription's entity ID (Mute).
+	// Resource is the ID of the resource (package executor's
+	// Resource.ID) that the entity requests, acquires or releases
+	// (Request, Acquire, Release).
 	Resource uint64
+	// Overloaded is the entity ID of the subscription whose queue mutes
+	// the entity until it drains (Mute, Unmute).
+	Overloaded uint64
 }
 
 // Observer receives the steps of entities, for traces, tests and metrics.

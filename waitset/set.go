@@ -9,9 +9,8 @@ import "sync/atomic"
 // one for timers and one for subscriptions; [Set.Take] swaps the stacks out
 // at once, so a trigger never waits for the scheduler and the scheduler
 // never scans entities that are not ready: the cost of a trigger and of a
-// take is independent of how many entities are registered. [Set.TakeTimers]
-// takes the timers alone, for a scheduler that runs due timers ahead of
-// queued subscriptions.
+// take is independent of how many entities are registered. Package
+// executor goes through the set by a faster path too, [Set.Fast].
 //
 // Its fields are laid out on three cache lines by who writes them: wake and
 // obs never change, and every trigger reads them; the stacks change at
@@ -93,14 +92,11 @@ func (s *Set) push(e *Entity) {
 
 // TriggerAll triggers every entity of es as one step, so that those that
 // enter waiting ∩ wait set land in the same batch: a timer queue uses it for
-// the timers that fall due together. Every entity must be registered with s.
+// the timers that fall due together. It panics, leaving every entity as it
+// was, if one is not registered with s.
 func (s *Set) TriggerAll(es []*Entity) { s.triggerAll(es, true) }
 
-// TriggerAllQuiet is TriggerAll without the set's wake-up: for triggers
-// made by a worker that takes the work itself next, as with
-// Entity.TriggerQuiet.
-func (s *Set) TriggerAllQuiet(es []*Entity) { s.triggerAll(es, false) }
-
+// triggerAll is TriggerAll, with the set's wake-up if wake is set.
 func (s *Set) triggerAll(es []*Entity, wake bool) {
 	for _, e := range es {
 		if e.set != s {
@@ -112,8 +108,7 @@ func (s *Set) triggerAll(es []*Entity, wake bool) {
 	var first, last [2]*Entity
 	var entered []Event // kept only for the observer
 	for _, e := range es {
-		old := e.word.Or(inSet)
-		if old&(inSet|muted) != 0 || old&stateMask != uint32(Waiting) {
+		if !e.enter() {
 			continue
 		}
 		e.readies++
@@ -152,35 +147,6 @@ func (s *Set) triggerAll(es []*Entity, wake bool) {
 	}
 }
 
-// Hold puts e, a subscription which FinishHeld reported ready, in held, a
-// list of the caller's that it guards and later passes to TakeWith: from
-// now on e counts as in waiting ∩ wait set for the scheduler, though its
-// state is queued already (see FinishHeld). Subscriptions on the set's
-// stack, which became ready before e, move to held first, so that held
-// stays in readiness order; when the stack is empty, as it mostly is while
-// workers keep the queues busy, Hold makes no atomic write. Every entity in
-// held is queued already (see FinishHeld): TakeWith only records it. A
-// timer is pushed on the timers' stack instead.
-func (s *Set) Hold(e *Entity, held *List) {
-	if e.kind == Timer {
-		s.push(e)
-		return
-	}
-	if s.pending[1].Load() != nil {
-		var l List
-		s.drain(1, &l)
-		for x := l.head; x != nil; x = x.next {
-			x.take()
-		}
-		held.Append(&l)
-	}
-	e.readies++
-	held.Push(e)
-	if s.obs != nil {
-		s.obs.Observe(Event{Op: Ready, Entity: e, Seq: e.readies})
-	}
-}
-
 // drain moves pending stack k to the back of l, oldest first.
 func (s *Set) drain(k int, l *List) {
 	p := &s.pending[k]
@@ -206,12 +172,11 @@ func (s *Set) drain(k int, l *List) {
 // dst as one batch: all timers first, then all subscriptions, each in the
 // order they became ready. It returns how many it appended and the batch
 // number (counting from 1), or 0, 0 if none was ready.
-func (s *Set) Take(dst *List) (n int, batch uint64) { return s.TakeWith(dst, dst, nil) }
+func (s *Set) Take(dst *List) (n int, batch uint64) { return s.take(dst, dst, nil) }
 
-// TakeWith is Take into two lists, timers and subs (which may be the same),
-// that also takes the subscriptions of held (see Hold), which became ready
-// before those on the set's stack, leaving held empty.
-func (s *Set) TakeWith(timers, subs, held *List) (n int, batch uint64) {
+// take is Take into timers and subs, taking held's subscriptions (see
+// Fast.TakeWith) between the two stacks.
+func (s *Set) take(timers, subs, held *List) (n int, batch uint64) {
 	var ts, ss, hs List
 	s.drain(0, &ts)
 	if held != nil {
@@ -223,26 +188,12 @@ func (s *Set) TakeWith(timers, subs, held *List) (n int, batch uint64) {
 	}
 	batch = s.batches.Add(1)
 	s.enqueue(&ts, batch, true)
-	s.enqueue(&hs, batch, false) // queued by FinishHeld or Hold
+	s.enqueue(&hs, batch, false) // queued by Fast.FinishHeld or Fast.Hold
 	s.enqueue(&ss, batch, true)
 	n = ts.Len() + hs.Len() + ss.Len()
 	timers.Append(&ts)
 	subs.Append(&hs)
 	subs.Append(&ss)
-	return n, batch
-}
-
-// TakeTimers is Take for the timers alone: they form a batch of their own.
-func (s *Set) TakeTimers(dst *List) (n int, batch uint64) {
-	var ts List
-	s.drain(0, &ts)
-	if ts.Len() == 0 {
-		return 0, 0
-	}
-	batch = s.batches.Add(1)
-	s.enqueue(&ts, batch, true)
-	n = ts.Len()
-	dst.Append(&ts)
 	return n, batch
 }
 

@@ -429,6 +429,12 @@ func (c *checker) resources(steps []Step) {
 	running := map[uint64]bool{}
 	for _, s := range steps {
 		switch s.Op {
+		case waitset.Request, waitset.Acquire, waitset.Release:
+			if s.Resource == 0 || s.Overloaded != 0 {
+				c.failf("step %d: %s of entity %d names resource %d and overloaded subscription %d", s.Index, s.Op, s.ID, s.Resource, s.Overloaded)
+			}
+		}
+		switch s.Op {
 		case waitset.Request:
 			r := s.Resource
 			if rs := requested[s.ID]; len(rs) > 0 {
@@ -489,31 +495,42 @@ func (c *checker) resources(steps []Step) {
 	}
 }
 
-// muting checks that a muted entity is not scheduled until unmuted, and,
-// once drained, that every mute ended.
+// muting checks that a muted entity is not scheduled until unmuted, that
+// its mute and its unmute name the same overloaded subscription, and, once
+// drained, that every mute ended.
 func (c *checker) muting(steps []Step) {
-	muted := map[uint64]int{} // entity → step of its mute
+	type mute struct {
+		at int    // the step of the mute
+		by uint64 // the overloaded subscription
+	}
+	muted := map[uint64]mute{} // entity → its mute
 	for _, s := range steps {
 		switch s.Op {
 		case waitset.Mute:
-			if at, ok := muted[s.ID]; ok {
-				c.failf("step %d: entity %d muted again (muted at step %d)", s.Index, s.ID, at)
+			if m, ok := muted[s.ID]; ok {
+				c.failf("step %d: entity %d muted again (muted at step %d)", s.Index, s.ID, m.at)
 			}
-			muted[s.ID] = s.Index
+			if s.Overloaded == 0 || s.Resource != 0 {
+				c.failf("step %d: mute of entity %d names overloaded subscription %d and resource %d", s.Index, s.ID, s.Overloaded, s.Resource)
+			}
+			muted[s.ID] = mute{s.Index, s.Overloaded}
 		case waitset.Unmute:
-			if _, ok := muted[s.ID]; !ok {
+			m, ok := muted[s.ID]
+			if !ok {
 				c.failf("step %d: entity %d unmuted while not muted", s.Index, s.ID)
+			} else if s.Overloaded != m.by {
+				c.failf("step %d: entity %d unmuted by subscription %d, muted by %d", s.Index, s.ID, s.Overloaded, m.by)
 			}
 			delete(muted, s.ID)
 		case waitset.Enqueue:
-			if at, ok := muted[s.ID]; ok {
-				c.failf("step %d: entity %d scheduled while muted (since step %d)", s.Index, s.ID, at)
+			if m, ok := muted[s.ID]; ok {
+				c.failf("step %d: entity %d scheduled while muted (since step %d)", s.Index, s.ID, m.at)
 			}
 		}
 	}
 	if c.m.Drained {
-		for id, at := range muted {
-			c.failf("entity %d muted at step %d was never unmuted", id, at)
+		for id, m := range muted {
+			c.failf("entity %d muted at step %d was never unmuted", id, m.at)
 		}
 	}
 }

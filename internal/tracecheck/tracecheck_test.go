@@ -297,6 +297,16 @@ func TestCheckFindsViolations(t *testing.T) {
 			tr.step(waitset.Enqueue, "b", 0)
 			tr.step(waitset.Dequeue, "b", 0)
 		}, tracecheck.Model{Entities: 2}, "subscription 3 dequeued after 3 other subscriptions since it became ready; bound 1"},
+		{"mute without its subscription", func(tr *trace) {
+			tr.rec.Observe(waitset.Event{Op: waitset.Mute, Entity: tr.ents["a"], Resource: 3})
+		}, tracecheck.Model{}, "mute of entity 2 names overloaded subscription 0 and resource 3"},
+		{"unmute by another subscription", func(tr *trace) {
+			tr.rec.Observe(waitset.Event{Op: waitset.Mute, Entity: tr.ents["a"], Overloaded: 3})
+			tr.rec.Observe(waitset.Event{Op: waitset.Unmute, Entity: tr.ents["a"], Overloaded: 1})
+		}, tracecheck.Model{}, "entity 2 unmuted by subscription 1, muted by 3"},
+		{"request of no resource", func(tr *trace) {
+			tr.rec.Observe(waitset.Event{Op: waitset.Request, Entity: tr.ents["a"], Overloaded: 3})
+		}, tracecheck.Model{}, "request of entity 2 names resource 0 and overloaded subscription 3"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -1,0 +1,115 @@
+package waitset
+
+// Fast is package executor's fast path through a set: the steps its
+// workers take in place of [Entity.Trigger], [Set.TriggerAll],
+// [Entity.Finish] and [Set.Take] where the model's step would cost them a
+// wake-up, an atomic operation or a wait for the next batch. Each keeps the
+// model's states and records the same events for an [Observer]; only who
+// does the work changes. Package executor is Fast's user, and so are
+// packages timers and subscribers on its behalf, when a worker serves the
+// timer queue or publishes from a callback. A scheduler of one's own needs
+// none of it: Trigger, Take, Start and Finish are the model.
+//
+// Get a Fast with [Set.Fast]; it is a handle on the set, free to make and to
+// copy. The zero Fast is not usable.
+type Fast struct{ s *Set }
+
+// Fast returns the executor's fast path through s.
+func (s *Set) Fast() Fast { return Fast{s} }
+
+// TriggerQuiet is [Entity.Trigger] without the set's wake-up. A
+// subscription that a running callback publishes to calls it (via
+// subscribers.Subscription.Offer): the callback's worker looks for work,
+// and wakes others if there is more, as soon as the callback returns, so
+// the subscription stays on that worker, in its cache (seed 004's
+// hand-off). It panics if e is not registered with the set.
+func (f Fast) TriggerQuiet(e *Entity) bool {
+	if e.set != f.s {
+		panic("waitset: TriggerQuiet of an entity of another set")
+	}
+	if !e.enter() {
+		return false
+	}
+	f.s.push(e)
+	return true
+}
+
+// TriggerAllQuiet is [Set.TriggerAll] without the set's wake-up, for the
+// timers that a worker serves when it polls the timer queue
+// (timers.Queue.Poll): that worker takes them itself next, as with
+// TriggerQuiet.
+func (f Fast) TriggerAllQuiet(es []*Entity) { f.s.triggerAll(es, false) }
+
+// FinishHeld is [Entity.Finish] for a worker that keeps the entity it
+// finishes in a list of the scheduler's own instead of the set's stack,
+// saving the stack's atomic operations: when it reports true, the caller
+// must pass e to [Fast.Hold] and later take it with [Fast.TakeWith].
+//
+// A subscription that FinishHeld reports ready moves straight to queued, in
+// the same atomic step, as it will be taken without fail: the model's
+// waiting ∩ wait set → queued of its next batch costs nothing more then
+// (its events are still observed when TakeWith takes it). A trigger
+// meanwhile keeps it in the wait set, as for any queued entity, and makes
+// it ready again after its next run; in the model it would add nothing.
+// No trigger reaches a held subscription of package subscribers, which
+// triggers only a queue that was empty: a held one has a message left.
+func (f Fast) FinishHeld(e *Entity, more bool) bool { return e.finish(more, true) }
+
+// Hold puts e, an entity that FinishHeld reported ready, in held, a list of
+// the scheduler's that it guards and later passes to TakeWith: from now on
+// e counts as in waiting ∩ wait set for the scheduler, though a
+// subscription's state is queued already (see FinishHeld). Subscriptions
+// on the set's stack, which became ready before e, move to held first, so
+// that held stays in readiness order; when the stack is empty, as it mostly
+// is while workers keep the queues busy, Hold makes no atomic write. A
+// timer is pushed on the timers' stack instead. It panics if e is not
+// registered with the set.
+func (f Fast) Hold(e *Entity, held *List) {
+	s := f.s
+	if e.set != s {
+		panic("waitset: Hold of an entity of another set")
+	}
+	if e.kind == Timer {
+		s.push(e)
+		return
+	}
+	if s.pending[1].Load() != nil {
+		var l List
+		s.drain(1, &l)
+		for x := l.head; x != nil; x = x.next {
+			x.take()
+		}
+		held.Append(&l)
+	}
+	e.readies++
+	held.Push(e)
+	if s.obs != nil {
+		s.obs.Observe(Event{Op: Ready, Entity: e, Seq: e.readies})
+	}
+}
+
+// TakeWith is [Set.Take] into two lists, the executor's two lanes timers
+// and subs (which may be the same list), that also takes the subscriptions
+// of held (see Hold), which became ready before those on the set's stack,
+// leaving held empty.
+func (f Fast) TakeWith(timers, subs, held *List) (n int, batch uint64) {
+	return f.s.take(timers, subs, held)
+}
+
+// TakeTimers is [Set.Take] for the timers alone: they form a batch of their
+// own. The executor takes them whenever [Set.TimersPending], so that a due
+// timer starts on the first worker that frees, ahead of the subscriptions
+// already queued.
+func (f Fast) TakeTimers(dst *List) (n int, batch uint64) {
+	s := f.s
+	var ts List
+	s.drain(0, &ts)
+	if ts.Len() == 0 {
+		return 0, 0
+	}
+	batch = s.batches.Add(1)
+	s.enqueue(&ts, batch, true)
+	n = ts.Len()
+	dst.Append(&ts)
+	return n, batch
+}
