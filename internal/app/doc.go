@@ -7,6 +7,6 @@
 // with net/http.Server.Shutdown's contract.
 //
 // The robotexec command (package internal/cli) and the root package's
-// Start are its users. Start and Shutdown are safe to call from any
-// goroutine; an App's methods are safe for concurrent use.
+// Start are its users. An App's Shutdown may be called from any
+// goroutine, more than once.
 package app
