@@ -4,19 +4,17 @@ import (
 	"context"
 	"errors"
 	"log/slog"
-	"sync"
 
 	"github.com/robotexec/robotexec/config"
+	"github.com/robotexec/robotexec/internal/app"
+	_ "github.com/robotexec/robotexec/nodes/builtin" // the built-in node types
 )
 
 // App is a config running in a Go program: its broker (embedded, or a
 // client of an external one), executor and nodes, as robotexec run runs
 // them.
 type App struct {
-	a        *app
-	stopOnce sync.Once
-	stopped  chan struct{}
-	err      error
+	a *app.App
 }
 
 // Start starts what cfg describes (config.Load or config.Parse): it
@@ -30,17 +28,17 @@ func Start(ctx context.Context, cfg *config.Config, logger *slog.Logger) (*App, 
 	if cfg == nil {
 		return nil, errors.New("robotexec: Start: no config")
 	}
-	if err := check(cfg, nil); err != nil {
+	if err := app.Check(cfg, nil); err != nil {
 		return nil, err
 	}
 	if logger == nil {
 		logger = slog.Default()
 	}
-	a, err := start(ctx, cfg, logger, runOptions{})
+	a, err := app.Start(ctx, cfg, logger, app.Options{Version: Version})
 	if err != nil {
 		return nil, err
 	}
-	return &App{a: a, stopped: make(chan struct{})}, nil
+	return &App{a: a}, nil
 }
 
 // Shutdown stops the app as robotexec run does on SIGINT, with
@@ -52,16 +50,5 @@ func Start(ctx context.Context, cfg *config.Config, logger *slog.Logger) (*App, 
 // stop then carries on in the background, and a later Shutdown waits for
 // it again.
 func (x *App) Shutdown(ctx context.Context) error {
-	x.stopOnce.Do(func() {
-		go func() {
-			x.err = x.a.stop()
-			close(x.stopped)
-		}()
-	})
-	select {
-	case <-x.stopped:
-		return x.err
-	case <-ctx.Done():
-		return ctx.Err()
-	}
+	return x.a.Shutdown(ctx)
 }

@@ -1,10 +1,13 @@
-// Package robotexec wires the executor, the MQTT transport, the embedded
-// broker and the nodes of a config.yaml into the robotexec command.
+// Package robotexec is robotexec for Go programs: Main, the robotexec
+// command, and Start, what robotexec run runs (the executor, the MQTT
+// transport, the embedded broker and the nodes of a config.yaml), in a
+// program of one's own. The command lives in internal/cli and the wiring
+// in internal/app; this package is their public face.
 //
 // A program with node types of its own is three lines: import the node
-// packages for their init functions and call Main, which provides the whole
-// command line (run, validate, nodes, pub, echo, version) with the built-in
-// node types and the imported ones:
+// packages for their init functions and call Main, which provides the
+// whole command line (run, validate, nodes, pub, echo, record, replay and
+// the rest) with the built-in node types and the imported ones:
 //
 //	package main
 //

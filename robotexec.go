@@ -1,15 +1,10 @@
 package robotexec
 
 import (
-	"errors"
-	"flag"
-	"fmt"
 	"io"
 	"os"
-	"runtime/debug"
-	"strings"
 
-	_ "github.com/robotexec/robotexec/nodes/builtin" // the built-in node types
+	"github.com/robotexec/robotexec/internal/cli"
 )
 
 // Version is the program's version; the build may set it with
@@ -17,7 +12,8 @@ import (
 // the module's version from the build info is used.
 var Version = ""
 
-// Exit codes of the command, as SPEC.md fixes them.
+// Exit codes of the command, as SPEC.md fixes them (Run returns those of
+// package internal/cli, the same).
 const (
 	// ExitOK is a clean stop.
 	ExitOK = 0
@@ -33,140 +29,8 @@ func Main() {
 	os.Exit(Run(os.Args[1:], os.Stdout, os.Stderr))
 }
 
-// errUsage marks command-line errors: exit status ExitUsage.
-var errUsage = errors.New("usage")
-
-type command struct {
-	name, args, summary string
-	run                 func(args []string, stdout, stderr io.Writer) int
-}
-
-func commands() []command {
-	return []command{
-		{"run", "[flags] CONFIG", "load CONFIG, start the broker (or connect to it) and every node; run until SIGINT/SIGTERM, then drain and exit", cmdRun},
-		{"validate", "CONFIG", "check CONFIG fully (schema, node types, node params) without connecting", cmdValidate},
-		{"nodes", "", "list the registered node types", cmdNodes},
-		{"pub", "[-broker URL] [-qos N] [-retain] TOPIC PAYLOAD", "publish one message", cmdPub},
-		{"echo", "[-broker URL] [-n N] TOPIC_FILTER", "print messages as they arrive, one a line: TOPIC PAYLOAD", cmdEcho},
-		{"record", "[-broker URL] [-o FILE] [-duration D] FILTER...", "record the messages matching the filters into an MCAP file", cmdRecord},
-		{"info", "[-json] FILE", "print an MCAP recording's topics, counts, rates and times", cmdInfo},
-		{"play", "[-broker URL] [-rate R] [-loop] [-topics F,...] [-clock] FILE", "publish a recording with its original timing", cmdPlay},
-		{"replay", "[-check] [-o FILE] RECORDING [CONFIG]", "re-run a recorded run's nodes offline on its inputs; -check compares the outputs", cmdReplay},
-		{"node", "list|info [flags]", "see the instances and nodes on the broker, from their graph topics", cmdNode},
-		{"topic", "list|hz|bw [flags]", "see the topics on the broker: who publishes and subscribes, rates, bandwidth", cmdTopic},
-		{"bench", "[flags]", "run the executor benchmark suite on this machine and print a table", cmdBench},
-		{"version", "", "print the version", cmdVersion},
-	}
-}
-
 // Run runs the command line args (without the program name), writing to
 // stdout and stderr, and returns the exit status.
 func Run(args []string, stdout, stderr io.Writer) int {
-	if len(args) == 0 {
-		usage(stderr)
-		return ExitUsage
-	}
-	switch args[0] {
-	case "-h", "-help", "--help", "help":
-		usage(stdout)
-		return ExitOK
-	}
-	for _, c := range commands() {
-		if c.name == args[0] {
-			return c.run(args[1:], stdout, stderr)
-		}
-	}
-	fmt.Fprintf(stderr, "robotexec: unknown command %q\n", args[0])
-	usage(stderr)
-	return ExitUsage
-}
-
-func usage(w io.Writer) {
-	fmt.Fprintln(w, "robotexec runs robot nodes' callbacks on timers and MQTT messages.")
-	fmt.Fprintln(w, "\nUsage:")
-	for _, c := range commands() {
-		fmt.Fprintf(w, "  %s\n        %s\n", strings.TrimSpace("robotexec "+c.name+" "+c.args), c.summary)
-	}
-	fmt.Fprintln(w, "\nRun 'robotexec COMMAND -h' for a command's flags.")
-}
-
-// newFlags returns the flag set of a command, writing its usage to stderr.
-func newFlags(name, args, summary string, stderr io.Writer) *flag.FlagSet {
-	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "Usage: %s\n\n%s\n", strings.TrimSpace("robotexec "+name+" "+args), summary)
-		if hasFlags(fs) {
-			fmt.Fprintln(fs.Output(), "\nFlags:")
-			fs.PrintDefaults()
-		}
-	}
-	return fs
-}
-
-func hasFlags(fs *flag.FlagSet) bool {
-	n := 0
-	fs.VisitAll(func(*flag.Flag) { n++ })
-	return n > 0
-}
-
-// parseFlags parses args; -h prints the usage to stdout and asks for exit 0.
-func parseFlags(fs *flag.FlagSet, args []string, stdout io.Writer) (done bool, code int) {
-	for _, a := range args {
-		if a == "-h" || a == "-help" || a == "--help" {
-			fs.SetOutput(stdout)
-			fs.Usage()
-			return true, ExitOK
-		}
-		if a == "--" {
-			break
-		}
-	}
-	if err := fs.Parse(args); err != nil {
-		return true, ExitUsage
-	}
-	return false, 0
-}
-
-func cmdVersion(args []string, stdout, stderr io.Writer) int {
-	fs := newFlags("version", "", "Print the version.", stderr)
-	if done, code := parseFlags(fs, args, stdout); done {
-		return code
-	}
-	if fs.NArg() != 0 {
-		return noArgs(fs, stderr)
-	}
-	fmt.Fprintln(stdout, "robotexec", version())
-	return ExitOK
-}
-
-func version() string {
-	if Version != "" {
-		return Version
-	}
-	if bi, ok := debug.ReadBuildInfo(); ok {
-		for _, dep := range bi.Deps {
-			if dep.Path == "github.com/robotexec/robotexec" {
-				if dep.Replace != nil {
-					// A local checkout (a replace directive) has no version.
-					if dep.Replace.Version == "" {
-						return "(devel)"
-					}
-					return dep.Replace.Version
-				}
-				return dep.Version
-			}
-		}
-		if bi.Main.Path == "github.com/robotexec/robotexec" && bi.Main.Version != "" {
-			return bi.Main.Version
-		}
-	}
-	return "(devel)"
-}
-
-// noArgs reports arguments given to a command that takes none.
-func noArgs(fs *flag.FlagSet, stderr io.Writer) int {
-	fmt.Fprintf(stderr, "robotexec %s: takes no arguments\n", fs.Name())
-	fs.Usage()
-	return ExitUsage
+	return cli.Run(args, stdout, stderr, Version)
 }

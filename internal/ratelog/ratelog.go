@@ -1,6 +1,7 @@
 // Package ratelog bounds repeated log lines: a flood of the same error gives
 // at most one line per interval, each saying how many were suppressed since
-// the last one.
+// the last one. A [Limiter] bounds the lines that one call site logs;
+// [LimitFloods] bounds a whole logger's repeated warnings and errors.
 //
 // A Limiter is safe for concurrent use.
 package ratelog

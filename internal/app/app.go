@@ -1,0 +1,255 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"runtime"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/robotexec/robotexec/config"
+	"github.com/robotexec/robotexec/executor"
+	"github.com/robotexec/robotexec/internal/ratelog"
+	"github.com/robotexec/robotexec/nodes"
+	"github.com/robotexec/robotexec/subscribers/mqtt"
+	"github.com/robotexec/robotexec/subscribers/mqtt/broker"
+	"github.com/robotexec/robotexec/timers"
+)
+
+// App is a running config: its broker (embedded, or a client of an
+// external one), executor and nodes, as robotexec run runs them.
+type App struct {
+	cfg    *config.Config
+	log    *slog.Logger
+	ex     *executor.Executor
+	broker *broker.Broker
+	client *mqtt.Client
+	nodes  []*nodes.Node
+	obs    *observability
+	rec    *runRecording // with run -record
+	graph  *grapher
+	cancel context.CancelFunc
+	done   chan error
+
+	version  string // as the graph topic reports it
+	stopOnce sync.Once
+	stopped  chan struct{}
+	err      error // stop's, once stopped is closed
+}
+
+// Options are what robotexec run adds to a config. The zero value adds
+// nothing.
+type Options struct {
+	// TraceRuns, when positive, records the last TraceRuns callback runs
+	// for a Chrome trace (run -trace, -trace-runs): see App.WriteTrace.
+	TraceRuns int
+	// Record, when not empty, is the file that run -record writes.
+	Record string
+	// Version is the program's version as the graph topic reports it;
+	// empty means the module's version (see Version).
+	Version string
+}
+
+// Start starts what cfg describes, with opts: it embeds or connects to
+// the broker, builds every node and runs the executor, and returns once
+// the nodes run, their subscriptions acknowledged when the broker is there
+// (at most 5 s). With executor.use_sim_time it first waits for the clock
+// topic, until ctx ends. The config must have passed Check.
+func Start(ctx context.Context, cfg *config.Config, logger *slog.Logger, opts Options) (*App, error) {
+	a := &App{cfg: cfg, log: logger, version: Version(opts.Version), stopped: make(chan struct{})}
+	obs, err := newObservability(cfg, opts)
+	if err != nil {
+		return nil, err
+	}
+	a.obs = obs
+	if opts.Record != "" {
+		if a.rec, err = openRunRecording(opts.Record, cfg, logger); err != nil {
+			a.close()
+			return nil, err
+		}
+	}
+	url := cfg.MQTT.Broker
+	inProcess := cfg.Executor.InProcess
+	if url == config.EmbeddedBroker {
+		bc := brokerConfig(cfg, ratelog.LimitFloods(logger.With("component", "broker")))
+		if inProcess {
+			// The nodes' publications reach this process's subscriptions
+			// directly: the broker must not send them back. The client's
+			// own topics (its status, its fences) are not the nodes'.
+			own := fmt.Sprintf("robotexec/%s/", cfg.MQTT.ClientID)
+			bc.NoLocal = func(id, filter string) bool {
+				return id == cfg.MQTT.ClientID && !strings.HasPrefix(filter, own)
+			}
+		}
+		b, err := broker.New(bc)
+		if err != nil {
+			a.close()
+			return nil, fmt.Errorf("embedded broker on %s: %w", cfg.MQTT.Listen, err)
+		}
+		a.broker = b
+		url = b.URL()
+		logger.Info("embedded MQTT broker listening", "addr", b.Addr())
+	}
+	mc := mqtt.Config{
+		Broker:       url,
+		ClientID:     cfg.MQTT.ClientID,
+		Username:     cfg.MQTT.Username,
+		Password:     cfg.MQTT.Password,
+		QoS:          byte(cfg.MQTT.QoS),
+		CleanSession: cfg.MQTT.CleanSession,
+		KeepAlive:    cfg.MQTT.KeepAlive,
+		PingTimeout:  min(cfg.MQTT.KeepAlive, mqtt.DefaultPingTimeout),
+		InProcess:    inProcess,
+		Writable:     ownWritable(cfg),
+		MaxPayload:   int(cfg.MQTT.MaxPayload),
+		NoEcho:       inProcess && a.broker != nil,
+		// A persistent session's queued messages arrive right after
+		// connecting: hold them until every node has subscribed.
+		StartPaused: true,
+		Logger:      ratelog.LimitFloods(logger.With("component", "mqtt")),
+	}
+	if inProcess && a.broker != nil {
+		// Publications that no other client wants stay in the process.
+		mc.Audience = a.broker.AudienceOf(cfg.MQTT.ClientID)
+	}
+	if t := cfg.MQTT.TLS; t != nil {
+		mc.TLS = mqtt.TLSFiles{CA: t.CA, Cert: t.Cert, Key: t.Key}
+	}
+	client, err := mqtt.Dial(mc)
+	if err != nil {
+		a.close()
+		return nil, err
+	}
+	a.client = client
+	if err := a.newExecutor(ctx, mc, logger); err != nil {
+		a.close()
+		return nil, err
+	}
+	e := NodeEnv(cfg, a.ex, client.Router(), logger)
+	if a.rec != nil {
+		a.rec.begin(a.ex.Clock().Now())
+		a.rec.attach(e, client.Router())
+	}
+	for _, n := range cfg.Nodes {
+		node, err := BuildNode(e, n)
+		if err != nil {
+			a.close()
+			return nil, err
+		}
+		a.nodes = append(a.nodes, node)
+	}
+	a.obs.serve(a)
+	ctx, cancel := context.WithCancel(context.Background())
+	a.cancel = cancel
+	a.done = make(chan error, 1)
+	a.obs.state.Store(stateRunning)
+	go func() { a.done <- a.ex.Run(ctx) }()
+	a.startGraph(time.Now())
+	client.Resume()
+	// "running" means subscribed when the broker is there: a message
+	// published after that line reaches the nodes. A broker that is away
+	// does not hold the start; the client subscribes on connecting.
+	wctx, wcancel := context.WithTimeout(ctx, readyWait)
+	_ = client.WaitConnected(wctx)
+	wcancel()
+	logger.Info("robotexec running", "config", cfg.File, "nodes", len(a.nodes), "workers", a.ex.Workers(), "broker", client.Broker())
+	return a, nil
+}
+
+// Shutdown stops the app as robotexec run does on SIGINT, with
+// net/http.Server.Shutdown's contract: shared subscriptions leave their
+// groups, the executor stops taking messages and drains its queues, the
+// nodes' shutdown functions run, the graph topic is cleared, a recording
+// is closed, and the client and the embedded broker close. It returns
+// when all that is done, with the executor's error, or when ctx ends
+// first, with ctx.Err(); the stop then carries on in the background, and a
+// later Shutdown waits for it again.
+func (a *App) Shutdown(ctx context.Context) error {
+	a.stopOnce.Do(func() {
+		go func() {
+			a.err = a.stop()
+			close(a.stopped)
+		}()
+	})
+	select {
+	case <-a.stopped:
+		return a.err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// stop stops the executor (which drains), runs the nodes' shutdown
+// functions, then closes the client and the broker.
+func (a *App) stop() error {
+	// Shared subscriptions leave their groups first, so that the other
+	// members take the whole load; what the broker gave this process
+	// before is still delivered.
+	ctx, cancel := context.WithTimeout(context.Background(), leaveShared)
+	if err := a.client.LeaveShared(ctx); err != nil {
+		a.log.Warn("leaving shared subscriptions", "error", err)
+	}
+	cancel()
+	// Messages that arrive from now on stay unacknowledged (at the broker,
+	// for a persistent session) instead of being taken and then dropped by
+	// the closing subscriptions.
+	a.client.Pause()
+	a.obs.state.Store(stateStopping)
+	a.cancel()
+	err := <-a.done
+	a.obs.state.Store(stateStopped)
+	for i := len(a.nodes) - 1; i >= 0; i-- {
+		a.nodes[i].Shutdown()
+	}
+	a.graph.clear()
+	if a.rec != nil {
+		rec := a.rec
+		a.rec = nil
+		if rerr := rec.end(a.ex.Clock().Now()); rerr != nil && err == nil {
+			err = rerr
+		}
+	}
+	a.close()
+	return err
+}
+
+func (a *App) close() {
+	if a.rec != nil {
+		a.rec.abort()
+	}
+	if a.client != nil {
+		a.client.Close()
+	}
+	if a.broker != nil {
+		a.broker.Close()
+	}
+	if err := a.obs.close(); err != nil {
+		a.log.Warn("metrics server", "error", err)
+	}
+}
+
+// leaveShared bounds the wait for the broker's answer when shared
+// subscriptions leave their groups at a stop.
+const leaveShared = 2 * time.Second
+
+// readyWait bounds how long the start waits for the first connection and
+// its subscriptions before saying "robotexec running".
+const readyWait = 5 * time.Second
+
+// timerClock returns the clock of executor.timer_source. With the precise
+// source, the timer poller needs a processor when it wakes, even while
+// every worker runs: GOMAXPROCS is raised to one above the workers, so that
+// the Go scheduler always has one for it (the OS shares the cores; the
+// thread, asleep most of the time, wins them when it wakes).
+func timerClock(cfg *config.Config, workers int, logger *slog.Logger) timers.Clock {
+	if cfg.Executor.TimerSource != config.TimerSourcePrecise || !timers.PreciseSupported() {
+		return timers.System{}
+	}
+	if runtime.GOMAXPROCS(0) <= workers {
+		runtime.GOMAXPROCS(workers + 1)
+		logger.Debug("GOMAXPROCS raised above the workers for the precise timer source", "gomaxprocs", workers+1)
+	}
+	return timers.Precise{}
+}

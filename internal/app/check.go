@@ -1,0 +1,106 @@
+package app
+
+import (
+	"errors"
+	"io"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/robotexec/robotexec/config"
+	"github.com/robotexec/robotexec/executor"
+	"github.com/robotexec/robotexec/nodes"
+	"github.com/robotexec/robotexec/subscribers"
+	"github.com/robotexec/robotexec/timers"
+)
+
+// Check checks what config.Load cannot: node types, and node params by
+// building every node in a dry run, on an executor that never runs, a
+// simulated clock and an in-process router. It returns every problem,
+// parseErr's included, in file order.
+func Check(cfg *config.Config, parseErr error) error {
+	errs := append([]error{parseErr}, userErrors(cfg)...)
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	env := dryEnv(cfg, quiet)
+	for _, n := range cfg.Nodes {
+		if n.Name == "" || n.Type == "" {
+			continue // Parse reported it
+		}
+		if _, ok := nodes.Lookup(n.Type); !ok {
+			errs = append(errs, n.Errorf("type", "unknown node type %q (known: %s)", n.Type, strings.Join(nodes.TypeNames(), ", ")))
+			continue
+		}
+		_, err := nodes.Build(env, spec(n))
+		errs = append(errs, nodeErrors(n, err)...)
+	}
+	return config.Join(errs...)
+}
+
+func dryEnv(cfg *config.Config, logger *slog.Logger) *nodes.Env {
+	ex := executor.New(executor.Options{Workers: 1, Clock: timers.NewSim(time.Now()), Logger: logger})
+	return NodeEnv(cfg, ex, new(subscribers.Router), logger)
+}
+
+// NodeEnv is what cfg's nodes are built with: ex, the router r their
+// publications and subscriptions go through, logger, and the config's
+// queue defaults (mqtt.qos, executor.queue_depth, executor.overflow).
+func NodeEnv(cfg *config.Config, ex *executor.Executor, r *subscribers.Router, logger *slog.Logger) *nodes.Env {
+	policy, _ := subscribers.ParsePolicy(cfg.Executor.Overflow) // checked by config
+	return &nodes.Env{
+		Executor: ex,
+		Router:   r,
+		Logger:   logger,
+		QoS:      byte(cfg.MQTT.QoS),
+		Depth:    cfg.Executor.QueueDepth,
+		Overflow: policy,
+	}
+}
+
+// LoadAndCheck loads the config file at path and checks it fully (Check).
+func LoadAndCheck(path string) (*config.Config, error) {
+	cfg, err := config.Load(path)
+	if cfg == nil {
+		return nil, err
+	}
+	if err := Check(cfg, err); err != nil {
+		return nil, err
+	}
+	return cfg, nil
+}
+
+// BuildNode builds node n of a config that passed Check with e; its
+// problems carry n's file and lines (config.Errors).
+func BuildNode(e *nodes.Env, n config.Node) (*nodes.Node, error) {
+	node, err := nodes.Build(e, spec(n))
+	if err != nil {
+		return nil, config.Join(nodeErrors(n, err)...)
+	}
+	return node, nil
+}
+
+func spec(n config.Node) nodes.Spec {
+	return nodes.Spec{Name: n.Name, Type: n.Type, Group: n.Group, Params: n.Params}
+}
+
+// nodeErrors locates the problems of building node n in the config file:
+// params errors carry their own lines; the others get the node's.
+func nodeErrors(n config.Node, err error) []error {
+	if err == nil {
+		return nil
+	}
+	var be *nodes.BuildError
+	if !errors.As(err, &be) {
+		return []error{n.Errorf("", "%v", err)}
+	}
+	var out []error
+	for _, e := range be.Errs {
+		if ces := config.Errors(e); len(ces) > 0 {
+			for _, ce := range ces {
+				out = append(out, ce)
+			}
+			continue
+		}
+		out = append(out, n.Errorf("", "%s (%s): %v", be.Node, be.Type, e))
+	}
+	return out
+}

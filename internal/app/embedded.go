@@ -1,0 +1,85 @@
+package app
+
+import (
+	"fmt"
+	"log/slog"
+	"strings"
+
+	"github.com/robotexec/robotexec/config"
+	"github.com/robotexec/robotexec/subscribers"
+	"github.com/robotexec/robotexec/subscribers/mqtt/broker"
+)
+
+// userErrors checks the topic filters of mqtt.users, which config.Load
+// leaves to the packages that know MQTT's syntax.
+func userErrors(cfg *config.Config) []error {
+	var errs []error
+	for i, u := range cfg.MQTT.Users {
+		for _, fs := range []struct {
+			field   string
+			filters []string
+		}{{"read", u.Read}, {"write", u.Write}} {
+			for j, f := range fs.filters {
+				path := fmt.Sprintf("mqtt.users[%d].%s[%d]", i, fs.field, j)
+				switch err := subscribers.ValidateFilter(f); {
+				case err != nil:
+					errs = append(errs, cfg.Errorf(path, "%s", strings.TrimPrefix(err.Error(), "subscribers: ")))
+				case subscribers.Shared(f):
+					errs = append(errs, cfg.Errorf(path, "%q: name the topics; access to them covers shared subscriptions too", f))
+				}
+			}
+		}
+	}
+	return errs
+}
+
+// brokerConfig returns the embedded broker's configuration: where it
+// listens, who may connect and what each may use, and packets large
+// enough for mqtt.max_payload. The process's own
+// client connects as mqtt.username when set, whose access also covers
+// the client's own topics, robotexec/CLIENT_ID/#.
+func brokerConfig(cfg *config.Config, logger *slog.Logger) broker.Config {
+	m := cfg.MQTT
+	bc := broker.Config{Listen: m.Listen, Logger: logger, Anonymous: broker.AnonymousRefused,
+		// Room for a max_payload publication with the longest topic.
+		MaxPacketSize: max(broker.DefaultMaxPacketSize, int(m.MaxPayload)+1<<16+16)}
+	if m.AnonymousAllowed() {
+		bc.Anonymous = broker.AnonymousAllowed
+	}
+	if len(m.Users) == 0 {
+		return bc
+	}
+	bc.Users = make(map[string]broker.User, len(m.Users))
+	for _, u := range m.Users {
+		bu := broker.User{Password: u.Password, Read: u.Read, Write: u.Write}
+		if u.Username == m.Username {
+			own := ownTopics(cfg)
+			bu.Read = append(append([]string(nil), u.Read...), own)
+			bu.Write = append(append([]string(nil), u.Write...), own)
+		}
+		bc.Users[u.Username] = bu
+	}
+	return bc
+}
+
+// ownWritable returns what the process's own client may publish to on
+// the embedded broker: nil (every topic) unless it connects as one of
+// mqtt.users.
+func ownWritable(cfg *config.Config) []string {
+	m := cfg.MQTT
+	if m.Broker != config.EmbeddedBroker || m.Username == "" {
+		return nil
+	}
+	for _, u := range m.Users {
+		if u.Username == m.Username {
+			return append(append([]string{}, u.Write...), ownTopics(cfg))
+		}
+	}
+	return nil
+}
+
+// ownTopics is the filter of the client's own topics: its status and its
+// fences.
+func ownTopics(cfg *config.Config) string {
+	return fmt.Sprintf("robotexec/%s/#", cfg.MQTT.ClientID)
+}

@@ -1,0 +1,90 @@
+package app
+
+import (
+	"bytes"
+	"encoding/json"
+	"net"
+	"os"
+	"time"
+
+	"github.com/robotexec/robotexec/internal/graph"
+)
+
+// graphEvery is how often the graph is compared with the one published,
+// and published again when it changed (a publisher made in a callback).
+const graphEvery = 5 * time.Second
+
+// grapher keeps the instance's graph on its graph topic.
+type grapher struct {
+	a       *App
+	started time.Time
+	last    []byte
+	stop    chan struct{}
+	done    chan struct{}
+}
+
+// startGraph publishes the graph of a's nodes, and again when it changes.
+func (a *App) startGraph(started time.Time) {
+	g := &grapher{a: a, started: started, stop: make(chan struct{}), done: make(chan struct{})}
+	g.publish()
+	go g.watch()
+	a.graph = g
+}
+
+func (g *grapher) build() []byte {
+	a := g.a
+	gr := graph.Build(graph.Graph{ClientID: a.cfg.MQTT.ClientID, Version: a.version, Started: g.started,
+		Metrics: metricsURL(a.cfg.Metrics.Listen)}, a.nodes, a.ex.Callbacks())
+	b, _ := json.Marshal(gr)
+	return b
+}
+
+func (g *grapher) publish() {
+	b := g.build()
+	if bytes.Equal(b, g.last) {
+		return
+	}
+	g.last = b
+	if err := g.a.client.Keep(graph.Topic(g.a.cfg.MQTT.ClientID), b); err != nil {
+		g.a.log.Warn("graph topic: publish", "error", err)
+	}
+}
+
+func (g *grapher) watch() {
+	defer close(g.done)
+	t := time.NewTicker(graphEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-t.C:
+			g.publish()
+		case <-g.stop:
+			return
+		}
+	}
+}
+
+// clear stops watching and clears the retained graph: a clean stop.
+func (g *grapher) clear() {
+	close(g.stop)
+	<-g.done
+	if err := g.a.client.Keep(graph.Topic(g.a.cfg.MQTT.ClientID), nil); err != nil {
+		g.a.log.Warn("graph topic: clear", "error", err)
+	}
+}
+
+// metricsURL is the URL of the /metrics that listen serves, "" for none;
+// an address without a host (all interfaces) names this host.
+func metricsURL(listen string) string {
+	if listen == "" {
+		return ""
+	}
+	host, port, err := net.SplitHostPort(listen)
+	if err != nil {
+		return ""
+	}
+	if ip := net.ParseIP(host); host == "" || (ip != nil && ip.IsUnspecified()) {
+		host, _ = os.Hostname()
+	}
+	return "http://" + net.JoinHostPort(host, port) + "/metrics"
+}

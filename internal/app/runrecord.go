@@ -1,0 +1,106 @@
+package app
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/robotexec/robotexec/config"
+	"github.com/robotexec/robotexec/internal/recording"
+	"github.com/robotexec/robotexec/internal/smallfile"
+	"github.com/robotexec/robotexec/nodes"
+	"github.com/robotexec/robotexec/subscribers"
+	"github.com/robotexec/robotexec/timers"
+)
+
+// What robotexec run -record stores, beside the messages, for replay: the
+// metadata records named MetaConfig ({"file", "yaml"}: the config file as
+// written), MetaRun ({"start"}: the executor clock's time before the nodes
+// were built) and MetaStop ({"time", "dropped"}: when the run stopped,
+// written last).
+const (
+	MetaConfig = "robotexec.config"
+	MetaRun    = "robotexec.run"
+	MetaStop   = "robotexec.stop"
+)
+
+// TimerCall is the payload of a recording.TimerCall message: the call's
+// deadline, the deadlines it skipped, and how many messages its node's
+// callbacks had handled before it.
+type TimerCall struct {
+	Expected time.Time `json:"expected"`
+	Missed   uint64    `json:"missed"`
+	Handled  uint64    `json:"handled"`
+}
+
+// runRecording records a run for replay: what enters its subscriptions
+// from outside (recording.Input), what its nodes publish
+// (recording.Output) and when their periodic timers run
+// (recording.TimerCall).
+type runRecording struct {
+	rec *recording.Recorder
+	log *slog.Logger
+}
+
+// openRunRecording creates the file at path and stores cfg's file in it.
+func openRunRecording(path string, cfg *config.Config, logger *slog.Logger) (*runRecording, error) {
+	data, err := smallfile.Read(cfg.File)
+	if err != nil {
+		return nil, fmt.Errorf("-record: the config: %w", err)
+	}
+	rec, err := recording.Create(path, recording.Options{})
+	if err != nil {
+		return nil, fmt.Errorf("-record: %w", err)
+	}
+	rec.Metadata(MetaConfig, map[string]string{"file": cfg.File, "yaml": string(data)})
+	return &runRecording{rec: rec, log: logger}, nil
+}
+
+// begin stores the run's start, the time of its clock before the nodes
+// are built.
+func (r *runRecording) begin(start time.Time) {
+	r.rec.Metadata(MetaRun, map[string]string{"start": start.UTC().Format(time.RFC3339Nano)})
+}
+
+// attach records the inputs that router receives and what the nodes of
+// env publish.
+func (r *runRecording) attach(env *nodes.Env, router *subscribers.Router) {
+	router.TapInputs(func(m *subscribers.Message) {
+		r.rec.RecordAs(recording.Input, "", m.Topic, m.Payload, m.Received)
+	})
+	env.Hooks = &nodes.Hooks{
+		Published: func(node, topic string, payload []byte, at time.Time) {
+			r.rec.RecordAs(recording.Output, node, topic, payload, at)
+		},
+		TimerCall: func(node, name string, _ *timers.Timer, ev *nodes.TimerEvent, handled uint64) bool {
+			b, _ := json.Marshal(TimerCall{Expected: ev.Expected.UTC(), Missed: ev.Missed, Handled: handled})
+			r.rec.RecordAs(recording.TimerCall, node, name, b, ev.Expected)
+			return true
+		},
+		Handling: func(string, uint64, bool) {}, // counts handled messages
+	}
+}
+
+// end stores the run's stop and closes the file.
+func (r *runRecording) end(stop time.Time) error {
+	dropped := r.rec.Stats().Dropped
+	r.rec.Metadata(MetaStop, map[string]string{
+		"time":    stop.UTC().Format(time.RFC3339Nano),
+		"dropped": fmt.Sprint(dropped),
+	})
+	st, err := r.rec.Close()
+	if err != nil {
+		return err
+	}
+	level := slog.LevelInfo
+	if st.Dropped > 0 {
+		level = slog.LevelWarn
+	}
+	r.log.Log(context.Background(), level, "recording written", "file", r.rec.Path(), "messages", st.Recorded, "dropped", st.Dropped)
+	return nil
+}
+
+// abort closes the file of a run that did not start.
+func (r *runRecording) abort() { _, _ = r.rec.Close() }

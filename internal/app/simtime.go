@@ -1,0 +1,130 @@
+package app
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/robotexec/robotexec/config"
+	"github.com/robotexec/robotexec/executor"
+	"github.com/robotexec/robotexec/internal/ratelog"
+	"github.com/robotexec/robotexec/subscribers"
+	"github.com/robotexec/robotexec/subscribers/mqtt"
+	"github.com/robotexec/robotexec/timers"
+)
+
+// clockMessage is a message of the clock topic.
+type clockMessage struct {
+	Time string `json:"time"`
+}
+
+// parseClock returns the time of a clock message.
+func parseClock(payload []byte) (time.Time, error) {
+	var m clockMessage
+	if err := json.Unmarshal(payload, &m); err != nil {
+		return time.Time{}, fmt.Errorf("clock message %q: %w", payload, err)
+	}
+	t, err := time.Parse(time.RFC3339Nano, m.Time)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("clock message %q: time: %w", payload, err)
+	}
+	return t, nil
+}
+
+// firstClock waits for the first valid message of the clock topic, on a
+// client of its own (mc with another client ID and a clean session) and a
+// small executor: the process's client holds its messages until the
+// nodes have subscribed.
+func firstClock(ctx context.Context, mc mqtt.Config, topic string, logger *slog.Logger) (time.Time, error) {
+	mc.ClientID += "-clock"
+	mc.CleanSession, mc.StatusTopic, mc.StartPaused = true, "-", false
+	mc.InProcess, mc.NoEcho, mc.Audience = false, false, nil
+	c, err := mqtt.Dial(mc)
+	if err != nil {
+		return time.Time{}, err
+	}
+	defer c.Close()
+	logger.Info("use_sim_time: waiting for the clock topic", "topic", topic)
+	first := make(chan time.Time, 1)
+	bad := ratelog.New(10 * time.Second)
+	ex := executor.New(executor.Options{Workers: 1, Logger: logger})
+	_, err = ex.NewOwner("clock", nil).Subscribe(c, topic, func(m subscribers.Message) {
+		t, err := parseClock(m.Payload)
+		if err != nil {
+			bad.Log(logger, slog.LevelWarn, "use_sim_time: ignored", "error", err)
+			return
+		}
+		select {
+		case first <- t:
+		default:
+		}
+	}, executor.Depth(1))
+	if err != nil {
+		return time.Time{}, err
+	}
+	runCtx, stop := context.WithCancel(ctx)
+	ran := make(chan struct{})
+	go func() { ex.Run(runCtx); close(ran) }()
+	defer func() { stop(); <-ran }()
+	select {
+	case t := <-first:
+		return t, nil
+	case <-ctx.Done():
+		return time.Time{}, fmt.Errorf("use_sim_time: no clock message on %q: %w", topic, ctx.Err())
+	}
+}
+
+// simClock steps the executor's simulated clock with the clock topic.
+type simClock struct {
+	sim       *timers.Sim
+	log       *slog.Logger
+	bad, back *ratelog.Limiter // the ignored messages' logs
+}
+
+// follow subscribes to the clock topic on ex: each message moves the
+// simulated time forward, firing the timers that fall due on the way, in
+// deadline order. A message that goes back in time, or does not parse, is
+// logged and ignored.
+func (s *simClock) follow(ex *executor.Executor, src subscribers.Source, cfg *config.Config) error {
+	_, err := ex.NewOwner("clock", nil).Subscribe(src, cfg.Executor.ClockTopic, func(m subscribers.Message) {
+		t, err := parseClock(m.Payload)
+		switch {
+		case err != nil:
+			s.bad.Log(s.log, slog.LevelWarn, "use_sim_time: ignored", "error", err)
+		case t.Before(s.sim.Now()):
+			s.back.Log(s.log, slog.LevelWarn, "use_sim_time: the clock went back: ignored",
+				"time", t.Format(time.RFC3339Nano), "now", s.sim.Now().Format(time.RFC3339Nano))
+		default:
+			s.sim.AdvanceTo(t)
+		}
+	}, executor.Name("clock"), executor.Depth(1))
+	return err
+}
+
+// newExecutor makes the app's executor, on the configured timer source,
+// or, with use_sim_time, on a simulated clock that starts at the first
+// clock message (waited for until ctx ends) and follows the clock topic.
+func (a *App) newExecutor(ctx context.Context, mc mqtt.Config, logger *slog.Logger) error {
+	cfg := a.cfg
+	clock := timerClock(cfg, a.obs.workers, logger)
+	var sc *simClock
+	if cfg.Executor.UseSimTime {
+		t0, err := firstClock(ctx, mc, cfg.Executor.ClockTopic, logger)
+		if err != nil {
+			return err
+		}
+		sc = &simClock{sim: timers.NewSim(t0), log: logger, bad: ratelog.New(10 * time.Second), back: ratelog.New(10 * time.Second)}
+		clock = sc.sim
+	}
+	a.ex = executor.New(a.obs.executorOptions(executor.Options{
+		Workers: a.obs.workers,
+		Logger:  ratelog.LimitFloods(logger),
+		Clock:   clock,
+	}))
+	if sc == nil {
+		return nil
+	}
+	return sc.follow(a.ex, a.client, cfg)
+}

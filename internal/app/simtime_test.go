@@ -1,0 +1,86 @@
+package app
+
+import (
+	"bytes"
+	"context"
+	"log/slog"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/robotexec/robotexec/config"
+	"github.com/robotexec/robotexec/executor"
+	"github.com/robotexec/robotexec/internal/ratelog"
+	"github.com/robotexec/robotexec/subscribers"
+	"github.com/robotexec/robotexec/timers"
+)
+
+// lockedBuffer is a bytes.Buffer for concurrent use.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// The clock topic moves simulated time forward, firing the timers due on
+// the way in order; a message that goes back or does not parse is logged
+// and ignored.
+func TestSimClockFollows(t *testing.T) {
+	t0 := time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)
+	var logs lockedBuffer
+	logger := slog.New(slog.NewTextHandler(&logs, nil))
+	sc := &simClock{sim: timers.NewSim(t0), log: logger, bad: ratelog.New(time.Hour), back: ratelog.New(time.Hour)}
+	ex := executor.New(executor.Options{Workers: 1, Clock: sc.sim, Logger: logger})
+	r := new(subscribers.Router)
+	cfg := &config.Config{Executor: config.Executor{ClockTopic: "clock"}}
+	require.NoError(t, sc.follow(ex, r, cfg))
+	var mu sync.Mutex
+	var fired []time.Time
+	_, err := ex.NewOwner("n", nil).NewTimer(100*time.Millisecond, func(ev timers.Event) {
+		mu.Lock()
+		fired = append(fired, ev.Expected)
+		mu.Unlock()
+	})
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { ex.Run(ctx); close(done) }()
+	defer func() { cancel(); <-done }()
+
+	pub, err := r.Publisher("clock")
+	require.NoError(t, err)
+	tick := func(d time.Duration) {
+		require.NoError(t, pub.Publish([]byte(`{"time":"`+t0.Add(d).Format(time.RFC3339Nano)+`"}`)))
+		require.Eventually(t, func() bool { return !sc.sim.Now().Before(t0.Add(d)) }, 5*time.Second, time.Millisecond)
+	}
+	for d := 10 * time.Millisecond; d <= 300*time.Millisecond; d += 10 * time.Millisecond {
+		tick(d)
+	}
+	require.Eventually(t, func() bool { mu.Lock(); defer mu.Unlock(); return len(fired) == 3 }, 5*time.Second, time.Millisecond)
+
+	// The subscription keeps the last message only: one at a time.
+	logged := func(s string) func() bool {
+		return func() bool { return bytes.Contains([]byte(logs.String()), []byte(s)) }
+	}
+	require.NoError(t, pub.Publish([]byte(`{"time":"`+t0.Add(time.Millisecond).Format(time.RFC3339Nano)+`"}`)))
+	require.Eventually(t, logged("the clock went back: ignored"), 5*time.Second, time.Millisecond)
+	require.NoError(t, pub.Publish([]byte(`not json`)))
+	require.Eventually(t, logged("use_sim_time: ignored"), 5*time.Second, time.Millisecond)
+	require.Equal(t, t0.Add(300*time.Millisecond), sc.sim.Now(), "time never runs backwards")
+	mu.Lock()
+	require.Equal(t, []time.Time{t0.Add(100 * time.Millisecond), t0.Add(200 * time.Millisecond), t0.Add(300 * time.Millisecond)}, fired)
+	mu.Unlock()
+}

@@ -1,0 +1,73 @@
+package cli
+
+import (
+	"encoding/json"
+	"io"
+	"log/slog"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/robotexec/robotexec/config"
+	"github.com/robotexec/robotexec/internal/app"
+	"github.com/robotexec/robotexec/nodes"
+	"github.com/robotexec/robotexec/subscribers"
+)
+
+// probeBeat is what the replay_probe node publishes at each timer call.
+type probeBeat struct {
+	Handled  int       `json:"handled"`
+	Expected time.Time `json:"expected"`
+}
+
+func init() {
+	nodes.Register("replay_probe", "test node: counts its messages, publishes the count on its timer", func(n *nodes.Node) error {
+		out := n.Publisher("out")
+		handled := 0
+		n.Subscribe("in", func(subscribers.Message) { handled++ })
+		n.Timer(100*time.Millisecond, func(ev nodes.TimerEvent) {
+			_ = out.PublishJSON(probeBeat{Handled: handled, Expected: ev.Expected})
+		}, nodes.Name("beat"))
+		return nil
+	})
+}
+
+// TestReplayPlacesTimerCalls: each recorded timer call runs between the
+// same messages of its node as recorded: later than its deadline when it
+// followed messages that came after the deadline, at its deadline, and
+// earlier when it preceded a message that comes before the deadline.
+func TestReplayPlacesTimerCalls(t *testing.T) {
+	t0 := time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)
+	ms := func(n int) time.Time { return t0.Add(time.Duration(n) * time.Millisecond) }
+	key := timerKey{"probe", "beat"}
+	l := &runLog{
+		start: t0, stop: ms(400),
+		inputs: []recorded{{topic: "in", at: ms(50)}, {topic: "in", at: ms(150)}, {topic: "in", at: ms(250)}},
+		timers: map[timerKey][]app.TimerCall{key: {
+			{Expected: ms(100), Handled: 2}, // late: after the message of 150 ms
+			{Expected: ms(200), Handled: 2}, // at its deadline
+			{Expected: ms(300), Handled: 2}, // early: before the message of 250 ms
+			{Expected: ms(400), Handled: 3},
+		}},
+		nodeCalls: map[string][]callRef{"probe": {{key, 0}, {key, 1}, {key, 2}, {key, 3}}},
+	}
+	cfg, err := config.Parse("probe.yaml", []byte("nodes:\n  - { name: probe, type: replay_probe }\n"), nil)
+	require.NoError(t, err)
+
+	for range 2 { // the same twice
+		var got []probeBeat
+		var at []time.Time
+		out := func(_, topic string, payload []byte, when time.Time) {
+			var b probeBeat
+			require.NoError(t, json.Unmarshal(payload, &b))
+			got = append(got, b)
+			at = append(at, when)
+		}
+		r, err := newReplayer(l, cfg, slog.New(slog.NewTextHandler(io.Discard, nil)), out)
+		require.NoError(t, err)
+		r.run()
+		require.Equal(t, []probeBeat{{2, ms(100)}, {2, ms(200)}, {2, ms(300)}, {3, ms(400)}}, got)
+		require.Equal(t, []time.Time{ms(150), ms(200), ms(250), ms(400)}, at, "when each call ran")
+	}
+}

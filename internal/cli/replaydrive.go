@@ -1,0 +1,175 @@
+package cli
+
+import (
+	"log/slog"
+	"time"
+
+	"github.com/robotexec/robotexec/config"
+	"github.com/robotexec/robotexec/executor"
+	"github.com/robotexec/robotexec/internal/app"
+	"github.com/robotexec/robotexec/nodes"
+	"github.com/robotexec/robotexec/subscribers"
+	"github.com/robotexec/robotexec/timers"
+)
+
+// replayer re-runs the nodes of a config on recorded inputs: one worker
+// spun by the replayer's goroutine, a simulated clock that it steps from
+// deadline to deadline and to each input's time, and an in-process router
+// with no broker. The same recording and config give the same outputs.
+//
+// Each periodic timer call of a node runs with its recorded event, between
+// the same two messages of that node as in the recorded run (see
+// nodes.Hooks): at its deadline, or earlier, before a message that it
+// preceded, or later, after the messages it followed.
+type replayer struct {
+	log    *runLog
+	sim    *timers.Sim
+	ex     *executor.Executor
+	router *subscribers.Router
+	nodes  []*nodes.Node
+	timers map[timerKey]*replayTimer
+	first  map[string]int // each node's first call that may not have run
+}
+
+// replayTimer is a periodic timer of a node, with its recorded calls.
+type replayTimer struct {
+	t     *timers.Timer
+	call  func(nodes.TimerEvent)
+	calls []app.TimerCall
+	done  []bool
+	at    int // the call whose deadline the timer is armed for
+}
+
+// newReplayer builds cfg's nodes for replaying l; out gets what they
+// publish, with the simulated time.
+func newReplayer(l *runLog, cfg *config.Config, logger *slog.Logger, out func(node, topic string, payload []byte, at time.Time)) (*replayer, error) {
+	r := &replayer{log: l, sim: timers.NewSim(l.start), timers: map[timerKey]*replayTimer{}, first: map[string]int{}}
+	r.ex = executor.New(executor.Options{Workers: 1, Logger: logger, Clock: r.sim})
+	r.router = subscribers.NewRouter(subscribers.RouterOptions{})
+	e := app.NodeEnv(cfg, r.ex, r.router, logger)
+	e.Hooks = &nodes.Hooks{Published: out, TimerMade: r.timerMade, TimerCall: r.timerCall, Handling: r.handling}
+	for _, n := range cfg.Nodes {
+		node, err := app.BuildNode(e, n)
+		if err != nil {
+			return nil, err
+		}
+		r.nodes = append(r.nodes, node)
+	}
+	return r, nil
+}
+
+// timerMade arms a node's periodic timer for its first recorded call, or
+// disarms it if the recording never saw it run. The timers of a node that
+// the recording does not know (one added to the CONFIG given) keep their
+// periods on the simulated clock.
+func (r *replayer) timerMade(node, name string, t *timers.Timer, call func(nodes.TimerEvent)) {
+	if !r.log.knows(node) {
+		return
+	}
+	calls := r.log.timers[timerKey{node, name}]
+	rt := &replayTimer{t: t, call: call, calls: calls, done: make([]bool, len(calls))}
+	r.timers[timerKey{node, name}] = rt
+	rt.arm()
+}
+
+// arm arms the timer for its call at, or disarms it after its last.
+func (rt *replayTimer) arm() {
+	if rt.at < len(rt.calls) {
+		rt.t.ResetAt(rt.calls[rt.at].Expected)
+	} else {
+		rt.t.Cancel()
+	}
+}
+
+// timerCall is the TimerCall hook: the call due runs now if its node has
+// handled the messages that preceded it, and waits for them otherwise.
+func (r *replayer) timerCall(node, name string, _ *timers.Timer, ev *nodes.TimerEvent, handled uint64) bool {
+	rt := r.timers[timerKey{node, name}]
+	if rt == nil {
+		return true // a node the recording does not know
+	}
+	if rt.at >= len(rt.calls) {
+		return false
+	}
+	k := rt.at
+	for rt.at++; rt.at < len(rt.calls) && rt.done[rt.at]; rt.at++ {
+	}
+	rt.arm()
+	c := rt.calls[k]
+	if rt.done[k] || c.Handled > handled {
+		return false // ran before a message, or waits for messages
+	}
+	rt.done[k] = true
+	*ev = nodes.TimerEvent{Expected: c.Expected, Actual: c.Expected, Missed: c.Missed}
+	return true
+}
+
+// handling is the Handling hook: before a message, the node's calls that
+// preceded it run; after it, those that waited for it and whose deadline
+// passed.
+func (r *replayer) handling(node string, handled uint64, done bool) {
+	if done {
+		r.runCalls(node, handled+1, true)
+	} else {
+		r.runCalls(node, handled, false)
+	}
+}
+
+// runCalls runs, in recorded order, the node's calls that had up to
+// handled messages before them; overdue, only those whose deadline
+// passed.
+func (r *replayer) runCalls(node string, handled uint64, overdue bool) {
+	refs := r.log.nodeCalls[node]
+	i := r.first[node]
+	for ; i < len(refs); i++ {
+		rt := r.timers[refs[i].key]
+		k := refs[i].i
+		if rt == nil || rt.done[k] {
+			continue
+		}
+		c := rt.calls[k]
+		if c.Handled > handled || (overdue && k >= rt.at) {
+			break
+		}
+		rt.done[k] = true
+		rt.call(nodes.TimerEvent{Expected: c.Expected, Actual: c.Expected, Missed: c.Missed})
+	}
+	for j := r.first[node]; j < i; j++ {
+		rt := r.timers[refs[j].key]
+		if rt != nil && !rt.done[refs[j].i] {
+			return
+		}
+		r.first[node] = j + 1
+	}
+}
+
+// run feeds the recorded inputs at their times, runs the nodes to the
+// recorded stop, then shuts them down.
+func (r *replayer) run() {
+	r.ex.SpinAll()
+	for _, in := range r.log.inputs {
+		r.stepTo(in.at)
+		r.router.Receive(&subscribers.Message{Topic: in.topic, Payload: in.payload, Received: in.at})
+		r.ex.SpinAll()
+	}
+	r.stepTo(r.log.stop)
+	for i := len(r.nodes) - 1; i >= 0; i-- {
+		r.nodes[i].Shutdown()
+	}
+}
+
+// stepTo advances the simulated clock to t, stopping at every deadline on
+// the way to run what falls due: timers due by an input's time run before
+// it.
+func (r *replayer) stepTo(t time.Time) {
+	for {
+		next, ok := r.sim.Next()
+		if !ok || next.After(t) {
+			break
+		}
+		r.sim.AdvanceTo(next)
+		r.ex.SpinAll()
+	}
+	r.sim.AdvanceTo(t)
+	r.ex.SpinAll()
+}
