@@ -67,6 +67,7 @@ type Client struct {
 	closeErr    error // Close's result
 	closed      atomic.Bool
 	connectDone chan struct{} // closed when the first-connection loop ends
+	resumed     chan struct{} // closed when paho completed the first connection (onConnect)
 	intakeDone  chan struct{} // closed when the intake goroutine ends
 
 	router *subscribers.Router
@@ -130,6 +131,7 @@ func Dial(cfg Config) (*Client, error) {
 		log:         s.Logger,
 		stop:        make(chan struct{}),
 		connectDone: make(chan struct{}),
+		resumed:     make(chan struct{}),
 		intakeDone:  make(chan struct{}),
 		readyCh:     make(chan struct{}),
 		lost:        make(chan struct{}),
@@ -164,7 +166,7 @@ func Dial(cfg Config) (*Client, error) {
 	// the message over (see intake.go).
 	o.SetOrderMatters(true)
 	o.SetAutoAckDisabled(true)
-	o.SetStore(newStore(c.guard))
+	o.SetStore(newStore(c.guard, s.beforeResume))
 	o.SetAutoReconnect(true)
 	o.SetMaxReconnectInterval(s.MaxBackoff)
 	// The first connection is retried by connectLoop, with backoff and

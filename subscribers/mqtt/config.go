@@ -151,6 +151,10 @@ type Config struct {
 	// DefaultMaxBackoff (10 s).
 	MinBackoff time.Duration
 	MaxBackoff time.Duration
+
+	// beforeResume, for tests, runs each time paho lists its store to
+	// resume a session, before it does.
+	beforeResume func()
 }
 
 // TLSFiles names the PEM files of a TLS configuration.

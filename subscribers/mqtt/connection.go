@@ -33,6 +33,7 @@ func (c *Client) connectLoop() {
 			return
 		}
 		if tok.Error() == nil {
+			close(c.resumed)
 			return
 		}
 		// onNotification has recorded and logged the failure.
@@ -140,6 +141,18 @@ func (c *Client) onConnect(pc paho.Client) {
 		if err := c.ownRefused(c.subscribe(filters)); err != nil {
 			c.log.Error("mqtt: subscribe after connecting", "broker", c.cfg.display, "error", err)
 		}
+	}
+	// paho resumes the session after calling this handler, at the same
+	// time: it lists the publications of its store and sends them again.
+	// One handed to paho before the listing, once connected, would be
+	// sent twice, and the broker would send its echo twice, the second
+	// one to the subscriptions that had it locally. On the first
+	// connection the publications wait until paho has resumed, which it
+	// does before completing Connect's token.
+	select {
+	case <-c.resumed:
+	case <-c.stop:
+		return
 	}
 	c.openOutbound()
 	if n > 1 {

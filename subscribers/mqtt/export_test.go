@@ -39,3 +39,7 @@ func (m *InjectedMessage) Acks() int { return int(m.acks.Load()) }
 // Inject hands m to the client's intake as paho's router hands a message
 // that arrived from the broker (FuzzIntake), without a broker.
 func (c *Client) Inject(m *InjectedMessage) { c.onMessage(nil, m) }
+
+// BeforeResume makes the client call f each time paho lists its store to
+// resume a session (right after connecting), before it does.
+func BeforeResume(cfg *Config, f func()) { cfg.beforeResume = f }

@@ -30,8 +30,9 @@ var ErrBacklog = errors.New("mqtt: too many publications waiting for the broker"
 // Publish only appends the message here and returns; one goroutine, the
 // feeder, hands the messages to paho in order.
 //
-// Until the first connection has subscribed (so that echoes come back),
-// QoS 1 and 2 publications wait here, as paho keeps those made while it
+// Until the first connection has subscribed (so that echoes come back)
+// and paho has resumed its session (see onConnect), QoS 1 and 2
+// publications wait here, as paho keeps those made while it
 // reconnects: a process that starts before its broker loses none. QoS 0
 // ones fail then, as while reconnecting.
 type outbound struct {

@@ -12,18 +12,21 @@ import (
 // resuming a session sets the DUP flag of stored packets, which races with
 // the write of a publication made as the connection came up
 // (eclipse-paho/paho.mqtt.golang#703). With copies, such a publication is
-// at worst sent twice, which at-least-once delivery allows.
+// at worst sent twice, which at-least-once delivery allows; on the first
+// connection the client hands none to paho before it resumed (see
+// onConnect).
 //
 // It also tells the poison guard (poison.go) when a publication is
 // written and acknowledged, and puts the guard's suspect last, or drops
 // it, when paho resumes after a reconnection.
 type copyStore struct {
 	paho.Store
-	guard *poisonGuard
+	guard     *poisonGuard
+	beforeAll func() // tests: runs when paho lists the store (Config.beforeResume)
 }
 
-func newStore(g *poisonGuard) paho.Store {
-	return copyStore{Store: paho.NewOrderedMemoryStore(), guard: g}
+func newStore(g *poisonGuard, beforeAll func()) paho.Store {
+	return copyStore{Store: paho.NewOrderedMemoryStore(), guard: g, beforeAll: beforeAll}
 }
 
 func (s copyStore) Put(key string, p packets.ControlPacket) {
@@ -50,6 +53,9 @@ func (s copyStore) Del(key string) {
 // All returns the keys in order, for paho to resume, with the poison
 // guard's suspect last, or without it, deleted, on its second strike.
 func (s copyStore) All() []string {
+	if s.beforeAll != nil {
+		s.beforeAll()
+	}
 	keys := s.Store.All()
 	key, pp, drop := s.guard.suspect(keys, s.Store.Get)
 	if key == "" {
