@@ -173,8 +173,8 @@ func TestBatchOfOneServesOneMessage(t *testing.T) {
 	require.Equal(t, uint64(2*msgs), runs)
 }
 
-// spinFor busy-waits for d on the monotonic clock.
-func spinFor(d time.Duration) {
+// busyWaitFor busy-waits for d on the monotonic clock.
+func busyWaitFor(d time.Duration) {
 	start := time.Now()
 	for time.Since(start) < d {
 	}
@@ -194,7 +194,7 @@ func TestBatchEndsAfterBudget(t *testing.T) {
 	bus := new(subscribers.Router)
 	log := newCallLog(msgs)
 	s, err := o.Subscribe(bus, "slow", func(m subscribers.Message) {
-		spinFor(work)
+		busyWaitFor(work)
 		log.add(string(m.Payload))
 	}, executor.Depth(64))
 	require.NoError(t, err)

@@ -40,9 +40,9 @@
 // # Workers between callbacks
 //
 // A worker that runs out of work looks for more for up to 20 µs before it
-// parks, adapting that spin to how often it pays off (see idleSpin in the
-// source): waking parked workers for every message of a dense stream
-// costs far more, in latency, than the spin costs in CPU. Between
+// parks, adapting that busy-wait to how often it pays off (see idleBusyWait
+// in the source): waking parked workers for every message of a dense stream
+// costs far more, in latency, than the busy-wait costs in CPU. Between
 // callbacks a worker also serves timers whose deadline has passed
 // (timers.Queue.Poll), so that timers keep their time while every worker is
 // busy; on the precise timer source the queue's early ring wakes a worker

@@ -123,10 +123,10 @@ type Executor struct {
 	// tscBatch says batches are timed on the time-stamp counter, which is
 	// trusted here (see batchClock).
 	tscBatch bool
-	// spinUntil is a time-stamp counter reading up to which a worker
+	// busyUntil is a time-stamp counter reading up to which a worker
 	// that runs out of work polls the timers instead of parking: a
 	// deadline is near (see early). 0 for none.
-	spinUntil atomic.Int64
+	busyUntil atomic.Int64
 	// budget is Options.BatchBudget in the ticks of batchClock; epoch is its
 	// origin where the time-stamp counter is not used.
 	budget int64
@@ -212,7 +212,7 @@ func New(opts Options) *Executor {
 	e.set = waitset.New(e.wake, opts.Observer)
 	e.timers = timers.NewQueue(opts.Clock, e.set)
 	if e.timers.Pollable() && e.timers.Lead() > 0 {
-		// Only a queue its workers can poll: early's spinning reads
+		// Only a queue its workers can poll: early's busy-wait reads
 		// the counter against the clock's deadlines.
 		e.timers.SetEarly(e.early)
 	}

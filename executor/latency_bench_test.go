@@ -35,7 +35,7 @@ func reportLatencies(b *testing.B, ds []time.Duration) {
 // the same pacing into the channel pool, closures recording the same.
 // robotexec bench measures the same at half the executor's throughput.
 func BenchmarkDispatchLatency(b *testing.B) {
-	const interval = 10 * time.Microsecond // 100k events/s: far under the capacity, with the producer spinning on one core
+	const interval = 10 * time.Microsecond // 100k events/s: far under the capacity, with the producer busy-waiting on one core
 	for _, workers := range []int{2, 4} {
 		b.Run(fmt.Sprintf("executor/workers=%d", workers), func(b *testing.B) {
 			ex := executor.New(executor.Options{Workers: workers})

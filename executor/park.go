@@ -54,24 +54,24 @@ func (e *Executor) unpark(w *worker) bool {
 
 // waitLocked waits for work for w, which found none: while a deadline is
 // near it polls the timers; once per idle period it looks for work a little
-// while (see idleSpin); else it parks w until a trigger wakes it. e.mu must
-// be held; waitLocked releases it.
+// while (see idleBusyWait); else it parks w until a trigger wakes it. e.mu
+// must be held; waitLocked releases it.
 func (e *Executor) waitLocked(w *worker) {
-	if until := e.spinUntil.Load(); until != 0 && tsc.Read() < until {
+	if until := e.busyUntil.Load(); until != 0 && tsc.Read() < until {
 		// A deadline is near: poll for it rather than sleep.
 		e.mu.Unlock()
-		e.spin(until)
+		e.busyWait(until)
 		return
 	}
-	if !w.spun {
+	if !w.busyWaited {
 		// Out of work: look for more a little while before
-		// sleeping, once per idle period (see idleSpin).
-		w.spun = true
+		// sleeping, once per idle period (see idleBusyWait).
+		w.busyWaited = true
 		e.mu.Unlock()
-		e.spinIdle(w)
+		e.busyWaitIdle(w)
 		return
 	}
-	w.spun = false
+	w.busyWaited = false
 	e.idle = append(e.idle, w)
 	e.nidle.Add(1)
 	e.mu.Unlock()

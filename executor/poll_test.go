@@ -153,13 +153,13 @@ func TestPolledTimerWakesAWorker(t *testing.T) {
 }
 
 // leadSim is a simulated clock with a lead, as Precise has one: the
-// executor must not spin for its deadlines, which are not the machine's
+// executor must not busy-wait for its deadlines, which are not the machine's
 // time.
 type leadSim struct{ *timers.Sim }
 
 func (leadSim) Lead() time.Duration { return 100 * time.Microsecond }
 
-func TestNoEarlySpinOnSimulatedClocks(t *testing.T) {
+func TestNoEarlyBusyWaitOnSimulatedClocks(t *testing.T) {
 	clk := leadSim{timers.NewSim(time.Now())}
 	ex := executor.New(executor.Options{Workers: 1, Clock: clk, Logger: quiet()})
 	_, err := ex.NewOwner("o", nil).NewOneShot(time.Hour, func(timers.Event) {})
@@ -170,5 +170,5 @@ func TestNoEarlySpinOnSimulatedClocks(t *testing.T) {
 	time.Sleep(10 * time.Millisecond)
 	t0 := time.Now()
 	stop()
-	require.Less(t, time.Since(t0), 5*time.Second, "a worker spun toward a simulated deadline")
+	require.Less(t, time.Since(t0), 5*time.Second, "a worker busy-waited toward a simulated deadline")
 }

@@ -38,7 +38,7 @@ type timerRun struct {
 }
 
 // pace waits, with spread, until the i-th timer's start: i periods/n
-// after t0 (spinning: a sleep would round to whole milliseconds).
+// after t0 (busy-waiting: a sleep would round to whole milliseconds).
 func (r timerRun) pace(i int, t0 time.Time) {
 	for r.spread && time.Since(t0) < time.Duration(i)*r.period/time.Duration(r.n) {
 	}

@@ -37,7 +37,7 @@ func traceSeeds(t *testing.T) int {
 }
 
 // workload is one random configuration of the executor: timers,
-// subscriptions with random queues, groups, callbacks that spin, publish
+// subscriptions with random queues, groups, callbacks that busy-wait, publish
 // down a pipeline or panic, and producers.
 type workload struct {
 	rng       *rand.Rand
@@ -170,14 +170,14 @@ func (w *workload) work(from int) {
 	if from < 0 {
 		pubIndex, low = -1-from, 1
 	}
-	spin := w.rng.IntN(20)
+	busy := w.rng.IntN(20)
 	next := -1
 	if w.rng.IntN(3) == 0 && low < len(w.pubs) {
 		next = low + w.rng.IntN(len(w.pubs)-low)
 	}
 	boom := w.rng.IntN(100) == 0
 	w.mu().Unlock()
-	deadline := time.Now().Add(time.Duration(spin) * time.Microsecond)
+	deadline := time.Now().Add(time.Duration(busy) * time.Microsecond)
 	for time.Now().Before(deadline) {
 	}
 	if next > 0 && w.out[pubIndex] != nil {

@@ -26,9 +26,9 @@ type worker struct {
 	requeue *waitset.Entity
 	// runnable holds dequeued entities whose resource requests the worker's
 	// releases completed; the worker runs them before taking new work.
-	runnable waitset.List
-	spun     bool          // the worker spun idle since it last found work
-	spinFor  time.Duration // its next idle spin (see idleSpin)
+	runnable   waitset.List
+	busyWaited bool          // the worker busy-waited idle since it last found work
+	busyFor    time.Duration // its next idle busy-wait (see idleBusyWait)
 	// msg holds the message of the subscription the worker runs, taken
 	// straight from its queue (see run).
 	msg subscribers.Message
@@ -80,7 +80,7 @@ func (e *Executor) next(w *worker, park bool) *waitset.Entity {
 		e.mu.Lock()
 		x, more := e.dequeueLocked(w)
 		if x != nil {
-			w.spun = false
+			w.busyWaited = false
 			e.mu.Unlock()
 			if more {
 				// Each worker that finds more work wakes the next one;
