@@ -141,10 +141,15 @@ type Executor struct {
 	runSubs   waitset.List
 	held      waitset.List // subscriptions workers finished ready again (waitset.Fast.Hold)
 	idle      []*worker    // parked workers, most recently parked last
-	stopping  bool
-	done      bool
-	live      int
-	_         [cacheLine]byte
+	// state is the executor's lifecycle (see stateIdle). It lives here,
+	// by the idle stack, because a worker out of work reads both under mu;
+	// it changes only at the lifecycle's few transitions.
+	state atomic.Int32
+	// live counts Run's workers that have not retired. It is a count, not
+	// a stage of the lifecycle: a worker retires when the executor is
+	// draining and every other live worker is parked (see next).
+	live int
+	_    [cacheLine]byte
 
 	// timersWaiting counts due timers taken from the wait set that have
 	// not started: in the run queue's timer lane or queued on a busy
@@ -157,26 +162,46 @@ type Executor struct {
 	// e.mu guards it.
 	laneTimers int64
 
-	mode atomic.Int32 // modeIdle, modeRunning, modeSpinning or modeClosed
-
-	regMu     sync.Mutex
-	closed    bool
+	regMu     sync.Mutex // guards entities and resources
 	entities  []*entity
 	resources map[string]*Resource
 
 	panics  atomic.Uint64
 	wakeups atomic.Uint64
-	_       [64]byte // to whole lines: 576 bytes, a size class of whole lines
+	_       [8]byte // to whole lines: 640 bytes, a size class of whole lines
 }
 
 // cacheLine is the size of a cache line, which the hot structures pad to.
 const cacheLine = 64
 
+// The executor's lifecycle is one state, Executor.state, of the values
+// below. They are ordered: registrations are refused from stateClosing on
+// (ErrClosed), and workers may retire from stateDraining on.
+//
+//	idle ──Spin──▶ spinning ──return──▶ idle
+//	idle ──Run──▶ running ──ctx ends──▶ closing ──sources closed──▶ draining
+//	     ──a worker finds nothing left──▶ drained ──workers exited──▶ closed
+//	closed ──Spin──▶ spinningClosed ──return──▶ closed
+//
+// Who makes each transition, and under which lock its readers read it:
+// Run and the Spin methods enter theirs by compare-and-swap from idle (or,
+// for Spin, closed), so that a Spin during Run panics and a Run during Spin
+// returns ErrRunning; stop enters closing under regMu, which registrations
+// hold while they read the state and add their entity, so that every
+// entity registered is closed by stop; stop enters draining under mu once
+// the timers are stopped and the subscriptions closed, so that no worker
+// retires while a source may still deliver; the first worker to find the
+// executor drained enters drained under mu, where the other workers read
+// it; Run enters closed once every worker has exited.
 const (
-	modeIdle = iota
-	modeRunning
-	modeSpinning
-	modeClosed
+	stateIdle           int32 = iota // new: Run or a Spin method may start
+	stateSpinning                    // a Spin method runs on its caller
+	stateRunning                     // Run's workers run callbacks
+	stateClosing                     // Run's ctx ended: registrations refused, sources being closed
+	stateDraining                    // sources closed: workers drain the queues, then retire
+	stateDrained                     // a worker found nothing left: every worker retires
+	stateClosed                      // Run returned
+	stateSpinningClosed              // a Spin method runs on a closed executor
 )
 
 // New returns an executor. Register callbacks through owners
@@ -248,7 +273,7 @@ func (e *Executor) Stats() Stats {
 // the workers have exited. An executor runs once; a second Run returns
 // ErrRunning, and so does a Run during a Spin call.
 func (e *Executor) Run(ctx context.Context) error {
-	if !e.mode.CompareAndSwap(modeIdle, modeRunning) {
+	if !e.state.CompareAndSwap(stateIdle, stateRunning) {
 		return ErrRunning
 	}
 	var wg sync.WaitGroup
@@ -266,14 +291,14 @@ func (e *Executor) Run(ctx context.Context) error {
 	<-ctx.Done()
 	e.stop()
 	wg.Wait()
-	e.mode.Store(modeClosed)
+	e.state.Store(stateClosed)
 	return nil
 }
 
 // stop closes the sources and tells the workers to drain and exit.
 func (e *Executor) stop() {
 	e.regMu.Lock()
-	e.closed = true
+	e.state.Store(stateClosing)
 	ents := slices.Clone(e.entities) // forget may change e.entities meanwhile
 	e.regMu.Unlock()
 	e.timers.Stop()
@@ -283,7 +308,7 @@ func (e *Executor) stop() {
 		}
 	}
 	e.mu.Lock()
-	e.stopping = true
+	e.state.Store(stateDraining)
 	idle := e.idle
 	e.idle = nil
 	e.nidle.Store(0)
@@ -294,11 +319,11 @@ func (e *Executor) stop() {
 }
 
 // retireLocked retires the calling worker once the executor has drained:
-// it marks the executor done, counts the worker out of the live ones, and
-// wakes every parked worker, which then finds the executor done and exits
-// too. e.mu must be held; retireLocked releases it.
+// it marks the executor drained, counts the worker out of the live ones,
+// and wakes every parked worker, which then finds the executor drained and
+// exits too. e.mu must be held; retireLocked releases it.
 func (e *Executor) retireLocked() {
-	e.done = true
+	e.state.Store(stateDrained)
 	e.live--
 	idle := e.idle
 	e.idle = nil

@@ -17,7 +17,7 @@ func TestCacheLineLayout(t *testing.T) {
 	var e Executor
 	require.Zero(t, unsafe.Offsetof(e.mu)%cacheLine, "the run queue starts a cache line")
 	require.Less(t, unsafe.Offsetof(e.live), unsafe.Offsetof(e.mu)+cacheLine*2, "the run queue fits two lines")
-	require.GreaterOrEqual(t, unsafe.Offsetof(e.mode), unsafe.Offsetof(e.mu)+cacheLine*2, "the cold fields start past it")
+	require.GreaterOrEqual(t, unsafe.Offsetof(e.regMu), unsafe.Offsetof(e.mu)+cacheLine*2, "the cold fields start past it")
 	require.Greater(t, unsafe.Offsetof(e.mu), unsafe.Offsetof(e.busyUntil), "the read-mostly fields come first")
 	require.GreaterOrEqual(t, unsafe.Offsetof(e.timersWaiting), unsafe.Offsetof(e.live)+cacheLine, "the waiting timers' count is past the run queue")
 	require.GreaterOrEqual(t, unsafe.Offsetof(e.laneTimers), unsafe.Offsetof(e.timersWaiting)+cacheLine, "and alone on its line")

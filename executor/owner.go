@@ -110,7 +110,7 @@ func (o *Owner) addTimer(period time.Duration, oneShot bool, cb func(timers.Even
 	e := o.ex
 	e.regMu.Lock()
 	defer e.regMu.Unlock()
-	if e.closed {
+	if e.state.Load() >= stateClosing {
 		return nil, ErrClosed
 	}
 	t, err := e.timers.NewTimer(period, oneShot)
@@ -155,7 +155,7 @@ func (o *Owner) Subscribe(src subscribers.Source, filter string, cb func(subscri
 		r.made(s)
 	}
 	e.regMu.Lock()
-	if e.closed {
+	if e.state.Load() >= stateClosing {
 		e.regMu.Unlock()
 		return nil, ErrClosed
 	}

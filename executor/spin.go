@@ -8,33 +8,30 @@ import "context"
 // simulated clock, advance the clock, then spin. They panic if called while
 // Run is running or from two goroutines at once.
 
-func (e *Executor) enterSpin() {
-	if e.mode.CompareAndSwap(modeIdle, modeSpinning) || e.mode.CompareAndSwap(modeClosed, modeSpinning) {
-		e.workers[0].batch = 1 // SpinOnce runs one callback
-		return
+// enterSpin marks a Spin method running, from idle or closed, and returns
+// the state leaveSpin restores.
+func (e *Executor) enterSpin() (prev int32) {
+	switch {
+	case e.state.CompareAndSwap(stateIdle, stateSpinning):
+		prev = stateIdle
+	case e.state.CompareAndSwap(stateClosed, stateSpinningClosed):
+		prev = stateClosed
+	default:
+		panic("executor: spin while running or spinning")
 	}
-	panic("executor: spin while running or spinning")
+	e.workers[0].batch = 1 // SpinOnce runs one callback
+	return prev
 }
 
 func (e *Executor) leaveSpin(prev int32) {
 	e.workers[0].publish()
-	e.mode.Store(prev)
-}
-
-func (e *Executor) spinMode() int32 {
-	m := e.mode.Load()
-	if m == modeClosed {
-		return modeClosed
-	}
-	return modeIdle
+	e.state.Store(prev)
 }
 
 // SpinOnce runs one callback, waiting for one to become ready until ctx
 // ends. It returns nil after a run and ctx.Err() if none became ready.
 func (e *Executor) SpinOnce(ctx context.Context) error {
-	prev := e.spinMode()
-	e.enterSpin()
-	defer e.leaveSpin(prev)
+	defer e.leaveSpin(e.enterSpin())
 	w := e.workers[0]
 	for {
 		if x := e.next(w, false); x != nil {
@@ -69,9 +66,7 @@ func (e *Executor) SpinOnce(ctx context.Context) error {
 // returns how many ran. Callbacks that become ready meanwhile wait for the
 // next call.
 func (e *Executor) SpinSome() int {
-	prev := e.spinMode()
-	e.enterSpin()
-	defer e.leaveSpin(prev)
+	defer e.leaveSpin(e.enterSpin())
 	return e.spinSome()
 }
 
@@ -102,9 +97,7 @@ func (e *Executor) spinSome() int {
 // SpinAll runs callbacks until none is ready and returns how many ran. It
 // does not return while callbacks keep making each other ready.
 func (e *Executor) SpinAll() int {
-	prev := e.spinMode()
-	e.enterSpin()
-	defer e.leaveSpin(prev)
+	defer e.leaveSpin(e.enterSpin())
 	n := 0
 	for {
 		k := e.spinSome()

@@ -95,7 +95,7 @@ func (e *Executor) next(w *worker, park bool) *waitset.Entity {
 			e.mu.Unlock()
 			return nil
 		}
-		if e.stopping && (e.done || len(e.idle) == e.live-1) {
+		if s := e.state.Load(); s >= stateDraining && (s == stateDrained || len(e.idle) == e.live-1) {
 			// Every other worker is parked and nothing is ready: the
 			// executor has drained (seed 000's Termination).
 			e.retireLocked()
