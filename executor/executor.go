@@ -11,6 +11,8 @@ import (
 	"time"
 	"unsafe"
 
+	"golang.org/x/sys/cpu"
+
 	"github.com/robotexec/robotexec/internal/tsc"
 	"github.com/robotexec/robotexec/timers"
 	"github.com/robotexec/robotexec/waitset"
@@ -106,11 +108,33 @@ type Stats struct {
 // Executor runs the callbacks of timers and subscriptions on a pool of
 // worker goroutines. See the package documentation for its guarantees.
 type Executor struct {
-	// The fields are laid out by cache line: first what every run and
-	// trigger reads and hardly anything writes, then the run queue, which
-	// every dequeue writes, then the rest. Sharing a line with the run
-	// queue, the first would cost every worker and producer a miss per
-	// message.
+	// The fields are laid out by cache line, in sections that each start a
+	// line and share none with another: first what every run and trigger
+	// reads and hardly anything writes, then the run queue, which every
+	// dequeue writes, then the count of waiting timers, which every
+	// timer's run writes and every batch reads, then the rest. Sharing a
+	// line with the run queue, the first would cost every worker and
+	// producer a miss per message. Each section is padded to the start of
+	// the next line (a whole line when it ends on one), so an executor is
+	// whole lines too, and its size class places it on a line's start.
+	readMostly
+	_ [cacheLine - unsafe.Sizeof(readMostly{})%cacheLine]byte
+	runQueue
+	_ [cacheLine - unsafe.Sizeof(runQueue{})%cacheLine]byte
+	// timersWaiting counts due timers taken from the wait set that have
+	// not started: in the run queue's timer lane or queued on a busy
+	// group. A batch ends when it is not 0 (see runMessages). It has a
+	// line of its own: it changes at every timer's run, and batches read
+	// it at every message.
+	timersWaiting atomic.Int64
+	_             [cacheLine - unsafe.Sizeof(atomic.Int64{})]byte
+	cold
+	_ [cacheLine - unsafe.Sizeof(cold{})%cacheLine]byte
+}
+
+// readMostly is the section of an Executor that every run and trigger reads
+// and hardly anything writes.
+type readMostly struct {
 	opts    Options
 	log     *slog.Logger
 	obs     waitset.Observer
@@ -131,11 +155,13 @@ type Executor struct {
 	// origin where the time-stamp counter is not used.
 	budget int64
 	epoch  time.Time
-	_      [cacheLine - (unsafe.Sizeof(Options{})+112)%cacheLine]byte
+}
 
-	// mu guards the run queue and the parking of workers. The run queue has
-	// two lanes: timers, taken from the wait set at every dequeue, run ahead
-	// of subscriptions, taken as a batch when the run queue is empty.
+// runQueue is the section of an Executor that mu guards: the run queue and
+// the parking of workers. The run queue has two lanes: timers, taken from
+// the wait set at every dequeue, run ahead of subscriptions, taken as a
+// batch when the run queue is empty.
+type runQueue struct {
 	mu        sync.Mutex
 	runTimers waitset.List
 	runSubs   waitset.List
@@ -149,30 +175,24 @@ type Executor struct {
 	// a stage of the lifecycle: a worker retires when the executor is
 	// draining and every other live worker is parked (see next).
 	live int
-	_    [cacheLine]byte
-
-	// timersWaiting counts due timers taken from the wait set that have
-	// not started: in the run queue's timer lane or queued on a busy
-	// group. A batch ends when it is not 0 (see runMessages). It has a
-	// line of its own: it changes at every timer's run, and batches read
-	// it at every message.
-	timersWaiting atomic.Int64
-	_             [cacheLine - 8]byte
-	// laneTimers is the timer lane's length last added to timersWaiting;
-	// e.mu guards it.
+	// laneTimers is the timer lane's length last added to timersWaiting.
 	laneTimers int64
+}
 
+// cold is the section of an Executor that the dispatch path does not touch,
+// but for wakeups, counted when a parked worker is woken.
+type cold struct {
 	regMu     sync.Mutex // guards entities and resources
 	entities  []*entity
 	resources map[string]*Resource
 
 	panics  atomic.Uint64
 	wakeups atomic.Uint64
-	_       [8]byte // to whole lines: 640 bytes, a size class of whole lines
 }
 
-// cacheLine is the size of a cache line, which the hot structures pad to.
-const cacheLine = 64
+// cacheLine is the size of a cache line, which the hot structures pad to:
+// golang.org/x/sys/cpu's for the platform (64 bytes on amd64).
+const cacheLine = unsafe.Sizeof(cpu.CacheLinePad{})
 
 // The executor's lifecycle is one state, Executor.state, of the values
 // below. They are ordered: registrations are refused from stateClosing on
@@ -227,7 +247,7 @@ func New(opts Options) *Executor {
 		epoch := time.Now()
 		opts.Stamp = func() int64 { return int64(time.Since(epoch)) }
 	}
-	e := &Executor{opts: opts, log: opts.Logger, obs: opts.Observer, epoch: time.Now()}
+	e := &Executor{readMostly: readMostly{opts: opts, log: opts.Logger, obs: opts.Observer, epoch: time.Now()}}
 	if ns := tsc.NsPerTick(); ns != 0 {
 		e.tscBatch = true
 		e.budget = int64(min(float64(opts.BatchBudget)/ns, 1<<62))
@@ -243,7 +263,7 @@ func New(opts Options) *Executor {
 	}
 	e.workers = make([]*worker, opts.Workers)
 	for i := range e.workers {
-		e.workers[i] = &worker{id: i, wake: make(chan struct{}, 1)}
+		e.workers[i] = &worker{workerState: workerState{id: i, wake: make(chan struct{}, 1)}}
 	}
 	return e
 }

@@ -3,14 +3,26 @@ package executor
 import (
 	"sync/atomic"
 	"time"
+	"unsafe"
 
 	"github.com/robotexec/robotexec/subscribers"
 	"github.com/robotexec/robotexec/waitset"
 )
 
 // worker is the state of one worker goroutine: one of Run's, or, for the
-// Spin methods, the calling goroutine (workers[0]).
+// Spin methods, the calling goroutine (workers[0]). Its fields are its own:
+// padded to workerSize, a size class of whole cache lines, they share no
+// line with another worker's.
 type worker struct {
+	workerState
+	_ [workerSize - unsafe.Sizeof(workerState{})]byte
+}
+
+// workerSize is the size of a worker: 256 bytes, whole cache lines.
+const workerSize = 256
+
+// workerState is a worker's fields, without its padding.
+type workerState struct {
 	id   int
 	wake chan struct{}
 	// nruns counts the worker's runs; only its goroutine touches it.
@@ -37,9 +49,6 @@ type worker struct {
 	batch int
 	// published is the count of runs last stored in runs.
 	published uint64
-	// The worker's fields are its own: padded to 256 bytes, a size class
-	// of whole cache lines, they share no line with another worker.
-	_ [256 - 168]byte
 }
 
 // publishEvery is how many runs a busy worker makes between publications
