@@ -54,13 +54,16 @@ func TestNewLimits(t *testing.T) {
 	}
 }
 
-// The zero Config listens on 127.0.0.1:1883, or says that it cannot.
+// The zero Config listens on 127.0.0.1:1883, or, when something else
+// holds that port, says that it cannot listen on exactly that address:
+// either way the default is checked.
 func TestDefaultListen(t *testing.T) {
 	b, err := broker.New(broker.Config{})
 	if err != nil {
 		require.ErrorContains(t, err, "listen on "+broker.DefaultListen)
 		require.ErrorIs(t, err, syscall.EADDRINUSE)
-		t.Skipf("%s is in use: %v", broker.DefaultListen, err)
+		t.Logf("%s is in use, the error names it: %v", broker.DefaultListen, err)
+		return
 	}
 	defer b.Close()
 	require.Equal(t, broker.DefaultListen, b.Addr())
