@@ -73,5 +73,5 @@ func (e *Executor) runMessages(w *worker, x *waitset.Entity, en *entity, batch i
 func (e *Executor) batchEnds(en *entity, until int64) bool {
 	now := e.batchClock()
 	return now >= until || e.timersWaiting.Load() != 0 || e.set.TimersPending() ||
-		(e.tscBatch && e.timers.Due(now)) || en.owner.tracked.Load()
+		(e.tscBatch && e.timers.Fast().Due(now)) || en.owner.tracked.Load()
 }

@@ -31,7 +31,7 @@ func (e *Executor) early(deadline time.Time) {
 // ready, whichever is first.
 func (e *Executor) busyWait(until int64) {
 	for tsc.Read() < until {
-		e.timers.Poll()
+		e.timers.Fast().Poll()
 		if !e.set.Empty() {
 			return
 		}

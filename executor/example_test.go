@@ -84,3 +84,29 @@ func ExampleOwner_Subscribe() {
 	// x=3
 	// dropped: 1
 }
+
+// Shutdown stops a running executor as net/http.Server.Shutdown stops a
+// server: it drains the queues and returns nil, or ctx.Err() when the
+// deadline comes first.
+func ExampleExecutor_Shutdown() {
+	ex := executor.New(executor.Options{Workers: 1})
+	bus := new(subscribers.Router)
+	n := 0
+	_, err := ex.NewOwner("counter", nil).Subscribe(bus, "ticks", func(subscribers.Message) { n++ },
+		executor.Depth(10))
+	if err != nil {
+		panic(err)
+	}
+	done := make(chan error)
+	go func() { done <- ex.Run(context.Background()) }()
+
+	pub, _ := bus.Publisher("ticks")
+	for range 3 {
+		pub.Publish(nil)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	fmt.Println("shutdown:", ex.Shutdown(ctx), "ran:", n, "run:", <-done)
+	// Output:
+	// shutdown: <nil> ran: 3 run: <nil>
+}

@@ -1,11 +1,9 @@
 package executor
 
 import (
-	"context"
 	"errors"
 	"log/slog"
 	"runtime"
-	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -188,41 +186,12 @@ type cold struct {
 
 	panics  atomic.Uint64
 	wakeups atomic.Uint64
+	shut    shutdown
 }
 
 // cacheLine is the size of a cache line, which the hot structures pad to:
 // golang.org/x/sys/cpu's for the platform (64 bytes on amd64).
 const cacheLine = unsafe.Sizeof(cpu.CacheLinePad{})
-
-// The executor's lifecycle is one state, Executor.state, of the values
-// below. They are ordered: registrations are refused from stateClosing on
-// (ErrClosed), and workers may retire from stateDraining on.
-//
-//	idle ──Spin──▶ spinning ──return──▶ idle
-//	idle ──Run──▶ running ──ctx ends──▶ closing ──sources closed──▶ draining
-//	     ──a worker finds nothing left──▶ drained ──workers exited──▶ closed
-//	closed ──Spin──▶ spinningClosed ──return──▶ closed
-//
-// Who makes each transition, and under which lock its readers read it:
-// Run and the Spin methods enter theirs by compare-and-swap from idle (or,
-// for Spin, closed), so that a Spin during Run panics and a Run during Spin
-// returns ErrRunning; stop enters closing under regMu, which registrations
-// hold while they read the state and add their entity, so that every
-// entity registered is closed by stop; stop enters draining under mu once
-// the timers are stopped and the subscriptions closed, so that no worker
-// retires while a source may still deliver; the first worker to find the
-// executor drained enters drained under mu, where the other workers read
-// it; Run enters closed once every worker has exited.
-const (
-	stateIdle           int32 = iota // new: Run or a Spin method may start
-	stateSpinning                    // a Spin method runs on its caller
-	stateRunning                     // Run's workers run callbacks
-	stateClosing                     // Run's ctx ended: registrations refused, sources being closed
-	stateDraining                    // sources closed: workers drain the queues, then retire
-	stateDrained                     // a worker found nothing left: every worker retires
-	stateClosed                      // Run returned
-	stateSpinningClosed              // a Spin method runs on a closed executor
-)
 
 // New returns an executor. Register callbacks through owners
 // ([Executor.NewOwner]), then call [Executor.Run], or the Spin methods from a
@@ -248,6 +217,8 @@ func New(opts Options) *Executor {
 		opts.Stamp = func() int64 { return int64(time.Since(epoch)) }
 	}
 	e := &Executor{readMostly: readMostly{opts: opts, log: opts.Logger, obs: opts.Observer, epoch: time.Now()}}
+	e.shut.stopping = make(chan struct{})
+	e.shut.exited = make(chan struct{})
 	if ns := tsc.NsPerTick(); ns != 0 {
 		e.tscBatch = true
 		e.budget = int64(min(float64(opts.BatchBudget)/ns, 1<<62))
@@ -256,10 +227,10 @@ func New(opts Options) *Executor {
 	}
 	e.set = waitset.New(e.wake, opts.Observer)
 	e.timers = timers.NewQueue(opts.Clock, e.set)
-	if e.timers.Pollable() && e.timers.Lead() > 0 {
+	if e.timers.Fast().Pollable() && e.timers.Fast().Lead() > 0 {
 		// Only a queue its workers can poll: early's busy-wait reads
 		// the counter against the clock's deadlines.
-		e.timers.SetEarly(e.early)
+		e.timers.Fast().SetEarly(e.early)
 	}
 	e.workers = make([]*worker, opts.Workers)
 	for i := range e.workers {
@@ -284,72 +255,4 @@ func (e *Executor) Stats() Stats {
 	s.Wakeups = e.wakeups.Load()
 	s.Parked = int(e.nidle.Load())
 	return s
-}
-
-// Run runs callbacks on the worker pool until ctx ends, then stops: timers
-// stop firing, subscriptions refuse new messages (counted as dropped, reason
-// closed), and the workers drain every queue — each message accepted before
-// the stop is run, each trigger before it is served. Run returns nil once
-// the workers have exited. An executor runs once; a second Run returns
-// ErrRunning, and so does a Run during a Spin call.
-func (e *Executor) Run(ctx context.Context) error {
-	if !e.state.CompareAndSwap(stateIdle, stateRunning) {
-		return ErrRunning
-	}
-	var wg sync.WaitGroup
-	e.mu.Lock()
-	e.live = len(e.workers)
-	e.mu.Unlock()
-	for _, w := range e.workers {
-		w.batch = e.opts.Batch
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			e.work(w)
-		}()
-	}
-	<-ctx.Done()
-	e.stop()
-	wg.Wait()
-	e.state.Store(stateClosed)
-	return nil
-}
-
-// stop closes the sources and tells the workers to drain and exit.
-func (e *Executor) stop() {
-	e.regMu.Lock()
-	e.state.Store(stateClosing)
-	ents := slices.Clone(e.entities) // forget may change e.entities meanwhile
-	e.regMu.Unlock()
-	e.timers.Stop()
-	for _, en := range ents {
-		if en.sub != nil {
-			en.sub.Close()
-		}
-	}
-	e.mu.Lock()
-	e.state.Store(stateDraining)
-	idle := e.idle
-	e.idle = nil
-	e.nidle.Store(0)
-	e.mu.Unlock()
-	for _, w := range idle {
-		w.signal()
-	}
-}
-
-// retireLocked retires the calling worker once the executor has drained:
-// it marks the executor drained, counts the worker out of the live ones,
-// and wakes every parked worker, which then finds the executor drained and
-// exits too. e.mu must be held; retireLocked releases it.
-func (e *Executor) retireLocked() {
-	e.state.Store(stateDrained)
-	e.live--
-	idle := e.idle
-	e.idle = nil
-	e.nidle.Store(0)
-	e.mu.Unlock()
-	for _, o := range idle {
-		o.signal()
-	}
 }

@@ -64,7 +64,7 @@ func (p *Publisher) PublishMessage(m subscribers.Message) (int, error) {
 		return p.pub.PublishMessage(m)
 	}
 	quiet := !p.o.ex.opts.noHandoff
-	n, err := p.pub.Offer(m, quiet, func(s *subscribers.Subscription) {
+	n, err := p.pub.Fast().Offer(m, quiet, func(s *subscribers.Subscription) {
 		p.o.mutor.CompareAndSwap(nil, s)
 	})
 	if quiet && p.o.running.Load() == 0 {

@@ -84,8 +84,8 @@ func (e *Executor) next(w *worker, park bool) *waitset.Entity {
 	}
 	for {
 		// Timers that fell due while every worker was busy, before the
-		// alarm's thread got a processor (see timers.Queue.Poll).
-		e.timers.Poll()
+		// alarm's thread got a processor (see timers.Fast.Poll).
+		e.timers.Fast().Poll()
 		e.mu.Lock()
 		x, more := e.dequeueLocked(w)
 		if x != nil {
@@ -124,7 +124,7 @@ func (e *Executor) takeRunnable(w *worker) *waitset.Entity {
 	// Dequeued before, it waited for its resources; the worker's
 	// release completed them. Timers a Poll serves here wait for
 	// this run: another worker is woken for them.
-	if e.timers.Poll() {
+	if e.timers.Fast().Poll() {
 		e.wake()
 	}
 	if w.requeue != nil {
@@ -187,7 +187,7 @@ func (e *Executor) dispatch(w *worker, x *waitset.Entity) int {
 func (e *Executor) runGroup(w *worker, g *Group) int {
 	n := 0
 	for {
-		if e.timers.Poll() { // as in next: this loop may run long
+		if e.timers.Fast().Poll() { // as in next: this loop may run long
 			e.wake() // the timers would wait for the group's callbacks
 		}
 		g.mu.Lock()

@@ -26,6 +26,10 @@
 // one level, '#' for the rest) by an [Index]; a shared subscription,
 // $share/GROUP/FILTER, is matched by FILTER.
 //
+// Callbacks publish through a publisher's [Fast] path, package executor's
+// own: it never waits on a full queue, reports overloaded queues for
+// muting, and lets the publishing worker take the work it makes.
+//
 // # Concurrency
 //
 // Subscription, Router, Index and Publisher are safe for concurrent use.

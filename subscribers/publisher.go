@@ -75,17 +75,6 @@ func (p *Publisher) PublishMessage(m Message) (int, error) {
 	return p.r.publish(&m, c.subs, c.out, nil)
 }
 
-// Offer publishes m like PublishMessage, but local subscriptions take it
-// through [Subscription.Offer]: it never waits, and calls overloaded for
-// each subscription it leaves at or above its threshold. quiet triggers
-// dormant subscriptions without waking an idle worker. The executor's
-// publishers use it from callbacks (muting and hand-off).
-func (p *Publisher) Offer(m Message, quiet bool, overloaded func(*Subscription)) (int, error) {
-	m.Topic = p.topic
-	c := p.route()
-	return p.r.publish(&m, c.subs, c.out, &offering{quiet: quiet, overloaded: overloaded})
-}
-
 // route returns where the topic's publications go.
 func (p *Publisher) route() *pubCache {
 	r := p.r
@@ -108,7 +97,7 @@ func (p *Publisher) route() *pubCache {
 // String describes the publisher.
 func (p *Publisher) String() string { return fmt.Sprintf("publisher(%s)", p.topic) }
 
-// offering is how a publication made through Offer reaches local
+// offering is how a publication made through Fast.Offer reaches local
 // subscriptions; a nil *offering delivers through deliver.
 type offering struct {
 	quiet      bool

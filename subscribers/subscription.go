@@ -21,7 +21,7 @@ type Options struct {
 	// Overflow is what a full queue does; the zero value is DropOldest.
 	Overflow Policy
 	// Threshold is the queue length at which the subscription counts as
-	// overloaded for in-process publishers on the executor (see Offer):
+	// overloaded for in-process publishers on the executor (see Fast.Offer):
 	// a callback that publishes to an overloaded subscription is muted
 	// after its run until the queue drains below Threshold. 0 means Depth.
 	Threshold int
@@ -194,23 +194,19 @@ func (s *Subscription) accept(m *Message, quiet bool) {
 	}
 }
 
-// Offer delivers m without ever waiting, for in-process publishers that
-// run on the executor's workers (seed 002's backpressure): where Deliver
-// would block (the Block policy, queue full), Offer accepts m beyond the
-// depth instead, and the executor mutes the publishing callback until the
-// queue drains (see MuteUntilDrained). The drop policies drop as in
-// Deliver. quiet triggers a dormant subscription without waking an idle
-// worker, for a publishing worker that takes the work itself (hand-off).
-// Offer reports whether m was accepted and whether the queue is now at or
-// above its threshold (overloaded).
-func (s *Subscription) Offer(m Message, quiet bool) (accepted, overloaded bool) {
-	return s.offer(&m, quiet)
-}
-
-// offer is Offer of *m, which it copies into the queue.
+// offer delivers *m without ever waiting, for in-process publishers that
+// run on the executor's workers (seed 002's backpressure), and copies it
+// into the queue: where Deliver would block (the Block policy, queue
+// full), offer accepts m beyond the depth instead, and the executor mutes
+// the publishing callback until the queue drains (see MuteUntilDrained).
+// The drop policies drop as in Deliver. quiet triggers a dormant
+// subscription without waking an idle worker, for a publishing worker
+// that takes the work itself (hand-off). offer reports whether m was
+// accepted and whether the queue is now at or above its threshold
+// (overloaded).
 func (s *Subscription) offer(m *Message, quiet bool) (accepted, overloaded bool) {
 	if s.Set() == nil {
-		panic("subscribers: Offer to a subscription not registered with a wait set")
+		panic("subscribers: Fast.Offer to a subscription not registered with a wait set")
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -249,7 +245,7 @@ func (s *Subscription) wrap(i int) int {
 	return i
 }
 
-// grow doubles the ring, for Offer beyond the depth.
+// grow doubles the ring, for Fast.Offer beyond the depth.
 func (s *Subscription) grow() {
 	ring := make([]item, 2*len(s.ring))
 	for i := range s.n {

@@ -49,7 +49,7 @@ type StepClock interface {
 }
 
 // LeadClock is a [Clock] whose timer queues ring early, Lead ahead of each
-// deadline, for the function given to [Queue.SetEarly].
+// deadline, for the function given to [Fast.SetEarly].
 type LeadClock interface {
 	// Lead returns how long before a deadline the queue rings first; 0
 	// or less means it does not ring early.
@@ -88,7 +88,7 @@ func (System) Now() time.Time { return time.Now() }
 func (System) NewAlarm(f func()) Alarm { return &sysAlarm{f: f} }
 
 // realTime marks the clocks that keep the time of the machine, which the
-// time-stamp counter keeps too: queues on them can be polled (Queue.Poll).
+// time-stamp counter keeps too: queues on them can be polled (Fast.Poll).
 // A clock that embeds one of them is one of them.
 type realTime interface{ realTime() }
 

@@ -17,6 +17,9 @@
 // Two clocks come with the package: [System], the wall clock, and [Sim], a
 // simulated clock that tests step by hand.
 //
+// An executor's workers also serve the queue themselves, between callbacks,
+// through the queue's [Fast] path, package executor's own.
+//
 // # Concurrency
 //
 // Every method of Queue and Timer is safe for concurrent use. Sim is safe

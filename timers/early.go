@@ -60,12 +60,12 @@ func (q *Queue) arm(d, at time.Time) {
 // deadline unless a Poll serves the deadline first: an executor uses it
 // to have a worker running, polling, when the deadline comes, rather than
 // waking one after it. Call it before arming timers.
-func (q *Queue) SetEarly(f func(deadline time.Time)) {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	q.onEarly = f
+func (x Fast) SetEarly(f func(deadline time.Time)) {
+	x.q.mu.Lock()
+	defer x.q.mu.Unlock()
+	x.q.onEarly = f
 }
 
 // Lead returns how long before a deadline SetEarly's function is called:
 // the clock's lead, 0 when it has none.
-func (q *Queue) Lead() time.Duration { return q.lead }
+func (x Fast) Lead() time.Duration { return x.q.lead }

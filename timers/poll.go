@@ -18,9 +18,9 @@ import "github.com/robotexec/robotexec/internal/tsc"
 //
 // It reports whether it served anything: the caller is to take it, or to
 // wake a worker that will.
-func (q *Queue) Poll() bool {
-	if at := q.pollAt.Load(); at != 0 {
-		return q.poll(at)
+func (x Fast) Poll() bool {
+	if at := x.q.pollAt.Load(); at != 0 {
+		return x.q.poll(at)
 	}
 	return false
 }
@@ -37,11 +37,11 @@ func (q *Queue) poll(at int64) bool {
 // (tsc.Read), would find a deadline passed: a timer is due that the alarm
 // has not served yet. It costs an atomic load, and is false on a queue
 // that is not Pollable.
-func (q *Queue) Due(ticks int64) bool {
-	at := q.pollAt.Load()
+func (x Fast) Due(ticks int64) bool {
+	at := x.q.pollAt.Load()
 	return at != 0 && ticks >= at
 }
 
 // Pollable reports whether Poll can serve the queue: its clock is System
 // or Precise (or embeds one) and the time-stamp counter is trusted.
-func (q *Queue) Pollable() bool { return q.nsPerTick != 0 }
+func (x Fast) Pollable() bool { return x.q.nsPerTick != 0 }

@@ -28,7 +28,7 @@ func TestPollServesDueTimers(t *testing.T) {
 	tm, err := q.NewTimer(5*time.Millisecond, false)
 	require.NoError(t, err)
 	tm.Reset()
-	q.Poll()
+	q.Fast().Poll()
 	var run waitset.List
 	n, _ := set.Take(&run)
 	require.Zero(t, n, "not due yet")
@@ -36,7 +36,7 @@ func TestPollServesDueTimers(t *testing.T) {
 	deadline, ok := tm.Deadline()
 	require.True(t, ok)
 	time.Sleep(time.Until(deadline) + time.Millisecond)
-	q.Poll()
+	q.Fast().Poll()
 	n, _ = set.Take(&run)
 	if tsc.NsPerTick() == 0 {
 		require.Zero(t, n, "no counter: only the alarm serves the queue")
@@ -51,7 +51,7 @@ func TestPollServesDueTimers(t *testing.T) {
 	tm.Finish(false)
 
 	// Served once: polling again before the next deadline does nothing.
-	q.Poll()
+	q.Fast().Poll()
 	n, _ = set.Take(&run)
 	require.Zero(t, n)
 }
@@ -65,7 +65,7 @@ func TestPollIgnoresSimulatedClocks(t *testing.T) {
 	require.NoError(t, err)
 	tm.Reset()
 	time.Sleep(2 * time.Millisecond) // real time passes, simulated time does not
-	q.Poll()
+	q.Fast().Poll()
 	var run waitset.List
 	n, _ := set.Take(&run)
 	require.Zero(t, n)

@@ -10,7 +10,7 @@ import "time"
 // thread that waits in the poller wakes at the deadline, rings, and then
 // runs the worker the ring woke, on the same thread; with an executor, the
 // queue rings a lead ahead of the deadline instead (PreciseLead, or
-// PreciseIdleLead for a deadline far ahead; see Queue.SetEarly), so that a
+// PreciseIdleLead for a deadline far ahead; see Fast.SetEarly), so that a
 // worker is running when it comes. Elsewhere it is System.
 //
 // Costs: one goroutine and one file descriptor per alarm (a timer queue
@@ -53,7 +53,7 @@ const PreciseStep = 100 * time.Microsecond
 const PreciseGroup = 128
 
 // PreciseLead is how long before a deadline a Precise clock's timer queue
-// rings early (Queue.SetEarly): longer than most wake-ups of a sleeping
+// rings early (Fast.SetEarly): longer than most wake-ups of a sleeping
 // thread take here (40–80 µs in a virtual machine), so that an executor's
 // worker is running, polling, when the deadline comes. It costs the part
 // of it that the wake-up does not take, spinning, once per distinct

@@ -49,13 +49,13 @@ type Queue struct {
 	sorted   []slot
 
 	// nsPerTick is the time-stamp counter's period where the queue can be
-	// polled (see Poll), else 0. pollAt is the counter's reading at the
+	// polled (see Fast.Poll), else 0. pollAt is the counter's reading at the
 	// armed deadline, 0 when none is armed.
 	nsPerTick float64
 	pollAt    atomic.Int64
 
 	// lead is how long before a deadline the alarm rings first, for
-	// early (see SetEarly); 0 for none. early reports that the alarm is
+	// early (see Fast.SetEarly); 0 for none. early reports that the alarm is
 	// set lead ahead of armedAt.
 	lead    time.Duration
 	onEarly func(deadline time.Time)

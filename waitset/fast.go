@@ -19,7 +19,7 @@ func (s *Set) Fast() Fast { return Fast{s} }
 
 // TriggerQuiet is [Entity.Trigger] without the set's wake-up. A
 // subscription that a running callback publishes to calls it (via
-// subscribers.Subscription.Offer): the callback's worker looks for work,
+// subscribers.Fast.Offer): the callback's worker looks for work,
 // and wakes others if there is more, as soon as the callback returns, so
 // the subscription stays on that worker, in its cache (seed 004's
 // hand-off). It panics if e is not registered with the set.
@@ -36,7 +36,7 @@ func (f Fast) TriggerQuiet(e *Entity) bool {
 
 // TriggerAllQuiet is [Set.TriggerAll] without the set's wake-up, for the
 // timers that a worker serves when it polls the timer queue
-// (timers.Queue.Poll): that worker takes them itself next, as with
+// (timers.Fast.Poll): that worker takes them itself next, as with
 // TriggerQuiet.
 func (f Fast) TriggerAllQuiet(es []*Entity) { f.s.triggerAll(es, false) }
 

@@ -1,0 +1,30 @@
+package subscribers
+
+// Fast is package executor's path for publishing from callbacks: a
+// publication that never waits, reports the queues it leaves overloaded,
+// and may leave the wake-up to the publishing worker. A publisher that
+// does not run on an executor's worker needs none of it: Publish and
+// PublishMessage are the path.
+//
+// Get a Fast with [Publisher.Fast]; it is a handle on the publisher, free to
+// make and to copy. The zero Fast is not usable.
+type Fast struct{ p *Publisher }
+
+// Fast returns the executor's path through p.
+func (p *Publisher) Fast() Fast { return Fast{p} }
+
+// Offer publishes m like [Publisher.PublishMessage], but never waits:
+// where a local subscription's queue is full under the Block policy, it
+// accepts m beyond the depth, and the executor mutes the publishing
+// callback until the queue drains (seed 002's backpressure, see
+// [Subscription.MuteUntilDrained]); the drop policies drop as in Deliver.
+// It calls overloaded for each local subscription it leaves at or above
+// its threshold. quiet triggers dormant subscriptions without waking an
+// idle worker, for a publishing worker that takes the work itself
+// (hand-off).
+func (f Fast) Offer(m Message, quiet bool, overloaded func(*Subscription)) (int, error) {
+	p := f.p
+	m.Topic = p.topic
+	c := p.route()
+	return p.r.publish(&m, c.subs, c.out, &offering{quiet: quiet, overloaded: overloaded})
+}
