@@ -11,7 +11,7 @@ import (
 // Options.Batch is 0. Passing a subscription from worker to worker moves
 // its cache lines between cores, which costs more than an empty callback;
 // runs of up to 8 messages halve the dispatch cost of short callbacks
-// (BENCHMARKS.md).
+// (BENCHMARKS.md, dispatch throughput).
 const DefaultBatch = 8
 
 // DefaultBatchBudget is the BatchBudget of Options whose BatchBudget is 0.

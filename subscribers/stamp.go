@@ -13,7 +13,7 @@ import (
 // clock, about 40 ns; even one clock read (about 26 ns here) is as much as
 // the rest of a local publication, and slows a producer enough that the
 // executor's workers catch up with it and serve its messages one by one
-// instead of in batches, at a third of the throughput (BENCHMARKS.md). So
+// instead of in batches, at a third of the throughput (the dispatch via bus metric). So
 // now reads the CPU's time-stamp counter where the kernel trusts it (about
 // 10 ns), adding the ticks elapsed to an anchor taken with time.Now at
 // most reanchor ago; elsewhere it adds the monotonic time elapsed since

@@ -30,7 +30,7 @@ func pinTo(cpu int) (unpin func(), err error) {
 
 // BenchmarkCoreRoundTrip measures what moving a cache line between two
 // cores costs on this machine, which sets much of the executor's dispatch
-// cost (BENCHMARKS.md, "Noise"): two threads pinned to CPUs 0 and 1 pass a
+// cost (BENCHMARKS.md, "What this machine allows"): two threads pinned to CPUs 0 and 1 pass a
 // counter back and forth; ns/op is one round trip, two transfers of the
 // line.
 func BenchmarkCoreRoundTrip(b *testing.B) {
