@@ -10,6 +10,8 @@
 package main
 
 import (
+	"os"
+
 	"github.com/robotexec/robotexec"
 
 	// The example node types, so that examples/config.yaml runs as is.
@@ -18,4 +20,8 @@ import (
 	_ "github.com/robotexec/robotexec/examples/simsensor"
 )
 
-func main() { robotexec.Main() }
+// exit is os.Exit; the test replaces it to read the exit status. main is
+// robotexec.Main with it.
+var exit = os.Exit
+
+func main() { exit(robotexec.Run(os.Args[1:], os.Stdout, os.Stderr)) }

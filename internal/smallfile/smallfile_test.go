@@ -1,6 +1,7 @@
 package smallfile_test
 
 import (
+	"net"
 	"os"
 	"path/filepath"
 	"syscall"
@@ -41,4 +42,23 @@ func TestReadAndCheck(t *testing.T) {
 		require.ErrorContains(t, err, tc.want)
 		require.Less(t, time.Since(start), time.Second)
 	}
+}
+
+// A Unix socket is named as such; a regular file that fails to read, as
+// /proc/self/mem does at offset 0 (never mapped), fails Read with the
+// read's error, not with a partial file.
+func TestSocketAndReadError(t *testing.T) {
+	sock := filepath.Join(t.TempDir(), "s")
+	ln, err := net.Listen("unix", sock)
+	require.NoError(t, err)
+	defer ln.Close()
+	require.ErrorContains(t, smallfile.Check(sock), "is not a regular file (a socket)")
+	_, err = smallfile.Read(sock)
+	require.ErrorContains(t, err, sock+": is not a regular file (a socket)")
+
+	const mem = "/proc/self/mem"
+	require.NoError(t, smallfile.Check(mem), "a regular file of size 0")
+	data, err := smallfile.Read(mem)
+	require.ErrorIs(t, err, syscall.EIO)
+	require.Nil(t, data)
 }
