@@ -30,8 +30,7 @@ type App struct {
 	obs    *observability
 	rec    *runRecording // with run -record
 	graph  *grapher
-	cancel context.CancelFunc
-	done   chan error
+	done   chan error // Run's result
 
 	version  string // as the graph topic reports it
 	stopOnce sync.Once
@@ -59,39 +58,73 @@ type Options struct {
 // topic, until ctx ends. The config must have passed Check.
 func Start(ctx context.Context, cfg *config.Config, logger *slog.Logger, opts Options) (*App, error) {
 	a := &App{cfg: cfg, log: logger, version: Version(opts.Version), stopped: make(chan struct{})}
+	if err := a.start(ctx, opts); err != nil {
+		a.close()
+		return nil, err
+	}
+	return a, nil
+}
+
+// start is Start's work; on an error, Start closes what it opened.
+func (a *App) start(ctx context.Context, opts Options) error {
+	cfg, logger := a.cfg, a.log
 	obs, err := newObservability(cfg, opts)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	a.obs = obs
 	if opts.Record != "" {
 		if a.rec, err = openRunRecording(opts.Record, cfg, logger); err != nil {
-			a.close()
-			return nil, err
+			return err
 		}
 	}
 	url := cfg.MQTT.Broker
-	inProcess := cfg.Executor.InProcess
 	if url == config.EmbeddedBroker {
-		bc := brokerConfig(cfg, ratelog.LimitFloods(logger.With("component", "broker")))
-		if inProcess {
-			// The nodes' publications reach this process's subscriptions
-			// directly: the broker must not send them back. The client's
-			// own topics (its status, its fences) are not the nodes'.
-			own := fmt.Sprintf("robotexec/%s/", cfg.MQTT.ClientID)
-			bc.NoLocal = func(id, filter string) bool {
-				return id == cfg.MQTT.ClientID && !strings.HasPrefix(filter, own)
-			}
+		if url, err = a.embed(); err != nil {
+			return err
 		}
-		b, err := broker.New(bc)
-		if err != nil {
-			a.close()
-			return nil, fmt.Errorf("embedded broker on %s: %w", cfg.MQTT.Listen, err)
-		}
-		a.broker = b
-		url = b.URL()
-		logger.Info("embedded MQTT broker listening", "addr", b.Addr())
 	}
+	mc := a.clientConfig(url)
+	if a.client, err = mqtt.Dial(mc); err != nil {
+		return err
+	}
+	if err := a.newExecutor(ctx, mc, logger); err != nil {
+		return err
+	}
+	if err := a.buildNodes(); err != nil {
+		return err
+	}
+	a.run()
+	logger.Info("robotexec running", "config", cfg.File, "nodes", len(a.nodes), "workers", a.ex.Workers(), "broker", a.client.Broker())
+	return nil
+}
+
+// embed starts the embedded broker and returns its URL.
+func (a *App) embed() (string, error) {
+	cfg := a.cfg
+	bc := brokerConfig(cfg, ratelog.LimitFloods(a.log.With("component", "broker")))
+	if cfg.Executor.InProcess {
+		// The nodes' publications reach this process's subscriptions
+		// directly: the broker must not send them back. The client's
+		// own topics (its status, its fences) are not the nodes'.
+		own := fmt.Sprintf("robotexec/%s/", cfg.MQTT.ClientID)
+		bc.NoLocal = func(id, filter string) bool {
+			return id == cfg.MQTT.ClientID && !strings.HasPrefix(filter, own)
+		}
+	}
+	b, err := broker.New(bc)
+	if err != nil {
+		return "", fmt.Errorf("embedded broker on %s: %w", cfg.MQTT.Listen, err)
+	}
+	a.broker = b
+	a.log.Info("embedded MQTT broker listening", "addr", b.Addr())
+	return b.URL(), nil
+}
+
+// clientConfig returns the MQTT client's settings for the broker at url.
+func (a *App) clientConfig(url string) mqtt.Config {
+	cfg := a.cfg
+	inProcess := cfg.Executor.InProcess
 	mc := mqtt.Config{
 		Broker:       url,
 		ClientID:     cfg.MQTT.ClientID,
@@ -108,7 +141,7 @@ func Start(ctx context.Context, cfg *config.Config, logger *slog.Logger, opts Op
 		// A persistent session's queued messages arrive right after
 		// connecting: hold them until every node has subscribed.
 		StartPaused: true,
-		Logger:      ratelog.LimitFloods(logger.With("component", "mqtt")),
+		Logger:      ratelog.LimitFloods(a.log.With("component", "mqtt")),
 	}
 	if inProcess && a.broker != nil {
 		// Publications that no other client wants stay in the process.
@@ -117,45 +150,44 @@ func Start(ctx context.Context, cfg *config.Config, logger *slog.Logger, opts Op
 	if t := cfg.MQTT.TLS; t != nil {
 		mc.TLS = mqtt.TLSFiles{CA: t.CA, Cert: t.Cert, Key: t.Key}
 	}
-	client, err := mqtt.Dial(mc)
-	if err != nil {
-		a.close()
-		return nil, err
-	}
-	a.client = client
-	if err := a.newExecutor(ctx, mc, logger); err != nil {
-		a.close()
-		return nil, err
-	}
-	e := NodeEnv(cfg, a.ex, client.Router(), logger)
+	return mc
+}
+
+// buildNodes builds every node of the config on the executor, behind a
+// recording's taps with run -record.
+func (a *App) buildNodes() error {
+	router := a.client.Router()
+	e := NodeEnv(a.cfg, a.ex, router, a.log)
 	if a.rec != nil {
 		a.rec.begin(a.ex.Clock().Now())
-		a.rec.attach(e, client.Router())
+		a.rec.attach(e, router)
 	}
-	for _, n := range cfg.Nodes {
+	for _, n := range a.cfg.Nodes {
 		node, err := BuildNode(e, n)
 		if err != nil {
-			a.close()
-			return nil, err
+			return err
 		}
 		a.nodes = append(a.nodes, node)
 	}
+	return nil
+}
+
+// run serves the observability endpoints, runs the executor and the graph
+// topic, lets the client's messages in, and waits (at most readyWait) for
+// the first connection and its subscriptions: "running" means subscribed
+// when the broker is there, so that a message published after that line
+// reaches the nodes. A broker that is away does not hold the start; the
+// client subscribes on connecting.
+func (a *App) run() {
 	a.obs.serve(a)
-	ctx, cancel := context.WithCancel(context.Background())
-	a.cancel = cancel
 	a.done = make(chan error, 1)
 	a.obs.state.Store(stateRunning)
-	go func() { a.done <- a.ex.Run(ctx) }()
+	go func() { a.done <- a.ex.Run(context.Background()) }()
 	a.startGraph(time.Now())
-	client.Resume()
-	// "running" means subscribed when the broker is there: a message
-	// published after that line reaches the nodes. A broker that is away
-	// does not hold the start; the client subscribes on connecting.
-	wctx, wcancel := context.WithTimeout(ctx, readyWait)
-	_ = client.WaitConnected(wctx)
-	wcancel()
-	logger.Info("robotexec running", "config", cfg.File, "nodes", len(a.nodes), "workers", a.ex.Workers(), "broker", client.Broker())
-	return a, nil
+	a.client.Resume()
+	ctx, cancel := context.WithTimeout(context.Background(), readyWait)
+	_ = a.client.WaitConnected(ctx)
+	cancel()
 }
 
 // Shutdown stops the app as robotexec run does on SIGINT, with
@@ -197,8 +229,10 @@ func (a *App) stop() error {
 	// the closing subscriptions.
 	a.client.Pause()
 	a.obs.state.Store(stateStopping)
-	a.cancel()
-	err := <-a.done
+	err := a.ex.Shutdown(context.Background())
+	if rerr := <-a.done; err == nil {
+		err = rerr
+	}
 	a.obs.state.Store(stateStopped)
 	for i := len(a.nodes) - 1; i >= 0; i-- {
 		a.nodes[i].Shutdown()

@@ -55,36 +55,41 @@ func cmdRun(version string, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, err)
 		return ExitUsage
 	}
-	opts := app.Options{Record: *record, Version: version}
-	var traceFile *os.File
+	r := &runner{opts: app.Options{Record: *record, Version: version}, log: logger, stderr: stderr}
 	if *tracePath != "" {
 		// Created now, so that an unwritable path fails before anything
 		// starts; written when the run stops.
-		if traceFile, err = os.Create(*tracePath); err != nil {
+		if r.trace, err = os.Create(*tracePath); err != nil {
 			fmt.Fprintln(stderr, "robotexec run: -trace:", err)
 			return ExitFailure
 		}
-		defer func() {
-			if traceFile != nil {
-				// Not written (a failed start, a second signal): no
-				// empty file left behind.
-				traceFile.Close()
-				os.Remove(traceFile.Name())
-			}
-		}()
-		opts.TraceRuns = *traceRuns
+		defer r.dropTrace()
+		r.opts.TraceRuns = *traceRuns
 	}
+	return r.run(cfg)
+}
 
+// runner is robotexec run once its command line is read.
+type runner struct {
+	opts   app.Options
+	log    *slog.Logger
+	stderr io.Writer
+	trace  *os.File // -trace's file until it is written
+}
+
+// run starts cfg and runs it until a signal, then stops it: it drains
+// within shutdownGrace, and a second signal exits at once.
+func (r *runner) run(cfg *config.Config) int {
 	signals := make(chan os.Signal, 2)
 	signal.Notify(signals, os.Interrupt, syscall.SIGTERM)
 	defer signal.Stop(signals)
 
 	// A signal during the start (waiting for the clock topic) ends it.
 	startCtx, startDone := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	a, err := app.Start(startCtx, cfg, logger, opts)
+	a, err := app.Start(startCtx, cfg, r.log, r.opts)
 	startDone()
 	if err != nil {
-		fmt.Fprintln(stderr, "robotexec run:", err)
+		fmt.Fprintln(r.stderr, "robotexec run:", err)
 		switch {
 		case len(config.Errors(err)) > 0:
 			return ExitUsage
@@ -94,31 +99,49 @@ func cmdRun(version string, args []string, stdout, stderr io.Writer) int {
 		return ExitFailure
 	}
 	sig := <-signals
-	logger.Info("stopping: draining the queues", "signal", sig.String())
-	stopped := make(chan error, 1)
-	go func() { stopped <- a.Shutdown(context.Background()) }()
-	select {
-	case err = <-stopped:
-	case sig = <-signals:
-		fmt.Fprintf(stderr, "robotexec run: second signal (%v): exiting now\n", sig)
-		return ExitFailure
-	case <-time.After(shutdownGrace):
-		fmt.Fprintf(stderr, "robotexec run: did not drain within %v: exiting\n", shutdownGrace)
+	r.log.Info("stopping: draining the queues", "signal", sig.String())
+	ctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
+	defer cancel()
+	go func() {
+		select {
+		case sig := <-signals:
+			fmt.Fprintf(r.stderr, "robotexec run: second signal (%v): exiting now\n", sig)
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	if err := a.Shutdown(ctx); err != nil {
+		switch {
+		case errors.Is(err, context.DeadlineExceeded):
+			fmt.Fprintf(r.stderr, "robotexec run: did not drain within %v: exiting\n", shutdownGrace)
+		case !errors.Is(err, context.Canceled):
+			fmt.Fprintln(r.stderr, "robotexec run:", err)
+		}
 		return ExitFailure
 	}
-	if err != nil {
-		fmt.Fprintln(stderr, "robotexec run:", err)
-		return ExitFailure
-	}
-	if f := traceFile; f != nil {
-		traceFile = nil
+	return r.finish(a)
+}
+
+// finish writes the trace of a run that stopped cleanly.
+func (r *runner) finish(a *app.App) int {
+	if f := r.trace; f != nil {
+		r.trace = nil
 		if err := a.WriteTrace(f); err != nil {
-			fmt.Fprintln(stderr, "robotexec run:", err)
+			fmt.Fprintln(r.stderr, "robotexec run:", err)
 			return ExitFailure
 		}
 	}
-	logger.Info("stopped")
+	r.log.Info("stopped")
 	return ExitOK
+}
+
+// dropTrace removes -trace's file when it was not written (a failed
+// start, a second signal): no empty file is left behind.
+func (r *runner) dropTrace() {
+	if r.trace != nil {
+		r.trace.Close()
+		os.Remove(r.trace.Name())
+	}
 }
 
 func newLogger(w io.Writer, format, level string) (*slog.Logger, error) {
