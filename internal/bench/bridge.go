@@ -101,52 +101,12 @@ func NewBridgeRig(workers int, b BridgeBroker) (rig *BridgeRig, err error) {
 	}
 	id := fmt.Sprintf("robotexec-bench-%d-%d", os.Getpid(), time.Now().UnixNano())
 
-	r.consumer, err = dialRaw(url, id+"-consumer", true, bridgeWait)
-	if err != nil {
+	if err := r.startConsumer(url, id); err != nil {
 		return nil, err
 	}
-	err = r.consumer.Subscribe("bench/out/#", BridgeQoS, func(topic string, _ []byte) {
-		rd := r.cur.Load()
-		if rd == nil || topic != rd.out {
-			return
-		}
-		rd.last.Store(int64(time.Since(rd.start)))
-		rd.got.Add(1)
-		<-rd.window
-	})
-	if err != nil {
+	if err := r.startBridge(url, id, workers, b.Persistent); err != nil {
 		return nil, err
 	}
-
-	// As robotexec run connects: local first, with a status topic.
-	r.client, err = mqtt.Dial(mqtt.Config{Broker: url, ClientID: id + "-bridge", QoS: BridgeQoS, CleanSession: !b.Persistent,
-		InProcess: true, Logger: discard})
-	if err != nil {
-		return nil, err
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), bridgeWait)
-	defer cancel()
-	if err := r.client.WaitConnected(ctx); err != nil {
-		return nil, err
-	}
-	r.ex = executor.New(executor.Options{Workers: workers, Logger: discard})
-	// The queue holds the whole window, with the Block policy: no message
-	// is lost, and a full queue holds the broker back.
-	env := &nodes.Env{Executor: r.ex, Router: r.client.Router(), Logger: discard,
-		QoS: BridgeQoS, Depth: BridgeWindow, Overflow: subscribers.Block}
-	cfg, err := config.Parse("bench.yaml", []byte(
-		"nodes:\n  - name: bench_bridge\n    type: bridge\n    params: { from: bench/in/robotexec, to: bench/out/robotexec }\n"), nil)
-	if err != nil {
-		return nil, err
-	}
-	r.node, err = nodes.Build(env, nodes.Spec{Name: "bench_bridge", Type: "bridge", Params: cfg.Nodes[0].Params})
-	if err != nil {
-		return nil, err
-	}
-	runCtx, stop := context.WithCancel(context.Background())
-	r.cancel, r.done = stop, make(chan error, 1)
-	go func() { r.done <- r.ex.Run(runCtx) }()
-
 	r.raw, err = dialRaw(url, id+"-raw", !b.Persistent, bridgeWait)
 	if err != nil {
 		return nil, err
@@ -165,6 +125,65 @@ func NewBridgeRig(workers int, b BridgeBroker) (rig *BridgeRig, err error) {
 		}
 	}
 	return r, nil
+}
+
+// startConsumer dials the consumer both bridges forward to; it counts
+// the current round's messages.
+func (r *BridgeRig) startConsumer(url, id string) error {
+	var err error
+	r.consumer, err = dialRaw(url, id+"-consumer", true, bridgeWait)
+	if err != nil {
+		return err
+	}
+	err = r.consumer.Subscribe("bench/out/#", BridgeQoS, func(topic string, _ []byte) {
+		rd := r.cur.Load()
+		if rd == nil || topic != rd.out {
+			return
+		}
+		rd.last.Store(int64(time.Since(rd.start)))
+		rd.got.Add(1)
+		<-rd.window
+	})
+	if err != nil {
+		return err
+	}
+	return nil
+}
+
+// startBridge runs robotexec's side: a bridge node, built as robotexec run
+// builds it, on an executor of workers workers behind a client that
+// connects as robotexec run does.
+func (r *BridgeRig) startBridge(url, id string, workers int, persistent bool) error {
+	// As robotexec run connects: local first, with a status topic.
+	var err error
+	r.client, err = mqtt.Dial(mqtt.Config{Broker: url, ClientID: id + "-bridge", QoS: BridgeQoS, CleanSession: !persistent,
+		InProcess: true, Logger: discard})
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), bridgeWait)
+	defer cancel()
+	if err = r.client.WaitConnected(ctx); err != nil {
+		return err
+	}
+	r.ex = executor.New(executor.Options{Workers: workers, Logger: discard})
+	// The queue holds the whole window, with the Block policy: no message
+	// is lost, and a full queue holds the broker back.
+	env := &nodes.Env{Executor: r.ex, Router: r.client.Router(), Logger: discard,
+		QoS: BridgeQoS, Depth: BridgeWindow, Overflow: subscribers.Block}
+	cfg, err := config.Parse("bench.yaml", []byte(
+		"nodes:\n  - name: bench_bridge\n    type: bridge\n    params: { from: bench/in/robotexec, to: bench/out/robotexec }\n"), nil)
+	if err != nil {
+		return err
+	}
+	r.node, err = nodes.Build(env, nodes.Spec{Name: "bench_bridge", Type: "bridge", Params: cfg.Nodes[0].Params})
+	if err != nil {
+		return err
+	}
+	runCtx, stop := context.WithCancel(context.Background())
+	r.cancel, r.done = stop, make(chan error, 1)
+	go func() { r.done <- r.ex.Run(runCtx) }()
+	return nil
 }
 
 // RoundRobotexec forwards messages through robotexec's bridge for about d

@@ -56,29 +56,46 @@ func cmdBench(args []string, stdout, stderr io.Writer) int {
 		cfg.Progress = stderr
 	}
 	if *cpuProfile != "" {
-		f, err := os.Create(*cpuProfile)
+		stopProfile, err := startCPUProfile(*cpuProfile)
 		if err != nil {
 			fmt.Fprintln(stderr, "robotexec bench:", err)
 			return ExitFailure
 		}
-		defer f.Close()
-		if err := pprof.StartCPUProfile(f); err != nil {
-			fmt.Fprintln(stderr, "robotexec bench:", err)
-			return ExitFailure
-		}
-		defer pprof.StopCPUProfile()
+		defer stopProfile()
 	}
+	return runBench(cfg, *jsonOut, stdout, stderr, fs.Usage)
+}
 
+// startCPUProfile starts a CPU profile into the file at path; the
+// function it returns stops it and closes the file.
+func startCPUProfile(path string) (stop func(), err error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		f.Close()
+	}, nil
+}
+
+// runBench runs the suite until it ends or a signal comes, and prints its
+// report as a table or JSON.
+func runBench(cfg bench.Config, jsonOut bool, stdout, stderr io.Writer, usage func()) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	rep, err := bench.Run(ctx, cfg)
 	if rep == nil {
 		// Only an invalid config gives no report: -only named no group.
 		fmt.Fprintln(stderr, "robotexec", err) // "robotexec bench: ..."
-		fs.Usage()
+		usage()
 		return ExitUsage
 	}
-	if *jsonOut {
+	if jsonOut {
 		err = errors.Join(err, rep.WriteJSON(stdout))
 	} else {
 		err = errors.Join(err, rep.WriteTable(stdout))

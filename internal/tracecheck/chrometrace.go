@@ -49,83 +49,17 @@ func ChromeTrace(r io.Reader) (*ChromeSummary, error) {
 	if u := doc.DisplayTimeUnit; u != "" && u != "ms" && u != "ns" {
 		return nil, fmt.Errorf("tracecheck: chrome trace: displayTimeUnit %q is not ms or ns", u)
 	}
-	s := &ChromeSummary{PerTrack: map[int]int{}, PerEntity: map[uint64]int{}, Threads: map[int]string{}, First: -1}
-	lastEnd := map[int]int64{}
-	lastStart := map[int]int64{}
+	c := &chromeReader{
+		s:         &ChromeSummary{PerTrack: map[int]int{}, PerEntity: map[uint64]int{}, Threads: map[int]string{}, First: -1},
+		lastEnd:   map[int]int64{},
+		lastStart: map[int]int64{},
+	}
 	for i, ev := range doc.TraceEvents {
-		where := fmt.Sprintf("tracecheck: chrome trace: traceEvents[%d]", i)
-		ph, ok := ev["ph"].(string)
-		if !ok {
-			return nil, fmt.Errorf("%s: no ph", where)
-		}
-		if _, err := integer(ev, "pid"); err != nil {
-			return nil, fmt.Errorf("%s: %w", where, err)
-		}
-		tid64, err := integer(ev, "tid")
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", where, err)
-		}
-		tid := int(tid64)
-		name, _ := ev["name"].(string)
-		args, _ := ev["args"].(map[string]any)
-		switch ph {
-		case "M":
-			if args == nil {
-				return nil, fmt.Errorf("%s: metadata without args", where)
-			}
-			switch name {
-			case "thread_name":
-				n, ok := args["name"].(string)
-				if !ok {
-					return nil, fmt.Errorf("%s: thread_name without a name", where)
-				}
-				s.Threads[tid] = n
-			case "process_name":
-				s.Process, _ = args["name"].(string)
-			}
-		case "X":
-			ts, err := micros(ev, "ts")
-			if err != nil {
-				return nil, fmt.Errorf("%s: %w", where, err)
-			}
-			dur, err := micros(ev, "dur")
-			if err != nil {
-				return nil, fmt.Errorf("%s: %w", where, err)
-			}
-			if ts < 0 || dur < 0 {
-				return nil, fmt.Errorf("%s: negative ts %d ns or dur %d ns", where, ts, dur)
-			}
-			if name == "" {
-				return nil, fmt.Errorf("%s: run without a name", where)
-			}
-			if args == nil {
-				return nil, fmt.Errorf("%s: run without args", where)
-			}
-			for _, k := range []string{"node", "callback"} {
-				if _, ok := args[k].(string); !ok {
-					return nil, fmt.Errorf("%s: args.%s is not a string", where, k)
-				}
-			}
-			ent, err := integer(args, "entity")
-			if err != nil {
-				return nil, fmt.Errorf("%s: args: %w", where, err)
-			}
-			if prev, ok := lastStart[tid]; ok && ts < prev {
-				return nil, fmt.Errorf("%s: tid %d: run starts at %d ns, before the previous one (%d ns)", where, tid, ts, prev)
-			}
-			if end, ok := lastEnd[tid]; ok && ts < end {
-				return nil, fmt.Errorf("%s: tid %d: run at %d ns overlaps the previous one, which ends at %d ns", where, tid, ts, end)
-			}
-			lastStart[tid], lastEnd[tid] = ts, ts+dur
-			s.Runs++
-			s.PerTrack[tid]++
-			s.PerEntity[uint64(ent)]++
-			if s.First < 0 || ts < s.First {
-				s.First = ts
-			}
-			s.Last = max(s.Last, ts+dur)
+		if err := c.event(ev); err != nil {
+			return nil, fmt.Errorf("tracecheck: chrome trace: traceEvents[%d]: %w", i, err)
 		}
 	}
+	s := c.s
 	for tid := range s.PerTrack {
 		if _, ok := s.Threads[tid]; !ok {
 			return nil, fmt.Errorf("tracecheck: chrome trace: tid %d has runs but no thread_name", tid)
@@ -135,6 +69,102 @@ func ChromeTrace(r io.Reader) (*ChromeSummary, error) {
 		s.First = 0
 	}
 	return s, nil
+}
+
+// chromeReader checks a trace's events one by one into a summary.
+type chromeReader struct {
+	s                  *ChromeSummary
+	lastEnd, lastStart map[int]int64 // per track
+}
+
+// event checks one event: metadata (M) names tracks, complete events (X)
+// are runs.
+func (c *chromeReader) event(ev map[string]any) error {
+	ph, ok := ev["ph"].(string)
+	if !ok {
+		return errors.New("no ph")
+	}
+	if _, err := integer(ev, "pid"); err != nil {
+		return err
+	}
+	tid, err := integer(ev, "tid")
+	if err != nil {
+		return err
+	}
+	name, _ := ev["name"].(string)
+	args, _ := ev["args"].(map[string]any)
+	switch ph {
+	case "M":
+		return c.metadata(int(tid), name, args)
+	case "X":
+		return c.run(ev, int(tid), name, args)
+	}
+	return nil
+}
+
+// metadata reads a thread's or the process's name.
+func (c *chromeReader) metadata(tid int, name string, args map[string]any) error {
+	if args == nil {
+		return errors.New("metadata without args")
+	}
+	switch name {
+	case "thread_name":
+		n, ok := args["name"].(string)
+		if !ok {
+			return errors.New("thread_name without a name")
+		}
+		c.s.Threads[tid] = n
+	case "process_name":
+		c.s.Process, _ = args["name"].(string)
+	}
+	return nil
+}
+
+// run checks a run's fields and that it neither starts before nor
+// overlaps the previous run of its track, and counts it.
+func (c *chromeReader) run(ev map[string]any, tid int, name string, args map[string]any) error {
+	ts, err := micros(ev, "ts")
+	if err != nil {
+		return err
+	}
+	dur, err := micros(ev, "dur")
+	if err != nil {
+		return err
+	}
+	if ts < 0 || dur < 0 {
+		return fmt.Errorf("negative ts %d ns or dur %d ns", ts, dur)
+	}
+	if name == "" {
+		return errors.New("run without a name")
+	}
+	if args == nil {
+		return errors.New("run without args")
+	}
+	for _, k := range []string{"node", "callback"} {
+		if _, ok := args[k].(string); !ok {
+			return fmt.Errorf("args.%s is not a string", k)
+		}
+	}
+	ent, err := integer(args, "entity")
+	if err != nil {
+		return fmt.Errorf("args: %w", err)
+	}
+	if prev, ok := c.lastStart[tid]; ok && ts < prev {
+		return fmt.Errorf("tid %d: run starts at %d ns, before the previous one (%d ns)", tid, ts, prev)
+	}
+	if end, ok := c.lastEnd[tid]; ok && ts < end {
+		return fmt.Errorf("tid %d: run at %d ns overlaps the previous one, which ends at %d ns", tid, ts, end)
+	}
+	c.lastStart[tid], c.lastEnd[tid] = ts, ts+dur
+	s := c.s
+	s.Runs++
+	s.PerTrack[tid]++
+	s.PerEntity[uint64(ent)]++
+	if s.First < 0 || ts < s.First {
+		s.First = ts
+	}
+	s.Last = max(s.Last, ts+dur)
+	return nil
 }
 
 // integer returns m[k] as an integer.

@@ -152,6 +152,18 @@ func Dial(cfg Config) (*Client, error) {
 	c.in.paused.Store(s.StartPaused)
 	c.out.init()
 
+	c.pc = paho.NewClient(c.pahoOptions())
+
+	go c.runIntake()
+	go c.runFeeder()
+	go c.connectLoop()
+	return c, nil
+}
+
+// pahoOptions returns paho's options for the client: the session, the
+// handlers and the client's own store and connections.
+func (c *Client) pahoOptions() *paho.ClientOptions {
+	s := c.cfg
 	o := paho.NewClientOptions()
 	o.AddBroker(s.url.String())
 	o.SetClientID(s.ClientID)
@@ -195,12 +207,7 @@ func Dial(cfg Config) (*Client, error) {
 	o.SetConnectionLostHandler(c.onConnectionLost)
 	o.SetReconnectingHandler(c.onReconnecting)
 	o.SetConnectionNotificationHandler(c.onNotification)
-	c.pc = paho.NewClient(o)
-
-	go c.runIntake()
-	go c.runFeeder()
-	go c.connectLoop()
-	return c, nil
+	return o
 }
 
 // ClientID returns the client's ID.

@@ -221,35 +221,10 @@ type settings struct {
 
 func (cfg Config) settings() (*settings, error) {
 	s := &settings{Config: cfg}
-	var errs []error
 	if s.Broker == "" {
 		s.Broker = DefaultBroker
 	}
-	u, err := url.Parse(s.Broker)
-	if err != nil {
-		// url.Parse's error repeats the URL, password included.
-		errs = append(errs, fmt.Errorf("mqtt: broker URL %q does not parse", redactRaw(s.Broker)))
-	} else {
-		if u.User != nil {
-			if s.Username == "" {
-				s.Username = u.User.Username()
-			}
-			if p, ok := u.User.Password(); ok && s.Password == "" {
-				s.Password = p
-			}
-			u.User = nil
-		}
-		switch strings.ToLower(u.Scheme) {
-		case "tcp", "mqtt", "ssl", "tls", "mqtts", "tcps", "ws", "wss":
-		default:
-			errs = append(errs, fmt.Errorf("mqtt: broker URL %s: scheme %q is not tcp, mqtt, ssl, tls, mqtts, ws or wss", u.Redacted(), u.Scheme))
-		}
-		if u.Host == "" {
-			errs = append(errs, fmt.Errorf("mqtt: broker URL %s has no host", u.Redacted()))
-		}
-		s.url = u
-		s.display = u.String()
-	}
+	errs := []error{s.parseBroker()}
 	if s.ClientID == "" {
 		host, err := os.Hostname()
 		if err != nil || host == "" {
@@ -271,6 +246,60 @@ func (cfg Config) settings() (*settings, error) {
 	if s.MaxPendingQoS0 <= 0 {
 		s.MaxPendingQoS0 = DefaultMaxPendingQoS0
 	}
+	errs = append(errs, s.topics()...)
+	if s.Logger == nil {
+		s.Logger = slog.Default()
+	}
+	s.durations()
+	switch {
+	case s.TLSConfig != nil:
+		s.tls = s.TLSConfig
+	case !s.TLS.Empty():
+		t, err := s.TLS.Config()
+		errs = append(errs, err)
+		s.tls = t
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// parseBroker parses the broker URL into url and display, moving its
+// credentials into Username and Password unless those are set.
+func (s *settings) parseBroker() error {
+	u, err := url.Parse(s.Broker)
+	if err != nil {
+		// url.Parse's error repeats the URL, password included.
+		return fmt.Errorf("mqtt: broker URL %q does not parse", redactRaw(s.Broker))
+	}
+	if u.User != nil {
+		if s.Username == "" {
+			s.Username = u.User.Username()
+		}
+		if p, ok := u.User.Password(); ok && s.Password == "" {
+			s.Password = p
+		}
+		u.User = nil
+	}
+	s.url = u
+	s.display = u.String()
+	var errs []error
+	switch strings.ToLower(u.Scheme) {
+	case "tcp", "mqtt", "ssl", "tls", "mqtts", "tcps", "ws", "wss":
+	default:
+		errs = append(errs, fmt.Errorf("mqtt: broker URL %s: scheme %q is not tcp, mqtt, ssl, tls, mqtts, ws or wss", u.Redacted(), u.Scheme))
+	}
+	if u.Host == "" {
+		errs = append(errs, fmt.Errorf("mqtt: broker URL %s has no host", u.Redacted()))
+	}
+	return errors.Join(errs...)
+}
+
+// topics sets and checks the client's own topics: its status (a default
+// from the client ID, or none with "-") and its fences.
+func (s *settings) topics() []error {
+	var errs []error
 	switch s.StatusTopic {
 	case "":
 		s.StatusTopic = fmt.Sprintf(DefaultStatusTopic, s.ClientID)
@@ -288,9 +317,11 @@ func (cfg Config) settings() (*settings, error) {
 	if err := subscribers.ValidateTopic(s.fence); err != nil {
 		errs = append(errs, fmt.Errorf("mqtt: client ID %q makes no valid topic: %w", s.ClientID, err))
 	}
-	if s.Logger == nil {
-		s.Logger = slog.Default()
-	}
+	return errs
+}
+
+// durations applies the default durations.
+func (s *settings) durations() {
 	defaultDuration(&s.KeepAlive, DefaultKeepAlive)
 	if s.KeepAlive < time.Second {
 		// paho keeps whole seconds; under 1 s would turn keep-alive off.
@@ -304,20 +335,6 @@ func (cfg Config) settings() (*settings, error) {
 	if s.MaxBackoff < s.MinBackoff {
 		s.MaxBackoff = s.MinBackoff
 	}
-	switch {
-	case s.TLSConfig != nil:
-		s.tls = s.TLSConfig
-	case !s.TLS.Empty():
-		t, err := s.TLS.Config()
-		if err != nil {
-			errs = append(errs, err)
-		}
-		s.tls = t
-	}
-	if err := errors.Join(errs...); err != nil {
-		return nil, err
-	}
-	return s, nil
 }
 
 func defaultDuration(d *time.Duration, def time.Duration) {
