@@ -114,13 +114,7 @@ func (e *Executor) stop() {
 	}
 	e.mu.Lock()
 	e.state.Store(stateDraining)
-	idle := e.idle
-	e.idle = nil
-	e.nidle.Store(0)
-	e.mu.Unlock()
-	for _, w := range idle {
-		w.signal()
-	}
+	e.wakeAllLocked()
 }
 
 // retireLocked retires the calling worker once the executor has drained:
@@ -130,11 +124,5 @@ func (e *Executor) stop() {
 func (e *Executor) retireLocked() {
 	e.state.Store(stateDrained)
 	e.live--
-	idle := e.idle
-	e.idle = nil
-	e.nidle.Store(0)
-	e.mu.Unlock()
-	for _, o := range idle {
-		o.signal()
-	}
+	e.wakeAllLocked()
 }

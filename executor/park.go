@@ -72,6 +72,16 @@ func (e *Executor) waitLocked(w *worker) {
 		return
 	}
 	w.busyWaited = false
+	if e.parkLocked(w) {
+		<-w.wake
+	}
+}
+
+// parkLocked pushes w on the idle stack, for a trigger to wake, and
+// reports whether w is to wait for that wake-up: false when work came in
+// meanwhile and w took itself back off the stack. e.mu must be held;
+// parkLocked releases it.
+func (e *Executor) parkLocked(w *worker) bool {
 	e.idle = append(e.idle, w)
 	e.nidle.Add(1)
 	e.mu.Unlock()
@@ -83,7 +93,19 @@ func (e *Executor) waitLocked(w *worker) {
 		e.mu.Lock()
 		e.unpark(w)
 		e.mu.Unlock()
-		return
+		return false
 	}
-	<-w.wake
+	return true
+}
+
+// wakeAllLocked empties the idle stack and wakes every worker that was on
+// it. e.mu must be held; wakeAllLocked releases it.
+func (e *Executor) wakeAllLocked() {
+	idle := e.idle
+	e.idle = nil
+	e.nidle.Store(0)
+	e.mu.Unlock()
+	for _, w := range idle {
+		w.signal()
+	}
 }

@@ -42,13 +42,7 @@ func (e *Executor) SpinOnce(ctx context.Context) error {
 			return nil
 		}
 		e.mu.Lock()
-		e.idle = append(e.idle, w)
-		e.nidle.Add(1)
-		e.mu.Unlock()
-		if !e.set.Empty() {
-			e.mu.Lock()
-			e.unpark(w)
-			e.mu.Unlock()
+		if !e.parkLocked(w) {
 			continue
 		}
 		select {
