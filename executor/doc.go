@@ -79,7 +79,10 @@
 // [Executor.Run] returns after its context ends and every queue has drained
 // (seed 000's Termination): timers stop, subscriptions refuse new messages
 // and count them as dropped (reason closed), and every message accepted
-// before that runs. Callbacks that panic are recovered at one place, logged
+// before that runs. [Executor.Shutdown] stops it as net/http.Server's
+// Shutdown stops a server: it waits for the drain, and returns ctx.Err()
+// when its context's deadline comes first, the drain carrying on.
+// Callbacks that panic are recovered at one place, logged
 // with their stack, counted, and the executor carries on.
 //
 // # Concurrency
