@@ -1,8 +1,9 @@
 package robotexec_test
 
-// The CI smoke test of robotexec bench: the built binary (see cli_test.go's
-// TestMain) runs the whole suite with a tiny budget and must exit 0 with
-// valid JSON naming every metric. Speed is never asserted.
+// The CI smoke test of robotexec bench: the built binary (see
+// cli_harness_test.go's TestMain) runs the whole suite with a tiny budget
+// and must exit 0 with valid JSON naming every metric. Speed is never
+// asserted.
 
 import (
 	"bytes"

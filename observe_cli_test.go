@@ -2,7 +2,7 @@ package robotexec_test
 
 // Observability through the real binary: metrics.listen served by
 // robotexec run, and run -trace FILE written on SIGINT. The helpers are
-// cli_test.go's.
+// cli_harness_test.go's and cli_helpers_test.go's.
 
 import (
 	"encoding/json"

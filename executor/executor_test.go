@@ -3,11 +3,8 @@ package executor_test
 import (
 	"bytes"
 	"context"
-	"errors"
-	"fmt"
 	"io"
 	"log/slog"
-	"runtime"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -16,7 +13,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/robotexec/robotexec/executor"
-	"github.com/robotexec/robotexec/internal/tracecheck"
 	"github.com/robotexec/robotexec/subscribers"
 	"github.com/robotexec/robotexec/timers"
 	"github.com/robotexec/robotexec/waitset"
@@ -96,55 +92,6 @@ func TestSubscriptionWithMoreWorkGoesToTheBack(t *testing.T) {
 	require.Equal(t, []string{"a1", "b1", "a2", "a3"}, order)
 }
 
-func TestTimerEventsOnSimulatedClock(t *testing.T) {
-	clock := timers.NewSim(epoch)
-	ex := executor.New(executor.Options{Clock: clock, Logger: quiet()})
-	o := ex.NewOwner("n", nil)
-	var events []timers.Event
-	tm, err := o.NewTimer(10*time.Millisecond, func(ev timers.Event) { events = append(events, ev) })
-	require.NoError(t, err)
-
-	clock.Advance(10 * time.Millisecond)
-	require.Equal(t, 1, ex.SpinSome())
-	require.Equal(t, timers.Event{Expected: epoch.Add(10 * time.Millisecond), Actual: epoch.Add(10 * time.Millisecond)}, events[0])
-
-	// 35 ms later the deadlines at 20, 30 and 40 ms have passed: one call
-	// for 20 ms, the other two skipped and counted, no burst.
-	clock.Advance(35 * time.Millisecond)
-	require.Equal(t, 1, ex.SpinAll())
-	require.Len(t, events, 2)
-	require.Equal(t, epoch.Add(20*time.Millisecond), events[1].Expected)
-	require.Equal(t, epoch.Add(45*time.Millisecond), events[1].Actual)
-	require.Equal(t, uint64(2), events[1].Missed)
-	require.Equal(t, uint64(2), tm.Missed())
-
-	// Drift-free: the next deadline is 50 ms, not 45+10.
-	clock.AdvanceTo(epoch.Add(50 * time.Millisecond))
-	require.Equal(t, 1, ex.SpinSome())
-	require.Equal(t, epoch.Add(50*time.Millisecond), events[2].Expected)
-	require.Zero(t, events[2].Missed)
-}
-
-func TestOneShotAndCancel(t *testing.T) {
-	clock := timers.NewSim(epoch)
-	ex := executor.New(executor.Options{Clock: clock, Logger: quiet()})
-	o := ex.NewOwner("n", nil)
-	calls := 0
-	tm, err := o.NewOneShot(5*time.Millisecond, func(timers.Event) { calls++ })
-	require.NoError(t, err)
-	clock.Advance(time.Second)
-	require.Equal(t, 1, ex.SpinAll())
-	require.Equal(t, 1, calls)
-
-	tm.Reset()
-	clock.Advance(5 * time.Millisecond)
-	// Due, but canceled before its call starts: the run is skipped.
-	tm.Cancel()
-	ex.SpinAll()
-	require.Equal(t, 1, calls)
-	require.True(t, tm.Canceled())
-}
-
 func TestPanicIsRecoveredLoggedAndCounted(t *testing.T) {
 	var logs bytes.Buffer
 	var mu sync.Mutex
@@ -190,106 +137,6 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.w.Write(p)
-}
-
-// A worker that takes a callback of a busy mutually exclusive group hands it
-// over and goes on with other work: here the other group's callback must run
-// while the first group is busy, or the test times out.
-func TestMutuallyExclusiveGroupNeverBlocksAWorker(t *testing.T) {
-	ex := executor.New(executor.Options{Workers: 2, Logger: quiet()})
-	a := ex.NewOwner("a", nil)
-	b := ex.NewOwner("b", nil)
-	bus := new(subscribers.Router)
-	started := make(chan struct{})
-	release := make(chan struct{})
-	errs := make(chan error, 4)
-	var a2ran atomic.Bool
-	_, err := a.Subscribe(bus, "a1", func(subscribers.Message) {
-		close(started)
-		select {
-		case <-release:
-		case <-time.After(10 * time.Second):
-			errs <- errors.New("b's callback never ran while group a was busy")
-		}
-	})
-	require.NoError(t, err)
-	_, err = a.Subscribe(bus, "a2", func(subscribers.Message) { a2ran.Store(true) })
-	require.NoError(t, err)
-	_, err = b.Subscribe(bus, "b", func(subscribers.Message) {
-		if a2ran.Load() {
-			errs <- errors.New("a2 overlapped a1 in a mutually exclusive group")
-		}
-		close(release)
-	})
-	require.NoError(t, err)
-	stop := run(t, ex)
-	publish(t, bus, "a1", "")
-	<-started
-	publish(t, bus, "a2", "")
-	publish(t, bus, "b", "")
-	stop()
-	close(errs)
-	for err := range errs {
-		require.NoError(t, err)
-	}
-	require.True(t, a2ran.Load(), "a2 ran after a1")
-}
-
-func TestReentrantGroupLetsDifferentCallbacksOverlap(t *testing.T) {
-	ex := executor.New(executor.Options{Workers: 2, Logger: quiet()})
-	o := ex.NewOwner("n", ex.NewGroup("r", executor.Reentrant))
-	bus := new(subscribers.Router)
-	var wg sync.WaitGroup
-	wg.Add(2)
-	overlapped := make(chan bool, 2)
-	cb := func(subscribers.Message) {
-		wg.Done()
-		done := make(chan struct{})
-		go func() { wg.Wait(); close(done) }()
-		select {
-		case <-done:
-			overlapped <- true
-		case <-time.After(10 * time.Second):
-			overlapped <- false
-		}
-	}
-	_, err := o.Subscribe(bus, "x", cb)
-	require.NoError(t, err)
-	_, err = o.Subscribe(bus, "y", cb)
-	require.NoError(t, err)
-	run(t, ex)
-	publish(t, bus, "x", "")
-	publish(t, bus, "y", "")
-	require.True(t, <-overlapped)
-	require.True(t, <-overlapped)
-}
-
-func TestMutuallyExclusiveCallbacksNeverOverlap(t *testing.T) {
-	ex := executor.New(executor.Options{Workers: 4, Logger: quiet()})
-	o := ex.NewOwner("n", nil)
-	bus := new(subscribers.Router)
-	var inside, maxInside atomic.Int32
-	var runs atomic.Int32
-	for i := range 4 {
-		_, err := o.Subscribe(bus, fmt.Sprintf("t/%d", i), func(subscribers.Message) {
-			n := inside.Add(1)
-			if n > maxInside.Load() {
-				maxInside.Store(n)
-			}
-			for range 1000 {
-			}
-			inside.Add(-1)
-			runs.Add(1)
-		}, executor.Depth(1000))
-		require.NoError(t, err)
-	}
-	stop := run(t, ex)
-	for i := range 2000 {
-		publish(t, bus, fmt.Sprintf("t/%d", i%4), "")
-	}
-	stop()
-	require.Equal(t, int32(2000), runs.Load())
-	require.Equal(t, int32(1), maxInside.Load())
 }
 
 func TestRunDrainsAcceptedMessagesAndRefusesLaterOnes(t *testing.T) {
@@ -417,69 +264,6 @@ func TestOwnerAndCallbackNames(t *testing.T) {
 	require.False(t, ok)
 }
 
-// TestTimerKeepsFiringUnderSubscriptionFlood floods eight subscriptions from
-// two producers while a timer must keep firing, and checks the starvation
-// bound on the trace.
-func TestTimerKeepsFiringUnderSubscriptionFlood(t *testing.T) {
-	rec := &tracecheck.Recorder{}
-	ex := executor.New(executor.Options{Workers: 2, Logger: quiet(), Observer: rec})
-	o := ex.NewOwner("n", ex.NewGroup("r", executor.Reentrant))
-	bus := new(subscribers.Router)
-	const nsubs = 8
-	var pubs []*subscribers.Publisher
-	for i := range nsubs {
-		topic := fmt.Sprintf("flood/%d", i)
-		_, err := o.Subscribe(bus, topic, func(subscribers.Message) {
-			deadline := time.Now().Add(20 * time.Microsecond)
-			for time.Now().Before(deadline) {
-			}
-		}, executor.Depth(50))
-		require.NoError(t, err)
-		p, _ := bus.Publisher(topic)
-		pubs = append(pubs, p)
-	}
-	const period = 2 * time.Millisecond
-	var ticks atomic.Int64
-	_, err := o.NewTimer(period, func(timers.Event) { ticks.Add(1) })
-	require.NoError(t, err)
-
-	stop := run(t, ex)
-	flooding := make(chan struct{})
-	var producers sync.WaitGroup
-	for p := range 2 {
-		producers.Add(1)
-		go func() {
-			defer producers.Done()
-			for i := 0; ; i++ {
-				select {
-				case <-flooding:
-					return
-				default:
-				}
-				pubs[(i+p)%nsubs].Publish([]byte("x"))
-			}
-		}()
-	}
-	const flood = 300 * time.Millisecond
-	begin := time.Now()
-	time.Sleep(flood)
-	close(flooding)
-	producers.Wait()
-	elapsed := time.Since(begin)
-	stop()
-
-	// The starvation bound is checked exactly, in dequeues, on the trace.
-	// In time, the timer keeps firing; how often depends on the Go
-	// runtime's timers, which fire tens of milliseconds late when every
-	// processor is busy, so the count asked here is a floor, far below the
-	// elapsed/period ticks of an idle machine.
-	t.Logf("%d ticks in %v (period %v)", ticks.Load(), elapsed, period)
-	require.GreaterOrEqual(t, ticks.Load(), int64(5), "timer starved under the flood")
-	require.NoError(t, tracecheck.Check(rec.Steps(), tracecheck.Model{
-		Workers: 2, Drained: true, Entities: nsubs + 1, Timers: 1, Batch: executor.DefaultBatch,
-	}))
-}
-
 func TestCallbacksListsRegistrations(t *testing.T) {
 	ex := executor.New(executor.Options{Logger: quiet()})
 	o := ex.NewOwner("imu", nil)
@@ -495,37 +279,4 @@ func TestCallbacksListsRegistrations(t *testing.T) {
 	require.Equal(t, executor.Callback{Owner: "imu", Name: "filter", Group: "imu", Subscription: s, Panics: 1}, cbs[0])
 	require.Same(t, tm, cbs[1].Timer)
 	require.Nil(t, cbs[1].Subscription)
-}
-
-// The executor on the precise timer source fires its timers on time and,
-// once Run returned, leaves no goroutine (nor the alarm's thread) behind.
-func TestPreciseTimerSource(t *testing.T) {
-	goroutines := runtime.NumGoroutine()
-	ex := executor.New(executor.Options{Workers: 2, Clock: timers.Precise{}, Logger: quiet()})
-	var late []time.Duration
-	done := make(chan struct{})
-	_, err := ex.NewOwner("n", nil).NewTimer(time.Millisecond, func(ev timers.Event) {
-		if len(late) < 50 {
-			late = append(late, ev.Late())
-			if len(late) == 50 {
-				close(done)
-			}
-		}
-	})
-	require.NoError(t, err)
-	stop := run(t, ex)
-	select {
-	case <-done:
-	case <-time.After(20 * time.Second):
-		t.Fatal("the timer did not fire 50 times")
-	}
-	stop()
-	for _, d := range late {
-		require.GreaterOrEqual(t, d, time.Duration(0), "a call before its deadline")
-	}
-	deadline := time.Now().Add(10 * time.Second)
-	for runtime.NumGoroutine() > goroutines && time.Now().Before(deadline) {
-		time.Sleep(time.Millisecond)
-	}
-	require.LessOrEqual(t, runtime.NumGoroutine(), goroutines)
 }

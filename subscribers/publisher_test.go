@@ -1,0 +1,159 @@
+package subscribers_test
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/robotexec/robotexec/subscribers"
+)
+
+func TestPublisher(t *testing.T) {
+	bus := new(subscribers.Router)
+	pub, err := bus.Publisher("p/q")
+	require.NoError(t, err)
+	require.Equal(t, "p/q", pub.Topic())
+	require.Equal(t, "publisher(p/q)", pub.String())
+
+	s1 := newSub(t, "p/+", subscribers.Options{})
+	s2 := newSub(t, "p/q", subscribers.Options{})
+	s3 := newSub(t, "other", subscribers.Options{})
+
+	steps := []struct {
+		name   string
+		change func()
+		want   int
+		got    []*subscribers.Subscription // subscriptions that receive
+	}{
+		{"no subscriptions", func() {}, 0, nil},
+		{"attach a wildcard", func() { require.NoError(t, bus.Attach(s1)) }, 1, []*subscribers.Subscription{s1}},
+		{"cached", func() {}, 1, []*subscribers.Subscription{s1}},
+		{"attach an exact filter", func() { require.NoError(t, bus.Attach(s2)) }, 2, []*subscribers.Subscription{s1, s2}},
+		{"attach one that does not match", func() { require.NoError(t, bus.Attach(s3)) }, 2, []*subscribers.Subscription{s1, s2}},
+		{"detach", func() { bus.Detach(s1) }, 1, []*subscribers.Subscription{s2}},
+		{"close detaches", s2.Close, 0, nil},
+	}
+	for _, st := range steps {
+		t.Run(st.name, func(t *testing.T) {
+			st.change()
+			n, err := pub.PublishMessage(msg("", st.name))
+			require.NoError(t, err)
+			require.Equal(t, st.want, n)
+			for _, s := range []*subscribers.Subscription{s1, s2, s3} {
+				m, _, ok, _ := s.Take()
+				if slices.Contains(st.got, s) {
+					require.True(t, ok, "%s must receive", s.Filter())
+					require.Equal(t, "p/q", m.Topic)
+					require.Equal(t, st.name, string(m.Payload))
+					require.False(t, m.Retained)
+					require.Zero(t, m.QoS)
+				} else {
+					require.False(t, ok, "%s must not receive", s.Filter())
+				}
+			}
+		})
+	}
+	require.Zero(t, s2.Stats().Dropped[subscribers.Closed], "a closed subscription must be detached, not refusing")
+
+	// PublishMessage sets the topic and keeps the rest.
+	s4 := newSub(t, "p/q", subscribers.Options{})
+	require.NoError(t, bus.Attach(s4))
+	n, err := pub.PublishMessage(subscribers.Message{Topic: "elsewhere", Payload: []byte("m"), QoS: 2})
+	require.NoError(t, err)
+	require.Equal(t, 1, n)
+	m, _, ok, _ := s4.Take()
+	require.True(t, ok)
+	require.Equal(t, "p/q", m.Topic)
+	require.Equal(t, byte(2), m.QoS)
+}
+
+func TestPublisherInvalidTopic(t *testing.T) {
+	bus := new(subscribers.Router)
+	for _, topic := range []string{"", "a/+", "a/#", "x\x00"} {
+		t.Run(fmt.Sprintf("%q", topic), func(t *testing.T) {
+			pub, err := bus.Publisher(topic)
+			require.Error(t, err)
+			require.Nil(t, pub)
+			require.Contains(t, err.Error(), strconv.Quote(topic))
+		})
+	}
+}
+
+// TestPublishAllocatesNothing checks the allocation promises of Publisher
+// and Bus.Publish: a publication to a subscription with room allocates
+// nothing.
+func TestPublishAllocatesNothing(t *testing.T) {
+	bus := new(subscribers.Router)
+	sub := newSub(t, "z/+", subscribers.Options{})
+	require.NoError(t, bus.Attach(sub))
+	pub, err := bus.Publisher("z/a")
+	require.NoError(t, err)
+	m := subscribers.Message{Topic: "z/a", Payload: []byte("payload")}
+	pub.PublishMessage(m) // fill the publisher's cache
+	sub.Take()
+
+	tests := []struct {
+		name string
+		f    func()
+	}{
+		{"Publisher.PublishMessage", func() {
+			if n, _ := pub.PublishMessage(m); n != 1 {
+				panic("not delivered")
+			}
+			sub.Take()
+		}},
+		{"Publisher.Publish", func() {
+			pub.Publish(m.Payload)
+			sub.Take()
+		}},
+		{"Bus.Publish", func() {
+			if n, err := bus.Publish(m); n != 1 || err != nil {
+				panic("not delivered")
+			}
+			sub.Take()
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			require.Zero(t, testing.AllocsPerRun(200, tt.f))
+		})
+	}
+}
+
+func BenchmarkPublisherPublishMessage(b *testing.B) {
+	bus := new(subscribers.Router)
+	sub := newSub(b, "bench/+", subscribers.Options{})
+	if err := bus.Attach(sub); err != nil {
+		b.Fatal(err)
+	}
+	pub, err := bus.Publisher("bench/x")
+	if err != nil {
+		b.Fatal(err)
+	}
+	m := subscribers.Message{Payload: []byte("payload"), Received: time.Unix(1, 0)}
+	b.ReportAllocs()
+	for b.Loop() {
+		pub.PublishMessage(m)
+		sub.Take()
+	}
+}
+
+func BenchmarkBusPublish(b *testing.B) {
+	bus := new(subscribers.Router)
+	sub := newSub(b, "bench/+", subscribers.Options{})
+	if err := bus.Attach(sub); err != nil {
+		b.Fatal(err)
+	}
+	m := subscribers.Message{Topic: "bench/x", Payload: []byte("payload"), Received: time.Unix(1, 0)}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := bus.Publish(m); err != nil {
+			b.Fatal(err)
+		}
+		sub.Take()
+	}
+}

@@ -1,0 +1,176 @@
+package subscribers_test
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/robotexec/robotexec/subscribers"
+)
+
+func TestRouterRetained(t *testing.T) {
+	bus := new(subscribers.Router)
+	stamp := time.Date(2024, 1, 2, 3, 4, 5, 0, time.UTC)
+	publish := func(topic, payload string, retained bool) int {
+		t.Helper()
+		n, err := bus.Publish(subscribers.Message{Topic: topic, Payload: []byte(payload), QoS: 1, Retained: retained, Received: stamp})
+		require.NoError(t, err)
+		return n
+	}
+	late := func(filter string) []subscribers.Message {
+		t.Helper()
+		s := newSub(t, filter, subscribers.Options{})
+		require.NoError(t, bus.Attach(s))
+		defer s.Close() // detaches, so that later publications count only current
+		var out []subscribers.Message
+		for {
+			m, _, ok, _ := s.Take()
+			if !ok {
+				break
+			}
+			out = append(out, m)
+		}
+		slices.SortFunc(out, func(a, b subscribers.Message) int { return strings.Compare(a.Topic, b.Topic) })
+		return out
+	}
+	payloads := func(ms []subscribers.Message) []string {
+		out := []string{}
+		for _, m := range ms {
+			out = append(out, m.Topic+"="+string(m.Payload))
+		}
+		return out
+	}
+
+	require.Zero(t, publish("r/1", "one", true), "nobody subscribes yet")
+	publish("r/2", "two", true)
+	publish("$SYS/up", "yes", true)
+	publish("r/1", "live", false) // not retained: does not replace "one"
+	publish("r/3", "gone", false)
+
+	got := late("r/+")
+	require.Equal(t, []string{"r/1=one", "r/2=two"}, payloads(got))
+	for _, m := range got {
+		require.True(t, m.Retained)
+		require.Equal(t, byte(1), m.QoS)
+		require.True(t, m.Received.Equal(stamp), "a retained message keeps its time")
+	}
+
+	tests := []struct {
+		filter string
+		want   []string
+	}{
+		{"r/1", []string{"r/1=one"}},
+		{"r/#", []string{"r/1=one", "r/2=two"}},
+		{"#", []string{"r/1=one", "r/2=two"}}, // '#' does not see $SYS
+		{"$SYS/#", []string{"$SYS/up=yes"}},
+		{"+/up", []string{}},
+		{"r/3", []string{}},
+		{"x/#", []string{}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.filter, func(t *testing.T) {
+			require.Equal(t, tt.want, payloads(late(tt.filter)))
+		})
+	}
+
+	// A new retained message replaces the old one and reaches the current
+	// subscribers too.
+	current := newSub(t, "r/1", subscribers.Options{})
+	require.NoError(t, bus.Attach(current))
+	require.Equal(t, 1, current.Len())
+	current.Take()
+	require.Equal(t, 1, publish("r/1", "uno", true))
+	m, _, ok, _ := current.Take()
+	require.True(t, ok)
+	require.Equal(t, "uno", string(m.Payload))
+	require.Equal(t, []string{"r/1=uno"}, payloads(late("r/1")))
+
+	// An empty retained payload clears the topic, and is still delivered.
+	require.Equal(t, 1, publish("r/1", "", true))
+	m, _, ok, _ = current.Take()
+	require.True(t, ok)
+	require.Empty(t, m.Payload)
+	require.Equal(t, []string{"r/2=two"}, payloads(late("r/#")))
+	require.Equal(t, []string{}, payloads(late("r/1")))
+
+	// Clearing a topic that has nothing retained is harmless.
+	publish("r/9", "", true)
+	require.Equal(t, []string{"r/2=two"}, payloads(late("r/#")))
+
+	// A publisher's retained messages are kept too.
+	pub, err := bus.Publisher("r/p")
+	require.NoError(t, err)
+	pub.PublishMessage(subscribers.Message{Topic: "ignored", Payload: []byte("pp"), Retained: true})
+	require.Equal(t, []string{"r/2=two", "r/p=pp"}, payloads(late("r/#")))
+}
+
+// TestBusRetainedAttachRace publishes a retained message while
+// subscriptions attach: each must get it exactly once, live or retained,
+// never neither (the publication matched before the attach but stored the
+// message after it) nor both.
+func TestRouterRetainedAttachRace(t *testing.T) {
+	const rounds, attachers = 1000, 4
+	for _, viaPublisher := range []bool{false, true} {
+		t.Run(fmt.Sprint("publisher=", viaPublisher), func(t *testing.T) {
+			for round := range rounds {
+				bus := new(subscribers.Router)
+				pub, err := bus.Publisher("r/x")
+				require.NoError(t, err)
+				subs := make([]*subscribers.Subscription, attachers)
+				for i := range subs {
+					subs[i] = newSub(t, []string{"r/x", "r/+", "#", "r/#"}[i%4], subscribers.Options{})
+				}
+				errs := make(chan error, attachers)
+				var wg sync.WaitGroup
+				wg.Go(func() {
+					m := subscribers.Message{Topic: "r/x", Payload: []byte("state"), Retained: true}
+					if viaPublisher {
+						pub.PublishMessage(m)
+					} else if _, err := bus.Publish(m); err != nil {
+						errs <- err
+					}
+				})
+				for _, s := range subs {
+					wg.Go(func() {
+						if err := bus.Attach(s); err != nil {
+							errs <- err
+						}
+					})
+				}
+				wg.Wait()
+				close(errs)
+				for err := range errs {
+					require.NoError(t, err)
+				}
+				for _, s := range subs {
+					require.Equal(t, 1, s.Len(), "round %d: %s got the retained message %d times", round, s.Filter(), s.Len())
+				}
+			}
+		})
+	}
+}
+
+// As in MQTT, a retained message reaches subscriptions attached later with
+// the retain flag, and those already attached without it.
+func TestRouterRetainFlagOnlyForLateSubscribers(t *testing.T) {
+	bus := new(subscribers.Router)
+	live := newSub(t, "state", subscribers.Options{})
+	require.NoError(t, bus.Attach(live))
+	_, err := bus.Publish(subscribers.Message{Topic: "state", Payload: []byte("on"), Retained: true})
+	require.NoError(t, err)
+	m, _, ok, _ := live.Take()
+	require.True(t, ok)
+	require.False(t, m.Retained)
+
+	late := newSub(t, "state", subscribers.Options{})
+	require.NoError(t, bus.Attach(late))
+	m, _, ok, _ = late.Take()
+	require.True(t, ok)
+	require.True(t, m.Retained)
+	require.Equal(t, "on", string(m.Payload))
+}
