@@ -39,6 +39,15 @@ type observability struct {
 	state   atomic.Int32
 }
 
+// metricsURL is the URL of the /metrics served, at the address bound (a
+// listen address with port 0 gets one when bound); "" for none.
+func (o *observability) metricsURL() string {
+	if o.server == nil {
+		return ""
+	}
+	return metricsURL(o.server.Addr().String())
+}
+
 // newObservability binds the metrics address, if the config has one, and
 // makes the observer that times the runs, if metrics or a trace need it.
 func newObservability(cfg *config.Config, opts Options) (*observability, error) {
