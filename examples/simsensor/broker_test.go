@@ -1,24 +1,15 @@
 package simsensor_test
 
 import (
-	"context"
 	"encoding/json"
-	"fmt"
-	"io"
-	"log/slog"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/robotexec/robotexec"
-	"github.com/robotexec/robotexec/config"
+	"github.com/robotexec/robotexec/examples/internal/exampletest"
 	"github.com/robotexec/robotexec/examples/simsensor"
-	"github.com/robotexec/robotexec/executor"
 	"github.com/robotexec/robotexec/internal/mqtttest"
-	"github.com/robotexec/robotexec/subscribers"
-	"github.com/robotexec/robotexec/subscribers/mqtt"
 	"github.com/robotexec/robotexec/subscribers/mqtt/broker"
 )
 
@@ -27,11 +18,11 @@ import (
 // simulated truth.
 func TestSensorsOverTheBroker(t *testing.T) {
 	b := mqtttest.Embedded(t, broker.Config{})
-	raw := listen(t, b.URL(), "sensors/+/raw")
-	startApp(t, b.URL(), `
+	raw := exampletest.Listen(t, b.URL(), "sensors/+/raw")
+	exampletest.StartApp(t, b.URL(), `nodes:
   - { name: imu0, type: sim_imu, params: { topic: sensors/imu0/raw, rate: 200 } }
   - { name: odom, type: sim_odom, params: { topic: sensors/odom/raw, rate: 100, speed: 1 } }
-`)
+`, nil)
 	var imu []simsensor.IMUSample
 	var odom []simsensor.Odometry
 	deadline := time.After(15 * time.Second)
@@ -69,63 +60,4 @@ func TestSensorsOverTheBroker(t *testing.T) {
 			require.Greater(t, o.X, odom[i-1].X, "driving forward along x at first")
 		}
 	}
-}
-
-var clientSeq struct {
-	sync.Mutex
-	n int
-}
-
-func clientID(role string) string {
-	clientSeq.Lock()
-	defer clientSeq.Unlock()
-	clientSeq.n++
-	return fmt.Sprintf("simsensor-test-%s-%d-%d", role, time.Now().UnixNano(), clientSeq.n)
-}
-
-func quiet() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
-
-// startApp runs the nodes (YAML of the config's nodes list) with
-// robotexec.Start, as robotexec run would, connected to the broker at url.
-func startApp(t *testing.T, url, nodesYAML string) {
-	t.Helper()
-	cfg, err := config.Parse("test.yaml", []byte(fmt.Sprintf("mqtt: { broker: %q, client_id: %s }\nnodes:\n%s",
-		url, clientID("app"), nodesYAML)), nil)
-	require.NoError(t, err)
-	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
-	defer cancel()
-	app, err := robotexec.Start(ctx, cfg, quiet())
-	require.NoError(t, err)
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
-		defer cancel()
-		require.NoError(t, app.Shutdown(ctx))
-	})
-}
-
-func dial(t *testing.T, url, role string) *mqtt.Client {
-	t.Helper()
-	c, err := mqtt.Dial(mqtt.Config{Broker: url, ClientID: clientID(role), QoS: 1, CleanSession: true, StatusTopic: "-", Logger: quiet()})
-	require.NoError(t, err)
-	t.Cleanup(func() { c.Close() })
-	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
-	defer cancel()
-	require.NoError(t, c.WaitConnected(ctx))
-	return c
-}
-
-// listen subscribes another client to filter, acknowledged by the broker
-// when it returns; the messages arrive on the channel.
-func listen(t *testing.T, url, filter string) <-chan subscribers.Message {
-	t.Helper()
-	c := dial(t, url, "listener")
-	ex := executor.New(executor.Options{Workers: 1, Logger: quiet()})
-	ch := make(chan subscribers.Message, 1000)
-	_, err := ex.NewOwner("listener", nil).Subscribe(c, filter, func(m subscribers.Message) { ch <- m }, executor.Depth(1000))
-	require.NoError(t, err)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { ex.Run(ctx); close(done) }()
-	t.Cleanup(func() { cancel(); <-done })
-	return ch
 }
