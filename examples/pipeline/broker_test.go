@@ -22,7 +22,7 @@ import (
 func TestPipelineOverTheBroker(t *testing.T) {
 	b := mqtttest.Embedded(t, broker.Config{})
 	last := exampletest.Listen(t, b.URL(), "pipeline/3")
-	logs := &lockedBuffer{}
+	logs := &exampletest.Buffer{}
 	app := exampletest.StartApp(t, b.URL(), `executor: { workers: 2, queue_depth: 10, overflow: block }
 nodes:
   - { name: source, type: heartbeat, params: { topic: pipeline/0, period: 1ms } }

@@ -1,68 +1,30 @@
 package simsensor_test
 
 import (
-	"encoding/json"
-	"io"
-	"log/slog"
 	"math"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/robotexec/robotexec/config"
+	"github.com/robotexec/robotexec/examples/internal/exampletest"
 	"github.com/robotexec/robotexec/examples/simsensor"
-	"github.com/robotexec/robotexec/executor"
-	"github.com/robotexec/robotexec/nodes"
 	"github.com/robotexec/robotexec/subscribers"
-	"github.com/robotexec/robotexec/timers"
 )
 
-var epoch = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-
-// rig runs nodes through the node API on a simulated clock and the
-// in-process router, spun by hand, as package nodes' tests do.
-type rig struct {
-	t     *testing.T
-	clock *timers.Sim
-	ex    *executor.Executor
-	bus   *subscribers.Router
-	env   *nodes.Env
-}
-
-func newRig(t *testing.T) *rig {
-	r := &rig{t: t, clock: timers.NewSim(epoch), bus: new(subscribers.Router)}
-	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-	r.ex = executor.New(executor.Options{Workers: 1, Clock: r.clock, Logger: quiet})
-	r.env = &nodes.Env{Executor: r.ex, Router: r.bus, Logger: quiet, QoS: 1, Depth: 10}
-	return r
-}
+var epoch = exampletest.Epoch
 
 // build builds node name of type typ with params in YAML flow style.
-func (r *rig) build(name, typ, params string) error {
-	cfg, err := config.Parse("test.yaml", []byte("nodes:\n  - { name: n, type: t, params: "+params+" }\n"), nil)
-	require.NoError(r.t, err)
-	_, err = nodes.Build(r.env, nodes.Spec{Name: name, Type: typ, Params: cfg.Nodes[0].Params})
+func build(r *exampletest.Rig, name, typ, params string) error {
+	_, err := r.Build(name, typ, params)
 	return err
 }
 
-// collect decodes what is published on topic into values of T.
-func collect[T any](r *rig, topic string) func() []T {
-	var got []T
-	_, err := r.ex.NewOwner("collector", nil).Subscribe(r.bus, topic, func(m subscribers.Message) {
-		var v T
-		require.NoError(r.t, json.Unmarshal(m.Payload, &v))
-		got = append(got, v)
-	}, executor.Depth(1000))
-	require.NoError(r.t, err)
-	return func() []T { return got }
-}
-
 // tick advances the clock by d, n times, running what falls due.
-func (r *rig) tick(d time.Duration, n int) {
+func tick(r *exampletest.Rig, d time.Duration, n int) {
 	for range n {
-		r.clock.Advance(d)
-		r.ex.SpinAll()
+		r.Clock.Advance(d)
+		r.Ex.SpinAll()
 	}
 }
 
@@ -71,10 +33,10 @@ func stamp(d time.Duration) string { return epoch.Add(d).Format(time.RFC3339Nano
 // Without noise the IMU reads exactly gravity, the centripetal
 // acceleration and the yaw rate, stamped with each tick's deadline.
 func TestIMUWithoutNoise(t *testing.T) {
-	r := newRig(t)
-	require.NoError(t, r.build("imu0", "sim_imu", "{ topic: imu/raw, rate: 50, speed: 2, turn: 0.5, noise: 0 }"))
-	got := collect[simsensor.IMUSample](r, "imu/raw")
-	r.tick(20*time.Millisecond, 3)
+	r := exampletest.NewRig(t, 10, subscribers.DropOldest)
+	require.NoError(t, build(r, "imu0", "sim_imu", "{ topic: imu/raw, rate: 50, speed: 2, turn: 0.5, noise: 0 }"))
+	got := exampletest.CollectJSON[simsensor.IMUSample](r, "imu/raw")
+	tick(r, 20*time.Millisecond, 3)
 	require.Equal(t, []simsensor.IMUSample{
 		{Stamp: stamp(20 * time.Millisecond), AY: 1, AZ: 9.81, GZ: 0.5},
 		{Stamp: stamp(40 * time.Millisecond), AY: 1, AZ: 9.81, GZ: 0.5},
@@ -86,12 +48,12 @@ func TestIMUWithoutNoise(t *testing.T) {
 // scatter around the same values, with the noise's spread, and the
 // sequence depends only on the node's name.
 func TestIMUNoiseAndDefaults(t *testing.T) {
-	r := newRig(t)
-	require.NoError(t, r.build("imu0", "sim_imu", "{ topic: a }"))
-	require.NoError(t, r.build("imu1", "sim_imu", "{ topic: b }"))
-	a := collect[simsensor.IMUSample](r, "a")
-	b := collect[simsensor.IMUSample](r, "b")
-	r.tick(10*time.Millisecond, 400)
+	r := exampletest.NewRig(t, 10, subscribers.DropOldest)
+	require.NoError(t, build(r, "imu0", "sim_imu", "{ topic: a }"))
+	require.NoError(t, build(r, "imu1", "sim_imu", "{ topic: b }"))
+	a := exampletest.CollectJSON[simsensor.IMUSample](r, "a")
+	b := exampletest.CollectJSON[simsensor.IMUSample](r, "b")
+	tick(r, 10*time.Millisecond, 400)
 	require.Len(t, a(), 400)
 	require.Equal(t, a(), b(), "names of one length seed the same noise")
 
@@ -119,10 +81,10 @@ func meanStd(xs []float64) (mean, std float64) {
 // Without noise the odometry integrates the wheel speeds: each tick turns
 // by turn·dt and moves speed·dt along the new heading.
 func TestOdomIntegratesThePose(t *testing.T) {
-	r := newRig(t)
-	require.NoError(t, r.build("odom", "sim_odom", "{ topic: odom, rate: 10, speed: 1, turn: 0.5, noise: 0 }"))
-	got := collect[simsensor.Odometry](r, "odom")
-	r.tick(100*time.Millisecond, 2)
+	r := exampletest.NewRig(t, 10, subscribers.DropOldest)
+	require.NoError(t, build(r, "odom", "sim_odom", "{ topic: odom, rate: 10, speed: 1, turn: 0.5, noise: 0 }"))
+	got := exampletest.CollectJSON[simsensor.Odometry](r, "odom")
+	tick(r, 100*time.Millisecond, 2)
 	require.Len(t, got(), 2)
 	p := got()[1]
 	require.Equal(t, stamp(200*time.Millisecond), p.Stamp)
@@ -136,11 +98,11 @@ func TestOdomIntegratesThePose(t *testing.T) {
 // Ticks missed while the timer was late are integrated too: the pose
 // does not fall behind the clock.
 func TestOdomCatchesUpMissedTicks(t *testing.T) {
-	r := newRig(t)
-	require.NoError(t, r.build("odom", "sim_odom", "{ topic: odom, rate: 10, speed: 1, turn: 0.5, noise: 0 }"))
-	got := collect[simsensor.Odometry](r, "odom")
-	r.clock.Advance(350 * time.Millisecond) // the deadlines of 100, 200 and 300 ms pass
-	r.ex.SpinAll()
+	r := exampletest.NewRig(t, 10, subscribers.DropOldest)
+	require.NoError(t, build(r, "odom", "sim_odom", "{ topic: odom, rate: 10, speed: 1, turn: 0.5, noise: 0 }"))
+	got := exampletest.CollectJSON[simsensor.Odometry](r, "odom")
+	r.Clock.Advance(350 * time.Millisecond) // the deadlines of 100, 200 and 300 ms pass
+	r.Ex.SpinAll()
 	require.Len(t, got(), 1, "one call for three deadlines")
 	require.Equal(t, stamp(100*time.Millisecond), got()[0].Stamp)
 	require.InDelta(t, 0.15, got()[0].Theta, 1e-12)
@@ -149,10 +111,10 @@ func TestOdomCatchesUpMissedTicks(t *testing.T) {
 
 // The heading stays within [-π, π].
 func TestOdomWrapsTheHeading(t *testing.T) {
-	r := newRig(t)
-	require.NoError(t, r.build("odom", "sim_odom", "{ topic: odom, rate: 10, turn: 10, noise: 0 }"))
-	got := collect[simsensor.Odometry](r, "odom")
-	r.tick(100*time.Millisecond, 4)
+	r := exampletest.NewRig(t, 10, subscribers.DropOldest)
+	require.NoError(t, build(r, "odom", "sim_odom", "{ topic: odom, rate: 10, turn: 10, noise: 0 }"))
+	got := exampletest.CollectJSON[simsensor.Odometry](r, "odom")
+	tick(r, 100*time.Millisecond, 4)
 	require.InDelta(t, 3, got()[2].Theta, 1e-12)
 	require.InDelta(t, 4-2*math.Pi, got()[3].Theta, 1e-12)
 }
@@ -168,7 +130,7 @@ func TestSensorsRejectBadParams(t *testing.T) {
 			{"{ topic: x, speed: fast }", `"fast"`},
 		} {
 			t.Run(typ+" "+tc.params, func(t *testing.T) {
-				err := newRig(t).build("s", typ, tc.params)
+				err := build(exampletest.NewRig(t, 10, subscribers.DropOldest), "s", typ, tc.params)
 				require.ErrorContains(t, err, tc.want)
 				require.ErrorContains(t, err, "node s ("+typ+")")
 			})
