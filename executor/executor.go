@@ -20,7 +20,7 @@ var (
 	// ErrClosed is returned by registrations after the executor stopped.
 	ErrClosed = errors.New("executor: closed")
 	// ErrRunning is returned by Run when the executor is already running
-	// or spinning.
+	// or spinning, and by Shutdown during a Spin call.
 	ErrRunning = errors.New("executor: already running")
 )
 

@@ -30,7 +30,7 @@ const (
 	stateIdle           int32 = iota // new: Run or a Spin method may start
 	stateSpinning                    // a Spin method runs on its caller
 	stateRunning                     // Run's workers run callbacks
-	stateClosing                     // Run's ctx ended: registrations refused, sources being closed
+	stateClosing                     // Run's ctx ended or Shutdown: registrations refused, sources being closed
 	stateDraining                    // sources closed: workers drain the queues, then retire
 	stateDrained                     // a worker found nothing left: every worker retires
 	stateClosed                      // Run returned
@@ -86,12 +86,14 @@ func (e *Executor) Run(ctx context.Context) error {
 // then carries on (a callback cannot be interrupted), and a later
 // Shutdown waits for it again. Called before Run, it makes Run stop as
 // soon as it starts, and waits for that; during a Spin call it returns
-// ErrRunning at once.
+// ErrRunning at once and changes nothing. Called from a callback, it waits
+// for that callback too, so only until ctx ends: a callback that stops its
+// executor calls Shutdown on a goroutine of its own.
 func (e *Executor) Shutdown(ctx context.Context) error {
-	e.shut.once.Do(func() { close(e.shut.stopping) })
 	if e.state.Load() == stateSpinning {
-		return ErrRunning
+		return ErrRunning // refused: nothing changes
 	}
+	e.shut.once.Do(func() { close(e.shut.stopping) })
 	select {
 	case <-e.shut.exited:
 		return nil

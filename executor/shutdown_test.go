@@ -97,11 +97,46 @@ func TestShutdownDuringSpinReturnsErrRunning(t *testing.T) {
 	ex := executor.New(executor.Options{Workers: 1, Logger: quiet()})
 	bus := new(subscribers.Router)
 	var during error
+	var calls atomic.Int32
 	_, err := ex.NewOwner("n", nil).Subscribe(bus, "t", func(subscribers.Message) {
-		during = ex.Shutdown(context.Background())
+		if calls.Add(1) == 1 { // the first, during SpinAll
+			during = ex.Shutdown(context.Background())
+		}
 	})
 	require.NoError(t, err)
 	publish(t, bus, "t", "x")
 	require.Equal(t, 1, ex.SpinAll())
 	require.ErrorIs(t, during, executor.ErrRunning)
+
+	// The refused Shutdown changed nothing: Run runs until its ctx ends.
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- ex.Run(ctx) }()
+	publish(t, bus, "t", "y")
+	require.Eventually(t, func() bool { return calls.Load() == 2 }, 10*time.Second, time.Millisecond, "Run runs the callbacks")
+	select {
+	case err := <-done:
+		t.Fatalf("Run returned %v before its ctx ended", err)
+	case <-time.After(50 * time.Millisecond):
+	}
+	cancel()
+	require.NoError(t, <-done)
+}
+
+// A callback that calls Shutdown waits for itself: it returns when its
+// ctx ends, and Run then drains and returns.
+func TestShutdownFromACallbackWaitsForItsCtx(t *testing.T) {
+	ex := executor.New(executor.Options{Workers: 2, Logger: quiet()})
+	bus := new(subscribers.Router)
+	during := make(chan error, 1)
+	_, err := ex.NewOwner("n", nil).Subscribe(bus, "stop", func(subscribers.Message) {
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+		defer cancel()
+		during <- ex.Shutdown(ctx)
+	})
+	require.NoError(t, err)
+	done := goRun(ex)
+	publish(t, bus, "stop", "now")
+	require.ErrorIs(t, <-during, context.DeadlineExceeded)
+	require.NoError(t, <-done)
 }

@@ -34,7 +34,7 @@ func (a *App) startGraph(started time.Time) {
 func (g *grapher) build() []byte {
 	a := g.a
 	gr := graph.Build(graph.Graph{ClientID: a.cfg.MQTT.ClientID, Version: a.version, Started: g.started,
-		Metrics: a.obs.metricsURL()}, a.nodes, a.ex.Callbacks())
+		Metrics: a.obs.metricsURL(a.cfg.Metrics.Listen)}, a.nodes, a.ex.Callbacks())
 	b, _ := json.Marshal(gr)
 	return b
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"runtime"
 	"sync/atomic"
@@ -39,13 +40,18 @@ type observability struct {
 	state   atomic.Int32
 }
 
-// metricsURL is the URL of the /metrics served, at the address bound (a
-// listen address with port 0 gets one when bound); "" for none.
-func (o *observability) metricsURL() string {
+// metricsURL is the URL of the /metrics served, at listen's host and the
+// port bound (listen's port may be 0); "" for none.
+func (o *observability) metricsURL(listen string) string {
 	if o.server == nil {
 		return ""
 	}
-	return metricsURL(o.server.Addr().String())
+	host, _, err := net.SplitHostPort(listen)
+	_, port, perr := net.SplitHostPort(o.server.Addr().String())
+	if err != nil || perr != nil {
+		return ""
+	}
+	return metricsURL(net.JoinHostPort(host, port))
 }
 
 // newObservability binds the metrics address, if the config has one, and

@@ -1,11 +1,14 @@
 package app
 
 import (
+	"net"
 	"os"
 	"regexp"
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/robotexec/robotexec/config"
 )
 
 // TestVersion: a version the build set wins; without one, the build
@@ -34,4 +37,19 @@ func TestMetricsURL(t *testing.T) {
 	} {
 		require.Equal(t, want, metricsURL(listen), "listen %q", listen)
 	}
+}
+
+// The graph's metrics URL keeps the host metrics.listen names and takes
+// the port bound, for a listen address with port 0.
+func TestMetricsURLNamesTheBoundPort(t *testing.T) {
+	cfg := &config.Config{}
+	cfg.Metrics.Listen = "localhost:0"
+	o, err := newObservability(cfg, Options{})
+	require.NoError(t, err)
+	defer o.close()
+	_, port, err := net.SplitHostPort(o.server.Addr().String())
+	require.NoError(t, err)
+	require.NotEqual(t, "0", port)
+	require.Equal(t, "http://localhost:"+port+"/metrics", o.metricsURL(cfg.Metrics.Listen))
+	require.Empty(t, (&observability{}).metricsURL("localhost:0"), "no server, no URL")
 }

@@ -102,21 +102,28 @@ func (r *runner) run(cfg *config.Config) int {
 	r.log.Info("stopping: draining the queues", "signal", sig.String())
 	ctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
 	defer cancel()
+	// A second signal cuts the drain short: it cancels the Shutdown.
+	second := make(chan os.Signal, 1)
 	go func() {
 		select {
 		case sig := <-signals:
-			fmt.Fprintf(r.stderr, "robotexec run: second signal (%v): exiting now\n", sig)
+			second <- sig
 			cancel()
 		case <-ctx.Done():
 		}
 	}()
-	if err := a.Shutdown(ctx); err != nil {
-		switch {
-		case errors.Is(err, context.DeadlineExceeded):
-			fmt.Fprintf(r.stderr, "robotexec run: did not drain within %v: exiting\n", shutdownGrace)
-		case !errors.Is(err, context.Canceled):
-			fmt.Fprintln(r.stderr, "robotexec run:", err)
-		}
+	err = a.Shutdown(ctx)
+	cancel() // the watcher stops: a signal from now on is not "second"
+	switch {
+	case err == nil:
+	case errors.Is(err, context.DeadlineExceeded):
+		fmt.Fprintf(r.stderr, "robotexec run: did not drain within %v: exiting\n", shutdownGrace)
+		return ExitFailure
+	case errors.Is(err, context.Canceled):
+		fmt.Fprintf(r.stderr, "robotexec run: second signal (%v): exiting now\n", <-second)
+		return ExitFailure
+	default:
+		fmt.Fprintln(r.stderr, "robotexec run:", err)
 		return ExitFailure
 	}
 	return r.finish(a)
