@@ -133,21 +133,13 @@ func New(cfg Config) (*Broker, error) {
 	srv := mochi.New(&mochi.Options{Capabilities: caps, Logger: log})
 
 	// mochi refuses every connection unless a hook authenticates it.
-	if err := srv.AddHook(newAuthHook(cfg.Users, cfg.Anonymous), nil); err != nil {
-		return nil, fmt.Errorf("broker: %w", err)
-	}
-	if err := srv.AddHook(newPacketIDHook(), nil); err != nil {
-		return nil, fmt.Errorf("broker: %w", err)
-	}
-	if err := srv.AddHook(newTakeoverHook(srv, log), nil); err != nil {
-		return nil, fmt.Errorf("broker: %w", err)
-	}
-	if err := srv.AddHook(newStaleWillHook(srv), nil); err != nil {
-		return nil, fmt.Errorf("broker: %w", err)
-	}
 	audience := &audienceHook{srv: srv}
-	if err := srv.AddHook(audience, nil); err != nil {
-		return nil, fmt.Errorf("broker: %w", err)
+	hooks := []mochi.Hook{newAuthHook(cfg.Users, cfg.Anonymous), newPacketIDHook(), newTakeoverHook(srv, log),
+		newStaleWillHook(srv), newStaleAckHook(srv), audience}
+	for _, h := range hooks {
+		if err := srv.AddHook(h, nil); err != nil {
+			return nil, fmt.Errorf("broker: %w", err)
+		}
 	}
 	if cfg.NoLocal != nil {
 		if err := srv.AddHook(&noLocalHook{noLocal: cfg.NoLocal}, nil); err != nil {
