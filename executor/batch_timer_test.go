@@ -46,6 +46,7 @@ func TestBatchEndsWhenTimerDue(t *testing.T) {
 	stop()
 
 	require.Equal(t, []string{"m1", "timer", "m2", "m3", "m4", "m5", "m6", "m7", "m8"}, log.get())
+	require.Zero(t, executor.TimersWaiting(ex))
 	steps := rec.Steps()
 	require.Equal(t, []int{1, msgs - 1}, subRuns(steps)[s.ID()], "the first run ends at the timer")
 	require.Equal(t, 1, countOps(steps, waitset.Start, tm.ID()))
@@ -106,6 +107,7 @@ func TestBatchEndsWhenTimerWaitsForItsGroup(t *testing.T) {
 	stop()
 
 	require.Equal(t, []string{"m1", "timer", "m2", "m3", "m4", "m5", "m6", "m7", "m8"}, log.get())
+	require.Zero(t, executor.TimersWaiting(ex))
 	steps := obs.Steps()
 	require.Equal(t, []int{1, msgs - 1}, subRuns(steps)[s.ID()], "the first run ends at the timer")
 	require.NoError(t, tracecheck.Check(steps, tracecheck.Model{
@@ -163,6 +165,7 @@ func TestBatchEndsWhenTimerWaitsInTheLane(t *testing.T) {
 	stop()
 
 	require.Equal(t, []string{"m1", "timer", "m2", "m3", "m4", "m5", "m6", "m7", "m8"}, log.get())
+	require.Zero(t, executor.TimersWaiting(ex))
 	require.Equal(t, []int{1, msgs - 1}, subRuns(rec.Steps())[s.ID()], "the first run ends at the timer")
 	require.NoError(t, tracecheck.Check(rec.Steps(), tracecheck.Model{Workers: 2, Drained: true, Batch: executor.DefaultBatch}))
 }

@@ -120,8 +120,8 @@ type Executor struct {
 	runQueue
 	_ [cacheLine - unsafe.Sizeof(runQueue{})%cacheLine]byte
 	// timersWaiting counts due timers taken from the wait set that have
-	// not started: in the run queue's timer lane or queued on a busy
-	// group. A batch ends when it is not 0 (see runMessages). It has a
+	// not started: in the run queue's timer lane, taken by a worker on
+	// its way to run them, or queued on a busy group. A batch ends when it is not 0 (see runMessages). It has a
 	// line of its own: it changes at every timer's run, and batches read
 	// it at every message.
 	timersWaiting atomic.Int64

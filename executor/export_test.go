@@ -8,3 +8,7 @@ func WithHandoff(o Options, on bool) Options {
 	o.noHandoff = !on
 	return o
 }
+
+// TimersWaiting returns the executor's count of due timers taken from the
+// wait set that have not started, for tests that check it returns to 0.
+func TimersWaiting(e *Executor) int64 { return e.timersWaiting.Load() }

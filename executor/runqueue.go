@@ -39,10 +39,15 @@ func (e *Executor) popLocked() *waitset.Entity {
 		e.set.Fast().TakeTimers(&e.runTimers)
 	}
 	x := e.runTimers.Pop()
-	if n := int64(e.runTimers.Len()); n != e.laneTimers {
-		e.timersWaiting.Add(n - e.laneTimers)
-		e.laneTimers = n
+	n := int64(e.runTimers.Len())
+	delta := n - e.laneTimers
+	if x != nil {
+		delta++ // taken, not started: still waiting (see dispatch)
 	}
+	if delta != 0 {
+		e.timersWaiting.Add(delta)
+	}
+	e.laneTimers = n
 	if x != nil {
 		return x
 	}

@@ -275,6 +275,7 @@ func TestTraceRandomWorkloads(t *testing.T) {
 				require.Zero(t, s.Len(), "subscription %s not drained", s.Filter())
 			}
 			require.Equal(t, uint64(w.panicked.Load()), w.ex.Stats().Panics)
+			require.Zero(t, executor.TimersWaiting(w.ex), "every timer taken has started")
 		})
 	}
 }

@@ -121,6 +121,9 @@ func (e *Executor) takeRunnable(w *worker) *waitset.Entity {
 	if x == nil {
 		return nil
 	}
+	if x.Data.(*entity).timer != nil {
+		e.timersWaiting.Add(1) // as popLocked's: until it starts
+	}
 	// Dequeued before, it waited for its resources; the worker's
 	// release completed them. Timers a Poll serves here wait for
 	// this run: another worker is woken for them.
@@ -143,12 +146,14 @@ func (e *Executor) takeRunnable(w *worker) *waitset.Entity {
 func (e *Executor) dispatch(w *worker, x *waitset.Entity) int {
 	en := x.Data.(*entity)
 	if a := en.acq; a != nil && !a.done && !e.acquire(a) {
+		e.timerStarts(en) // it waits for a resource, not for a batch
 		return 0
 	}
 	g := en.group
 	if g == nil {
 		// The worker goes to the run queue's lock right after: it holds
 		// x there if x is ready again.
+		e.timerStarts(en)
 		e.run(w, x, en, true)
 		return 1
 	}
@@ -156,6 +161,7 @@ func (e *Executor) dispatch(w *worker, x *waitset.Entity) int {
 	if g.scheduled.CompareAndSwap(0, 1) {
 		// The group was idle: x runs at once, as if queued on the group
 		// and popped by its claimer, which this worker now is.
+		e.timerStarts(en)
 		e.run(w, x, en, true)
 		n++
 		if g.scheduled.Add(-1) == 0 {
@@ -167,9 +173,8 @@ func (e *Executor) dispatch(w *worker, x *waitset.Entity) int {
 		e.holdLocked(w)
 		e.mu.Unlock()
 	} else {
-		if en.timer != nil {
-			e.timersWaiting.Add(1) // until it starts, batches of the group end
-		}
+		// A timer stays counted in timersWaiting until it starts:
+		// meanwhile the group's batch ends (runGroup uncounts it).
 		g.mu.Lock()
 		g.q.Push(x)
 		g.mu.Unlock()
@@ -180,6 +185,16 @@ func (e *Executor) dispatch(w *worker, x *waitset.Entity) int {
 		}
 	}
 	return n + e.runGroup(w, g)
+}
+
+// timerStarts uncounts en from timersWaiting if it is a timer: a timer
+// taken from the run queue (popLocked) or a worker's runnable list
+// (takeRunnable) is counted until it starts, or until it waits for a
+// resource, so that the batches running meanwhile end for it.
+func (e *Executor) timerStarts(en *entity) {
+	if en.timer != nil {
+		e.timersWaiting.Add(-1)
+	}
 }
 
 // runGroup runs the callbacks queued on g, which this worker holds, until
