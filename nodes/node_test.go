@@ -1,12 +1,11 @@
 package nodes_test
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
+	"github.com/robotexec/robotexec/internal/syncbuf"
 	"log/slog"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -32,22 +31,8 @@ type rig struct {
 	logs  *syncBuffer
 }
 
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
+// syncBuffer collects the nodes' logs.
+type syncBuffer = syncbuf.Buffer
 
 func newRig(t *testing.T) *rig {
 	r := &rig{clock: timers.NewSim(epoch), bus: new(subscribers.Router), logs: &syncBuffer{}}

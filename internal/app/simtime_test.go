@@ -3,6 +3,7 @@ package app
 import (
 	"bytes"
 	"context"
+	"github.com/robotexec/robotexec/internal/syncbuf"
 	"log/slog"
 	"sync"
 	"testing"
@@ -18,22 +19,7 @@ import (
 )
 
 // lockedBuffer is a bytes.Buffer for concurrent use.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
+type lockedBuffer = syncbuf.Buffer
 
 // The clock topic moves simulated time forward, firing the timers due on
 // the way in order; a message that goes back or does not parse is logged

@@ -7,15 +7,14 @@ package cli
 // paho clients.
 
 import (
-	"bytes"
 	"context"
 	"fmt"
+	"github.com/robotexec/robotexec/internal/syncbuf"
 	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -54,22 +53,7 @@ func (r result) String() string {
 
 // syncBuffer is an output stream that a command writes from its own
 // goroutines while the test reads it.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
+type syncBuffer = syncbuf.Buffer
 
 // running is a command started by startCLI.
 type running struct {

@@ -1,10 +1,9 @@
 package exampletest
 
 import (
-	"bytes"
 	"encoding/json"
+	"github.com/robotexec/robotexec/internal/syncbuf"
 	"log/slog"
-	"sync"
 	"testing"
 	"time"
 
@@ -97,21 +96,4 @@ func (r *Rig) subscribe(topic string, f func(subscribers.Message)) {
 }
 
 // Buffer is a bytes.Buffer safe for concurrent writes, for logs.
-type Buffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-// Write appends p.
-func (l *Buffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-// String returns what was written.
-func (l *Buffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
+type Buffer = syncbuf.Buffer

@@ -1,9 +1,6 @@
 package exampletest_test
 
 import (
-	"fmt"
-	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -45,26 +42,4 @@ func TestRigRunsNodesOnTheSimulatedClock(t *testing.T) {
 
 	_, err := r.Build("bad", "heartbeat", "{ period: soon }")
 	require.ErrorContains(t, err, "node bad (heartbeat)")
-}
-
-// Buffer takes writes from many goroutines at once (run under -race) and
-// keeps each whole.
-func TestBufferTakesConcurrentWrites(t *testing.T) {
-	var b exampletest.Buffer
-	var wg sync.WaitGroup
-	for i := range 8 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for range 100 {
-				fmt.Fprintf(&b, "writer %d\n", i)
-			}
-		}()
-	}
-	wg.Wait()
-	lines := strings.Split(strings.TrimSuffix(b.String(), "\n"), "\n")
-	require.Len(t, lines, 800)
-	for i := range 8 {
-		require.Equal(t, 100, strings.Count(b.String(), fmt.Sprintf("writer %d\n", i)))
-	}
 }
