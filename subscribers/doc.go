@@ -18,10 +18,10 @@
 // [Router] is the source of a process: a publication through its
 // [Publisher] reaches the matching subscriptions of the process directly
 // and, through a [Remote] (the MQTT client of subscribers/mqtt), the broker
-// for everyone else; what the remote receives goes to the matching
-// subscriptions, except the broker's echoes of the router's own
-// publications, which the subscriptions that had them do not get again.
-// Without a remote the router is an in-process bus, for tests and the dry
+// for everyone else; what the remote receives goes to the subscriptions it
+// was sent for, as the broker says with MQTT 5's subscription identifiers,
+// and the broker is asked not to send the router's own publications back
+// (No Local). Without a remote the router is an in-process bus, for tests and the dry
 // run that checks a config. Topics are matched with MQTT filters ('+' for
 // one level, '#' for the rest) by an [Index]; a shared subscription,
 // $share/GROUP/FILTER, is matched by FILTER.

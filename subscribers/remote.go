@@ -9,23 +9,19 @@ import "slices"
 // to an MQTT broker of package subscribers/mqtt. What it receives for the
 // router's filters it hands to [Router.Receive], in arrival order.
 type Remote interface {
-	// Subscribe asks for the messages of filter, as a subscription wrote
-	// it ($share/GROUP/FILTER included), at QoS qos, the highest that the
-	// subscriptions of that filter ask for. The router calls it each
-	// time a subscription of the filter attaches. It may wait for the
-	// broker's answer, and fails when the broker refuses.
-	Subscribe(filter string, qos byte) error
+	// Subscribe subscribes w at the broker, replacing the options of an
+	// earlier subscription of the same filter (its identifier among
+	// them), and makes the broker send the filter's retained messages.
+	// The router calls it each time a subscription attaches. It may wait
+	// for the broker's answer, and fails when the broker refuses.
+	Subscribe(w WireFilter) error
 	// Unsubscribe says that no attached subscription uses filter any
 	// more. It must not block: subscriptions detach inside callbacks.
 	Unsubscribe(filter string)
 	// Publish sends m beyond the process. It must not wait for the
-	// executor, so that callbacks may publish. It either fails, and never
-	// calls sent, or takes m and calls sent, when not nil, once: when it
-	// has handed m over to its connection (or to the store of one it is
-	// making), with the hand-over's number, which grows with each
-	// hand-over (see Router.Fence), or with the error that kept it from
-	// one.
-	Publish(m Message, sent Sent) error
+	// executor, so that callbacks may publish; it fails when it knows at
+	// once that m cannot go.
+	Publish(m Message) error
 }
 
 // Audience tells a router whether anyone beyond its process wants the
@@ -42,10 +38,10 @@ type Audience interface {
 }
 
 // RetainKeeper is an [Audience] that knows the retained messages the
-// broker keeps (the embedded broker): a router whose remote sends it none
-// of its own publications back (RouterOptions.NoEcho) delivers a
+// broker keeps (the embedded broker): a local-first router delivers a
 // subscription attached later the retained messages of its own that the
-// broker keeps, which the broker does not send.
+// broker keeps, which a broker that applies No Local to retained messages
+// does not send.
 type RetainKeeper interface {
 	// OwnRetained returns the retained messages that the router's own
 	// client published and the broker keeps, on topics that filter
@@ -53,61 +49,60 @@ type RetainKeeper interface {
 	OwnRetained(filter string) []Message
 }
 
-// Sent is told when a [Remote] has handed a publication over.
-type Sent interface {
-	Sent(seq uint64, err error)
-}
-
 // Receipt says what became of a message the remote received.
 type Receipt struct {
-	// Matched counts the subscriptions whose filters match its topic.
+	// Matched counts the subscriptions it was for.
 	Matched int
 	// Accepted counts those that took it into their queues.
 	Accepted int
-	// Echo says it was the echo of a local publication: the
-	// subscriptions that had it locally did not get it again.
-	Echo bool
 }
 
-// Receive delivers m, which the remote received, to the matching
-// subscriptions. The echo of a local publication goes to the shared
-// subscriptions only: the others had it locally, or attached after it (the
-// broker would not have sent it to them either). With the Block policy it
-// waits for room in a full queue.
-func (r *Router) Receive(m *Message) Receipt {
+// Receive delivers m, which the remote received with the subscription
+// identifiers ids (none from an MQTT 3.1.1 broker), to the subscriptions
+// it is for (see [Router]). With the Block policy it waits for room in a
+// full queue.
+func (r *Router) Receive(m *Message, ids []uint32) Receipt {
 	var buf [8]*Subscription
-	subs := r.index.Match(m.Topic, buf[:0])
+	subs := r.recipients(m, ids, buf[:0])
 	rc := Receipt{Matched: len(subs)}
-	if len(subs) == 0 {
-		return rc
-	}
-	var had []*Subscription
-	if r.echo != nil {
-		had, rc.Echo = r.echo.match(m)
-	}
-	inputs := 0
 	for _, s := range subs {
-		if rc.Echo && !s.Shared() {
-			if slices.Contains(had, s) {
-				s.echoed()
-			}
-			continue
-		}
-		inputs++
 		if s.deliver(m) {
 			rc.Accepted++
 		}
 	}
 	clear(subs)
-	if tap := r.tap.Load(); tap != nil && inputs > 0 {
+	if tap := r.tap.Load(); tap != nil && rc.Matched > 0 {
 		(*tap)(m)
 	}
 	return rc
 }
 
+// recipients appends the subscriptions that m, received with the
+// identifiers ids, is for: by identifier, or without any, every
+// subscription whose filter matches m's topic (a retained message only
+// the non-shared ones that have not had one on that topic).
+func (r *Router) recipients(m *Message, ids []uint32, dst []*Subscription) []*Subscription {
+	if len(ids) > 0 && r.remote != nil {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		for _, id := range ids {
+			dst = r.byID(id, m.Topic, m.Retained, dst)
+		}
+		return dst
+	}
+	dst = r.index.Match(m.Topic, dst)
+	if !m.Retained || r.remote == nil {
+		return dst
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.DeleteFunc(dst, func(s *Subscription) bool {
+		return s.Shared() || !r.firstRetained(s, m.Topic)
+	})
+}
+
 // TapInputs calls f, from then on, with each message that the remote
-// received and offered to at least one subscription (not the echo of a
-// local publication to a subscription that had it), after offering it:
+// received and offered to at least one subscription, after offering it:
 // robotexec run -record records them. f must not keep m or block; nil
 // stops it.
 func (r *Router) TapInputs(f func(m *Message)) {
@@ -119,50 +114,17 @@ func (r *Router) TapInputs(f func(m *Message)) {
 }
 
 // Refuse counts a drop for reason on every subscription that m, which the
-// remote received and refused, would have gone to; an echo of a local
-// publication (m with its payload) counts only for the shared ones.
-func (r *Router) Refuse(m *Message, reason Reason) {
+// remote received with the identifiers ids and refused, was for.
+func (r *Router) Refuse(m *Message, ids []uint32, reason Reason) {
 	var buf [8]*Subscription
-	subs := r.index.Match(m.Topic, buf[:0])
-	echo := false
-	if r.echo != nil && m.Payload != nil && len(subs) > 0 {
-		_, echo = r.echo.match(m)
+	subs := buf[:0]
+	if len(ids) == 0 && m.Retained {
+		// Not recorded as had: a later copy of it may come whole.
+		subs = slices.DeleteFunc(r.index.Match(m.Topic, subs), (*Subscription).Shared)
+	} else {
+		subs = r.recipients(m, ids, subs)
 	}
 	for _, s := range subs {
-		if !echo || s.Shared() {
-			s.Drop(reason)
-		}
+		s.Drop(reason)
 	}
-}
-
-// Fence tells the router that the remote has received everything the
-// broker was to send it in answer to the publications it handed over
-// before number seq (package subscribers/mqtt fences each new
-// connection): the echoes still awaited of QoS 0 ones, and with clean of
-// all of them (a clean session's broker forgets what it had not sent),
-// will not come. The others' ages count again from now.
-func (r *Router) Fence(seq uint64, clean bool) {
-	if r.echo != nil {
-		r.echo.fence(seq, clean)
-	}
-}
-
-// EchoStats counts the echo matching of a router.
-type EchoStats struct {
-	// Matched counts received messages recognized as echoes.
-	Matched uint64
-	// GivenUp counts awaited echoes given up: after a lost connection,
-	// for their age, or beyond the bound.
-	GivenUp uint64
-	// Awaited is the number of echoes awaited now.
-	Awaited int
-}
-
-// EchoStats returns the router's echo counters; all zero when it matches
-// no echoes.
-func (r *Router) EchoStats() EchoStats {
-	if r.echo == nil {
-		return EchoStats{}
-	}
-	return r.echo.stats()
 }

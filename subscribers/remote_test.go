@@ -17,21 +17,20 @@ import (
 // router with real brokers.
 type scriptedRemote struct {
 	mu        sync.Mutex
-	subs      map[string]byte // filter → QoS of the last Subscribe
+	subs      map[string]subscribers.WireFilter // filter → the last Subscribe
 	unsubs    []string
 	published []subscribers.Message
-	seq       uint64 // the last hand-over's number
 	fail      error
 }
 
 func newScriptedRemote() *scriptedRemote {
-	return &scriptedRemote{subs: map[string]byte{}}
+	return &scriptedRemote{subs: map[string]subscribers.WireFilter{}}
 }
 
-func (r *scriptedRemote) Subscribe(filter string, qos byte) error {
+func (r *scriptedRemote) Subscribe(w subscribers.WireFilter) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.subs[filter] = qos
+	r.subs[w.Filter] = w
 	return nil
 }
 
@@ -42,25 +41,37 @@ func (r *scriptedRemote) Unsubscribe(filter string) {
 	r.unsubs = append(r.unsubs, filter)
 }
 
-func (r *scriptedRemote) Publish(m subscribers.Message, sent subscribers.Sent) error {
+func (r *scriptedRemote) Publish(m subscribers.Message) error {
 	r.mu.Lock()
+	defer r.mu.Unlock()
 	if r.fail != nil {
-		r.mu.Unlock()
 		return r.fail
 	}
 	r.published = append(r.published, m)
-	r.seq++
-	seq := r.seq
-	r.mu.Unlock()
-	if sent != nil {
-		sent.Sent(seq, nil)
-	}
 	return nil
 }
 
-// echo returns the broker's copy of the i-th publication: no retain flag,
-// received now.
-func (r *scriptedRemote) echo(i int) *subscribers.Message {
+// id returns the identifier that the last Subscribe of filter asked for.
+func (r *scriptedRemote) id(filter string) uint32 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.subs[filter].ID
+}
+
+// qos returns the filters subscribed, with their QoS.
+func (r *scriptedRemote) qos() map[string]byte {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := map[string]byte{}
+	for f, w := range r.subs {
+		out[f] = w.QoS
+	}
+	return out
+}
+
+// copyOf returns the broker's copy of the i-th publication: no retain
+// flag, received now.
+func (r *scriptedRemote) copyOf(i int) *subscribers.Message {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	m := r.published[i]
@@ -85,44 +96,117 @@ func publishOn(t *testing.T, r *subscribers.Router, topic, payload string, qos b
 }
 
 // A publication reaches the matching non-shared subscriptions of the
-// process directly and the remote for everyone else; a shared
-// subscription gets only what the broker gives it.
+// process directly and the remote for everyone else; the non-shared
+// filters are subscribed with No Local, so that the broker does not send
+// it back, and a shared subscription gets only what the broker gives it.
 func TestRouterLocalFirst(t *testing.T) {
 	r, rem, subs := remoteRouter(t, subscribers.RouterOptions{}, "a/+", "a/b", "$share/g/a/+", "x")
-	require.Equal(t, map[string]byte{"a/+": 0, "a/b": 0, "$share/g/a/+": 0, "x": 0}, rem.subs)
+	require.Equal(t, map[string]byte{"a/+": 0, "a/b": 0, "$share/g/a/+": 0, "x": 0}, rem.qos())
+	for f, w := range rem.subs {
+		require.Equal(t, f != "$share/g/a/+", w.NoLocal, f)
+	}
 	require.Equal(t, 2, publishOn(t, r, "a/b", "p", 1))
 	require.Len(t, rem.published, 1)
 	require.Equal(t, "a/b", rem.published[0].Topic)
 	require.Equal(t, byte(1), rem.published[0].QoS)
 	require.Equal(t, map[string][]string{"a/+": {"p"}, "a/b": {"p"}}, received(subs))
 
-	// The broker's echo goes to the shared subscription only, which the
-	// broker picked.
-	rc := r.Receive(rem.echo(0))
-	require.Equal(t, subscribers.Receipt{Matched: 3, Accepted: 1, Echo: true}, rc)
+	// The broker picked this process for the shared subscription.
+	rc := r.Receive(rem.copyOf(0), []uint32{rem.id("$share/g/a/+")})
+	require.Equal(t, subscribers.Receipt{Matched: 1, Accepted: 1}, rc)
 	require.Equal(t, map[string][]string{"$share/g/a/+": {"p"}}, received(subs))
-	require.Equal(t, subscribers.EchoStats{Matched: 1}, r.EchoStats())
 }
 
-// With RemoteOnly every subscription gets publications from the broker.
+// With RemoteOnly every subscription gets publications from the broker,
+// which sends them back (no No Local).
 func TestRouterRemoteOnly(t *testing.T) {
 	r, rem, subs := remoteRouter(t, subscribers.RouterOptions{RemoteOnly: true}, "a/+")
+	require.False(t, rem.subs["a/+"].NoLocal)
 	require.Zero(t, publishOn(t, r, "a/b", "p", 0))
 	require.Len(t, rem.published, 1)
 	require.Empty(t, received(subs))
-	rc := r.Receive(rem.echo(0))
+	rc := r.Receive(rem.copyOf(0), []uint32{rem.id("a/+")})
 	require.Equal(t, subscribers.Receipt{Matched: 1, Accepted: 1}, rc)
 	require.Equal(t, map[string][]string{"a/+": {"p"}}, received(subs))
 }
 
-// A failed publication awaits no echo; the local subscriptions have it.
+// A received message goes to the subscriptions of the filters whose
+// identifiers it carries: once each, whether the broker sends one copy for
+// several filters or one copy per filter; an identifier of no filter of
+// the router's (a previous run's) names none. Without identifiers (MQTT
+// 3.1.1) every matching subscription gets it.
+func TestRouterReceiveByID(t *testing.T) {
+	r, rem, subs := remoteRouter(t, subscribers.RouterOptions{}, "a/#", "a/+", "$share/g/a/b")
+	m := func(p string) *subscribers.Message { return &subscribers.Message{Topic: "a/b", Payload: []byte(p)} }
+	hash, plus, shared := rem.id("a/#"), rem.id("a/+"), rem.id("$share/g/a/b")
+	require.Equal(t, 3, r.Receive(m("one copy"), []uint32{hash, plus, shared}).Accepted)
+	require.Equal(t, 1, r.Receive(m("per filter"), []uint32{hash}).Accepted)
+	require.Equal(t, 1, r.Receive(m("per filter"), []uint32{plus}).Accepted)
+	require.Equal(t, subscribers.Receipt{}, r.Receive(m("old run"), []uint32{12345}))
+	require.Equal(t, 3, r.Receive(m("3.1.1"), nil).Accepted)
+	require.Equal(t, map[string][]string{
+		"a/#":          {"3.1.1", "one copy", "per filter"},
+		"a/+":          {"3.1.1", "one copy", "per filter"},
+		"$share/g/a/b": {"3.1.1", "one copy"},
+	}, received(subs))
+	require.Zero(t, r.Receive(&subscribers.Message{Topic: "c", Payload: []byte("x")}, []uint32{hash}).Matched,
+		"an identifier of a filter that does not match the topic names none")
+}
+
+// The identifiers of a filter are the same in every run of a process
+// (a persistent session's queued messages carry the previous run's);
+// each attachment subscribes again with a new one.
+func TestRouterIDsStable(t *testing.T) {
+	_, rem1, _ := remoteRouter(t, subscribers.RouterOptions{}, "a/#", "b")
+	r2, rem2, _ := remoteRouter(t, subscribers.RouterOptions{}, "b", "a/#")
+	require.Equal(t, rem1.id("a/#"), rem2.id("a/#"))
+	require.Equal(t, rem1.id("b"), rem2.id("b"))
+	require.NotEqual(t, rem1.id("a/#"), rem1.id("b"))
+	first := rem2.id("b")
+	attached(t, r2, "b")
+	require.Equal(t, first+1, rem2.id("b"), "the next attachment's identifier")
+}
+
+// A retained message sent for a SUBSCRIBE carries that subscription's
+// identifier: it goes to the subscription whose attachment made it, not
+// to the others of the filter, which had theirs; without identifiers each
+// subscription gets a topic's retained message once.
+func TestRouterRetainedByAttachment(t *testing.T) {
+	r, rem, _ := remoteRouter(t, subscribers.RouterOptions{})
+	first := newSub(t, "r/t", subscribers.Options{})
+	require.NoError(t, r.Attach(first))
+	firstID := rem.id("r/t")
+	ret := func(p string) *subscribers.Message {
+		return &subscribers.Message{Topic: "r/t", Payload: []byte(p), Retained: true}
+	}
+	require.Equal(t, 1, r.Receive(ret("v1"), []uint32{firstID}).Accepted)
+	second := newSub(t, "r/t", subscribers.Options{})
+	require.NoError(t, r.Attach(second))
+	secondID := rem.id("r/t")
+	require.NotEqual(t, firstID, secondID)
+	require.Equal(t, 1, r.Receive(ret("v1"), []uint32{secondID}).Accepted)
+	live := &subscribers.Message{Topic: "r/t", Payload: []byte("v2")}
+	require.Equal(t, 2, r.Receive(live, []uint32{secondID}).Accepted)
+	got1, _ := drain(first)
+	got2, _ := drain(second)
+	require.Equal(t, []string{"v1", "v2"}, got1)
+	require.Equal(t, []string{"v1", "v2"}, got2)
+
+	// MQTT 3.1.1: no identifiers.
+	r3, _, subs := remoteRouter(t, subscribers.RouterOptions{RemoteOnly: true}, "r/#", "r/+", "$share/g/r/t")
+	for range 3 {
+		r3.Receive(ret("v"), nil)
+	}
+	require.Equal(t, map[string][]string{"r/#": {"v"}, "r/+": {"v"}}, received(subs))
+}
+
+// A failed publication still reached the local subscriptions.
 func TestRouterPublishFails(t *testing.T) {
 	r, rem, subs := remoteRouter(t, subscribers.RouterOptions{}, "t")
 	rem.fail = errors.New("not connected")
 	n, err := r.Publish(subscribers.Message{Topic: "t", Payload: []byte("p")})
 	require.ErrorIs(t, err, rem.fail)
 	require.Equal(t, 1, n)
-	require.Equal(t, subscribers.EchoStats{}, r.EchoStats())
 	require.Equal(t, map[string][]string{"t": {"p"}}, received(subs))
 }
 
@@ -135,7 +219,7 @@ func TestRouterRemoteFilters(t *testing.T) {
 	s2 := newSub(t, "a/#", subscribers.Options{})
 	require.NoError(t, r.QoS(2).Attach(s1))
 	require.NoError(t, r.Attach(s2))
-	require.Equal(t, map[string]byte{"a/#": 2}, rem.subs)
+	require.Equal(t, map[string]byte{"a/#": 2}, rem.qos())
 	require.ErrorContains(t, r.Attach(s2), "already attached")
 	r.Detach(s1)
 	require.Empty(t, rem.unsubs)
@@ -157,10 +241,9 @@ func TestRouterRetainedWithRemote(t *testing.T) {
 		opts subscribers.RouterOptions
 		kept bool
 	}{
-		{"no echo, a keeper", subscribers.RouterOptions{NoEcho: true, Audience: keeper}, true},
-		{"no echo, no keeper", subscribers.RouterOptions{NoEcho: true}, false},
-		{"echoes", subscribers.RouterOptions{}, false},
-		{"remote only", subscribers.RouterOptions{RemoteOnly: true}, false},
+		{"a keeper", subscribers.RouterOptions{Audience: keeper}, true},
+		{"no keeper", subscribers.RouterOptions{}, false},
+		{"remote only", subscribers.RouterOptions{RemoteOnly: true, Audience: keeper}, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r, rem, _ := remoteRouter(t, tc.opts)
@@ -235,7 +318,7 @@ func (a *scriptedAudience) want(topic string) {
 // changes.
 func TestRouterAudience(t *testing.T) {
 	aud := &scriptedAudience{wanted: map[string]bool{}, own: map[string]string{}}
-	r, rem, subs := remoteRouter(t, subscribers.RouterOptions{Audience: aud, NoEcho: true}, "t")
+	r, rem, subs := remoteRouter(t, subscribers.RouterOptions{Audience: aud}, "t")
 	pub, err := r.Publisher("t")
 	require.NoError(t, err)
 	require.NoError(t, pub.Publish([]byte("local only")))

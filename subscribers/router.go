@@ -6,7 +6,6 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
-	"time"
 )
 
 // RouterOptions configure a [Router]. The zero value is an in-process
@@ -18,31 +17,18 @@ type RouterOptions struct {
 	// RemoteOnly sends every publication to the remote only, so that
 	// subscriptions of this process get it back from the broker like
 	// everyone else. (optional) Defaults to false: local first, the
-	// matching subscriptions of this process get a publication directly.
-	// Ignored without Remote.
+	// matching subscriptions of this process get a publication directly,
+	// and the remote is asked not to send it back (No Local). Ignored
+	// without Remote.
 	RemoteOnly bool
 	// Audience, with a remote, says which publications anyone beyond the
 	// process wants: the others stay in the process (retained ones
 	// aside). (optional) Defaults to none: every publication goes to the
 	// remote.
 	Audience Audience
-	// NoEcho says that the remote never sends the router's own
-	// publications back to its non-shared subscriptions (the embedded
-	// broker does this for its process's client). (optional) Defaults to
-	// false: the router recognizes the echoes of its local deliveries in
-	// what the remote receives and drops them (see [Router]).
-	NoEcho bool
 	// QoS is the QoS of subscriptions attached with [Router.Attach].
 	// (optional) Defaults to 0.
 	QoS byte
-	// MaxEchoes bounds the publications whose echo the router waits for;
-	// beyond it the oldest is given up. (optional) Defaults to
-	// DefaultMaxEchoes.
-	MaxEchoes int
-	// EchoAge is how much later than a publication a received message
-	// may be for the publication's echo still to be awaited. (optional)
-	// Defaults to DefaultEchoAge.
-	EchoAge time.Duration
 	// MaxPayload, when positive, is the largest payload published: a
 	// publication with a larger one is refused at once with ErrTooLarge,
 	// reaching no subscription, local or remote, and counted
@@ -57,93 +43,82 @@ var ErrTooLarge = errors.New("subscribers: payload over the maximum")
 // Router is the one message path of a process: publications reach the
 // matching subscriptions of this process directly, through their queues,
 // and the [Remote] (the MQTT broker) for everyone else; what the remote
-// receives goes to the matching subscriptions. Subscriptions are matched
-// with MQTT topic filters; a shared subscription, $share/GROUP/FILTER, is
-// matched with FILTER and, with a remote, gets only what the broker gives
-// it (the broker splits FILTER's messages among GROUP, maybe across
-// processes), never a local copy.
+// receives goes to the subscriptions it was sent for. Subscriptions are
+// matched with MQTT topic filters; a shared subscription,
+// $share/GROUP/FILTER, is matched with FILTER and, with a remote, gets
+// only what the broker gives it (the broker splits FILTER's messages
+// among GROUP, maybe across processes), never a local copy.
 //
-// Each subscription gets each message once. MQTT 3.1.1 has no "no local"
-// option, so the broker sends the router's own publications back to the
-// subscriptions that had them locally. With [RouterOptions.NoEcho] the
-// broker is trusted not to; otherwise the router remembers, per topic, the
-// publications whose echo it awaits, with the subscriptions that had them,
-// and drops a received message's copies for those subscriptions when its
-// payload equals that of an awaited publication of its topic (the first
-// such, in publication order). An awaited echo that the broker will not
-// send (a QoS 0 one when the connection was lost, any one when the session
-// was clean; see [Router.Fence]) is given up, as is one still missing
-// once the router receives messages EchoAge younger than its hand-over,
-// or the oldest beyond MaxEchoes; the give-ups are counted
-// ([Router.EchoStats]). Each subscription then gets each message exactly
-// once as long as every awaited echo comes or is given up for one of
-// those reasons; another publisher's message whose payload equals that of
-// an echo still awaited on the same topic takes the echo's place, so
-// that its publisher's order may appear changed among equal payloads.
+// Each subscription gets each message once, and nothing is inferred: the
+// router tells the broker what it needs (see [WireFilter]). Local first,
+// every non-shared filter is subscribed with No Local, so that the broker
+// never sends the router's own publications back. Each filter has a
+// subscription identifier, and a received message that carries
+// identifiers goes to the subscriptions of those filters only, so that a
+// broker that sends one copy per matching subscription (mosquitto) and
+// one that sends one copy for all of them (mochi) both deliver each
+// message once to each subscription. Without identifiers (MQTT 3.1.1) a
+// message goes to every subscription whose filter matches its topic.
 //
-// A subscription attached while echoes are matched gets no local copies
-// until the broker has confirmed its subscription, and never an echo of a
-// publication made before it attached (the broker would not have sent it
-// such a message either): each publisher's order holds for it too.
-//
-// An in-process router keeps a retained message per topic and delivers it
-// to subscriptions attached later. With a remote the broker keeps them;
-// a router whose remote sends none of its own publications back gets its
-// own from its audience ([RetainKeeper]). Live deliveries carry no retain
-// flag, as in MQTT.
+// Retained messages: each subscription gets the retained message of a
+// topic once, then live copies (without the retain flag, as in MQTT). The
+// broker sends the retained messages of a filter at each SUBSCRIBE, and a
+// subscription that attaches to a filter in use needs one; the router
+// remembers which retained topics each subscription has had and gives a
+// retained copy only to those that have not. An in-process router keeps
+// a retained message per topic and delivers it to subscriptions attached
+// later. A broker that applies No Local to retained messages too (the
+// embedded broker) does not send the router's own; an [Audience] that is
+// a [RetainKeeper] supplies them.
 //
 // The zero Router is an in-process router, ready to use.
 type Router struct {
 	index  Index
 	remote Remote
 	opts   RouterOptions
-	echo   *echoes // nil unless echoes are matched
 
 	// subMu serializes the remote's subscriptions, which wait for the
 	// broker.
 	subMu    sync.Mutex
 	mu       sync.Mutex
-	filters  map[string]*wireFilter     // with a remote: filters in use
-	attached map[*Subscription]struct{} // with a remote
-	retained map[string]Message         // without a remote
-
-	// unsure holds, while echoes are matched, the subscriptions attached
-	// whose subscription the broker has not confirmed yet: publications
-	// skip them, since the broker may or may not send them the echo.
-	unsure sync.Map // *Subscription → struct{}
+	filters  map[string]*wireFilter    // with a remote: filters in use
+	slots    map[uint32]*wireFilter    // with a remote: the same, by identifier slot
+	attaches map[string]uint32         // with a remote: attachments so far, by filter
+	attached map[*Subscription]*joined // with a remote
+	retained map[string]Message        // without a remote
 
 	tooLarge atomic.Uint64 // publications refused for their size
 	tap      atomic.Pointer[func(*Message)]
 }
 
-// wireFilter is a filter subscribed at the remote: the number of attached
-// subscriptions that use it and the highest QoS they asked for.
+// wireFilter is a filter subscribed at the remote: its identifiers' slot
+// (see ids.go), the attached subscriptions that use it and the highest
+// QoS they asked for.
 type wireFilter struct {
-	n   int
-	qos byte
+	filter string
+	route  string // what topics match: filter, or FILTER of a shared one
+	slot   uint32
+	id     uint32 // the last one subscribed with
+	qos    byte
+	subs   []*Subscription
 }
 
-// Defaults of RouterOptions' fields.
-const (
-	DefaultMaxEchoes = 65536
-	DefaultEchoAge   = 10 * time.Second
-)
+// joined is what the router keeps of an attached subscription: the
+// identifier it was subscribed with, and the topics of the retained
+// messages it has had (for messages without identifiers).
+type joined struct {
+	id   uint32
+	seen map[string]struct{}
+}
 
 // NewRouter returns a router as opts say.
 func NewRouter(opts RouterOptions) *Router {
-	if opts.MaxEchoes <= 0 {
-		opts.MaxEchoes = DefaultMaxEchoes
-	}
-	if opts.EchoAge <= 0 {
-		opts.EchoAge = DefaultEchoAge
-	}
 	r := &Router{remote: opts.Remote, opts: opts}
 	if r.remote != nil {
 		r.filters = make(map[string]*wireFilter)
-		r.attached = make(map[*Subscription]struct{})
-		if !opts.NoEcho && !opts.RemoteOnly {
-			r.echo = newEchoes(opts.MaxEchoes, opts.EchoAge)
-		}
+		r.slots = make(map[uint32]*wireFilter)
+		r.attaches = make(map[string]uint32)
+		r.attached = make(map[*Subscription]*joined)
 	}
 	return r
 }
@@ -166,18 +141,18 @@ func (r *Router) Detach(s *Subscription) {
 	if !r.index.Remove(s) || r.remote == nil {
 		return
 	}
-	f := s.Filter()
 	r.mu.Lock()
 	delete(r.attached, s)
-	w := r.filters[f]
-	w.n--
-	unused := w.n == 0
+	w := r.filters[s.Filter()]
+	w.subs = removed(w.subs, s)
+	unused := len(w.subs) == 0
 	if unused {
-		delete(r.filters, f)
+		delete(r.filters, w.filter)
+		delete(r.slots, w.slot)
 	}
 	r.mu.Unlock()
 	if unused {
-		r.remote.Unsubscribe(f)
+		r.remote.Unsubscribe(w.filter)
 	}
 }
 
@@ -208,45 +183,58 @@ func (r *Router) attach(s *Subscription, qos byte, src Source) error {
 	}
 	r.subMu.Lock()
 	defer r.subMu.Unlock()
-	f := s.Filter()
-	r.mu.Lock()
-	if _, ok := r.attached[s]; ok {
-		r.mu.Unlock()
-		return fmt.Errorf("subscribers: subscribe %q: subscription already attached", f)
-	}
-	r.attached[s] = struct{}{}
-	w := r.filters[f]
-	if w == nil {
-		w = &wireFilter{}
-		r.filters[f] = w
-	}
-	w.n++
-	w.qos = max(w.qos, qos)
-	qos = w.qos
-	if r.echo != nil {
-		r.unsure.Store(s, struct{}{})
-	}
-	r.index.Add(s)
-	r.mu.Unlock()
-	r.deliverRetained(s, r.ownRetained(s))
-	err := r.remote.Subscribe(f, qos)
-	if r.echo != nil {
-		r.unsure.Delete(s)
-		r.index.touch() // publishers look again
-	}
+	wf, err := r.join(s, qos)
 	if err != nil {
+		return err
+	}
+	r.deliverRetained(s, r.ownRetained(s))
+	// Subscribed again at each attach: the broker sends the filter's
+	// retained messages, which the new subscription needs (see Router).
+	if err := r.remote.Subscribe(wf); err != nil {
 		r.Detach(s)
 		return err
 	}
 	return nil
 }
 
+// join records s as attached, under its filter's wire subscription, and
+// returns what to subscribe at the remote.
+func (r *Router) join(s *Subscription, qos byte) (WireFilter, error) {
+	f := s.Filter()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if _, ok := r.attached[s]; ok {
+		return WireFilter{}, fmt.Errorf("subscribers: subscribe %q: subscription already attached", f)
+	}
+	w := r.filters[f]
+	if w == nil {
+		w = &wireFilter{filter: f, route: s.route(), slot: r.freeSlot(f)}
+		r.filters[f] = w
+		r.slots[w.slot] = w
+	}
+	w.id = r.nextID(w)
+	r.attached[s] = &joined{id: w.id}
+	w.subs = append(w.subs, s)
+	w.qos = max(w.qos, qos)
+	r.index.Add(s)
+	return WireFilter{Filter: f, QoS: w.qos, ID: w.id, NoLocal: r.local() && !s.Shared()}, nil
+}
+
+// removed returns subs without s, its freed slot cleared.
+func removed(subs []*Subscription, s *Subscription) []*Subscription {
+	if i := slices.Index(subs, s); i >= 0 {
+		subs = slices.Delete(subs, i, i+1)
+	}
+	return subs
+}
+
 // ownRetained returns the retained messages of the router's own
 // publications that s matches and that the broker keeps but does not send
-// back (no local): the Audience knows them (see OwnRetained).
+// back (No Local applied to retained messages): the Audience knows them
+// (see RetainKeeper).
 func (r *Router) ownRetained(s *Subscription) []Message {
 	k, ok := r.opts.Audience.(RetainKeeper)
-	if !ok || !r.opts.NoEcho || s.Shared() {
+	if !ok || !r.local() || s.Shared() {
 		return nil
 	}
 	return k.OwnRetained(s.filter)
@@ -269,8 +257,18 @@ func (r *Router) retainedFor(s *Subscription) []Message {
 	return out
 }
 
+// deliverRetained delivers the retained messages ms to s, a subscription
+// attaching; with a remote, each that s has not had yet.
 func (r *Router) deliverRetained(s *Subscription, ms []Message) {
 	for i := range ms {
+		if r.remote != nil {
+			r.mu.Lock()
+			first := r.firstRetained(s, ms[i].Topic)
+			r.mu.Unlock()
+			if !first {
+				continue
+			}
+		}
 		s.deliver(&ms[i])
 	}
 }
@@ -310,13 +308,7 @@ func (r *Router) localMatch(topic string, dst []*Subscription) []*Subscription {
 	if r.remote == nil {
 		return dst
 	}
-	return slices.DeleteFunc(dst, func(s *Subscription) bool {
-		if s.Shared() {
-			return true
-		}
-		_, unsure := r.unsure.Load(s)
-		return unsure
-	})
+	return slices.DeleteFunc(dst, (*Subscription).Shared)
 }
 
 // publish delivers *m to subs, the local subscriptions it reaches, and
@@ -338,7 +330,7 @@ func (r *Router) publish(m *Message, subs []*Subscription, out bool, offer *offe
 	if !out {
 		return n, nil
 	}
-	return n, r.send(m, subs)
+	return n, r.remote.Publish(*m)
 }
 
 // publishRetained is publish of a retained message, which the remote
@@ -359,26 +351,12 @@ func (r *Router) publishRetained(m *Message, subs []*Subscription, offer *offeri
 	if r.remote == nil {
 		return n, nil
 	}
-	return n, r.send(m, subs)
+	return n, r.remote.Publish(*m)
 }
 
 // TooLarge counts the publications refused for a payload over
 // RouterOptions.MaxPayload.
 func (r *Router) TooLarge() uint64 { return r.tooLarge.Load() }
-
-// send hands *m to the remote, awaiting its echo when subs, the local
-// subscriptions that had it, are to get it from the remote too.
-func (r *Router) send(m *Message, subs []*Subscription) error {
-	if r.echo == nil || len(subs) == 0 {
-		return r.remote.Publish(*m, nil)
-	}
-	e := r.echo.await(m, subs)
-	err := r.remote.Publish(*m, e)
-	if err != nil {
-		e.Sent(0, err)
-	}
-	return err
-}
 
 // retain stores m as its topic's retained message (an empty payload
 // clears it instead); r.mu must be held.

@@ -343,16 +343,6 @@ func (s *Subscription) drop(r Reason, seq uint64) {
 	}
 }
 
-// echoed records that the subscription did not take a received message,
-// the echo of a local publication it had.
-func (s *Subscription) echoed() {
-	if set := s.Set(); set != nil {
-		if obs := set.Observer(); obs != nil {
-			obs.Observe(waitset.Event{Op: waitset.Echo, Entity: &s.Entity})
-		}
-	}
-}
-
 // Stats returns the subscription's counters.
 func (s *Subscription) Stats() Stats {
 	s.mu.Lock()

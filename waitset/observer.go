@@ -46,9 +46,6 @@ const (
 	// with its next message, Event.Seq: a run serves a short batch of
 	// messages back to back (see package executor's Options.Batch).
 	Next
-	// Echo: the subscription did not take a received message, the echo of
-	// a publication of this process that it had taken locally.
-	Echo
 )
 
 // String returns the op's name.
@@ -80,8 +77,6 @@ func (o Op) String() string {
 		return "unmute"
 	case Next:
 		return "next"
-	case Echo:
-		return "echo"
 	}
 	return "invalid"
 }

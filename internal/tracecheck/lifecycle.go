@@ -38,7 +38,7 @@ type lifecycleRun struct {
 func (l *lifecycleCheck) step(s Step) {
 	c := l.c
 	switch s.Op {
-	case waitset.Accept, waitset.Drop, waitset.Request, waitset.Acquire, waitset.Release, waitset.Mute, waitset.Unmute, waitset.Echo:
+	case waitset.Accept, waitset.Drop, waitset.Request, waitset.Acquire, waitset.Release, waitset.Mute, waitset.Unmute:
 		return
 	case waitset.Ready:
 		l.readies[s.ID]++
