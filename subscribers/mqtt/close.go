@@ -1,6 +1,7 @@
 package mqtt
 
 import (
+	"context"
 	"errors"
 	"time"
 )
@@ -16,8 +17,7 @@ import (
 // A subscription with the Block policy that stays full holds the intake
 // goroutine until the subscription closes; Close waits for it up to 2 s
 // and then returns ErrIntakeHeld, leaving it to end when the subscription
-// closes. Paho's own goroutines for an attempt to reconnect end once that
-// attempt ends.
+// closes.
 func (c *Client) Close() error {
 	c.closeOnce.Do(func() { c.closeErr = c.close() })
 	return c.closeErr
@@ -44,27 +44,35 @@ func (c *Client) close() error {
 		c.log.Warn(err.Error(), "broker", c.cfg.display)
 		errs = append(errs, err)
 	}
-	// The publications queued so far go to paho first.
+	// The publications queued so far go to the connection first.
 	c.closeOutbound()
 	if !waitClosed(c.out.done, closeWait) {
 		giveUp(ErrUnsent)
 	}
-	// A publication paho has written but the broker has not
-	// acknowledged would be lost by the DISCONNECT with a clean session
-	// (robotexec play's last messages).
-	if !c.waitAcknowledged(closeWait) {
-		giveUp(ErrUnacknowledged)
+	// A publication written but not acknowledged would be lost with a
+	// clean session (robotexec play's last messages).
+	if l := c.current(); l != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), closeWait)
+		if !l.flushed(ctx) {
+			giveUp(ErrUnacknowledged)
+		}
+		cancel()
 	}
 	c.mu.Lock()
 	c.closed.Store(true)
+	l := c.link
 	c.mu.Unlock()
-	close(c.stop)
-	<-c.connectDone
-	c.sayOffline()
+	c.cancel()
+	<-c.runDone
+	if l != nil {
+		c.sayOffline(l)
+	}
 	if !c.waitBackground(closeWait) {
 		giveUp(ErrBackground)
 	}
-	c.pc.Disconnect(disconnectQuiesce)
+	if l != nil {
+		l.close()
+	}
 	if !waitClosed(c.intakeDone, closeWait) {
 		giveUp(ErrIntakeHeld)
 	}
@@ -72,14 +80,11 @@ func (c *Client) close() error {
 }
 
 // sayOffline publishes the offline status before disconnecting.
-func (c *Client) sayOffline() {
+func (c *Client) sayOffline(l link) {
 	c.statusMu.Lock()
 	defer c.statusMu.Unlock()
-	if c.cfg.StatusTopic != "" && c.pc.IsConnectionOpen() {
-		// QoS 0 completes once written, before the DISCONNECT that
-		// follows on the same connection.
-		tok := c.pc.Publish(c.cfg.StatusTopic, 0, true, StatusOffline)
-		waitClosed(tok.Done(), closeWait)
+	if c.cfg.StatusTopic != "" {
+		c.publishStatus(l, StatusOffline)
 	}
 }
 

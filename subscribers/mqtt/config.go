@@ -26,9 +26,22 @@ const (
 	DefaultWriteTimeout   = 10 * time.Second
 	DefaultMinBackoff     = 250 * time.Millisecond
 	DefaultMaxBackoff     = 10 * time.Second
+	DefaultSessionExpiry  = time.Hour
+	// DefaultInflightBytes bounds, with MaxPayload, the messages the
+	// broker may have sent and the client not yet acknowledged: the
+	// Receive Maximum is DefaultInflightBytes/MaxPayload, from 16 to
+	// 1,024 (64 with the default MaxPayload).
+	DefaultInflightBytes = 64 << 20
+	// headerRoom is what an MQTT packet adds to its payload at most: the
+	// fixed header, a topic of 65,535 bytes and its length, a packet
+	// identifier and properties.
+	headerRoom = 1<<16 + 1<<10
 	// DefaultStatusTopic is the status topic's template; %s is the client
 	// ID.
 	DefaultStatusTopic = "robotexec/%s/status"
+	// Protocol5 and Protocol311 are the values of Config.Protocol.
+	Protocol5   = "5"
+	Protocol311 = "3.1.1"
 	// StatusOnline and StatusOffline are the status topic's payloads.
 	StatusOnline  = "online"
 	StatusOffline = "offline"
@@ -60,24 +73,33 @@ type Config struct {
 	// exactly once (to the broker; paho does not remove the duplicates of
 	// a redelivery). (optional) Defaults to 0.
 	QoS byte
+	// Protocol is the MQTT version: Protocol5, MQTT 5, or Protocol311,
+	// MQTT 3.1.1, for brokers without MQTT 5. With 3.1.1 the broker cannot
+	// be told what MQTT 5 says on the wire (No Local, subscription
+	// identifiers, Retain Handling, limits, reason codes): InProcess is
+	// off, every message goes through the broker, and a message whose
+	// topic several of the client's filters match reaches the
+	// subscriptions of each as often as the broker sends it. (optional)
+	// Defaults to Protocol5.
+	Protocol string
 	// CleanSession asks the broker to forget the session on each
-	// connection. false, the default, is a persistent session: the broker
-	// keeps the client's subscriptions and queues QoS 1 and 2 messages
-	// while it is away, and they arrive when it returns. (optional)
+	// connection (MQTT 5: Clean Start, and a session that ends with the
+	// connection). false, the default, is a persistent session: the
+	// broker keeps the client's subscriptions and queues QoS 1 and 2
+	// messages while it is away (for SessionExpiry with MQTT 5), and they
+	// arrive when it returns. (optional)
 	CleanSession bool
+	// SessionExpiry is how long the broker keeps a persistent session
+	// after the connection ends, in whole seconds (MQTT 5). (optional)
+	// Defaults to DefaultSessionExpiry, one hour.
+	SessionExpiry time.Duration
 	// InProcess makes the client's router local first: a publication
 	// reaches the matching subscriptions of the process directly and the
-	// broker for everyone else, and the broker's echo of it is not
-	// delivered again (see [subscribers.Router]). (optional) Defaults to
+	// broker for everyone else, and the broker is asked never to send it
+	// back (No Local; see [subscribers.Router]). (optional) Defaults to
 	// false: publications go to the broker, which sends them back to the
-	// client's subscriptions like to anyone's.
+	// client's subscriptions like to anyone's. Ignored with Protocol311.
 	InProcess bool
-	// NoEcho says that the broker never sends the client its own
-	// publications on its non-shared subscriptions: the embedded broker
-	// does so for the clients named in broker.Config.NoLocal. Without it,
-	// an InProcess client recognizes and drops the echoes itself.
-	// (optional) Defaults to false.
-	NoEcho bool
 	// Audience, with InProcess, says which publications anyone beyond
 	// the process wants, so that the others stay in the process: the
 	// embedded broker knows (broker.Broker.AudienceOf). (optional)
@@ -104,12 +126,22 @@ type Config struct {
 	TLSConfig *tls.Config
 	// MaxPayload is the largest payload, in bytes, in both directions: a
 	// larger one received is dropped and counted (reason too_large) on
-	// each subscription it would have gone to; a larger publication is
-	// refused at Publish with subscribers.ErrTooLarge and counted
+	// each subscription it would have gone to, without the client ever
+	// holding more of it than its topic; a larger publication is refused
+	// at Publish with subscribers.ErrTooLarge and counted
 	// (Stats.PublishFailed), reaching no one, so that a broker that
-	// would refuse it never gets it. A negative value means no limit.
-	// (optional) Defaults to DefaultMaxPayload, 1 MiB.
+	// would refuse it never gets it. With MQTT 5 the broker is told, as
+	// the client's Maximum Packet Size. (optional) Defaults to
+	// DefaultMaxPayload, 1 MiB; at most 255 MiB.
 	MaxPayload int
+	// ReceiveMaximum bounds the QoS 1 and 2 messages that the broker may
+	// have sent the client and the client not yet acknowledged (MQTT 5).
+	// The client acknowledges a message once a subscription took it, so
+	// that a full subscription with the Block policy holds the broker
+	// back: memory stays bounded by ReceiveMaximum × MaxPayload.
+	// (optional) Defaults to DefaultInflightBytes / MaxPayload, from 16
+	// to 1,024.
+	ReceiveMaximum int
 	// MaxPendingQoS0 bounds the QoS 0 messages received and not yet
 	// handed to subscriptions, which happens only while a subscription
 	// with the Block policy is full; newer QoS 0 messages are dropped and
@@ -151,10 +183,6 @@ type Config struct {
 	// DefaultMaxBackoff (10 s).
 	MinBackoff time.Duration
 	MaxBackoff time.Duration
-
-	// beforeResume, for tests, runs each time paho lists its store to
-	// resume a session, before it does.
-	beforeResume func()
 }
 
 // TLSFiles names the PEM files of a TLS configuration.
@@ -213,7 +241,7 @@ func (f TLSFiles) Config() (*tls.Config, error) {
 // settings is a validated Config with defaults applied.
 type settings struct {
 	Config
-	fence   string   // the topic of the client's fences (fence.go)
+	v5      bool     // MQTT 5
 	url     *url.URL // without credentials
 	display string   // the URL for logs and errors
 	tls     *tls.Config
@@ -240,9 +268,7 @@ func (cfg Config) settings() (*settings, error) {
 			errs = append(errs, fmt.Errorf("mqtt: Writable: %w", err))
 		}
 	}
-	if s.MaxPayload == 0 {
-		s.MaxPayload = DefaultMaxPayload
-	}
+	errs = append(errs, s.protocol(), s.limits())
 	if s.MaxPendingQoS0 <= 0 {
 		s.MaxPendingQoS0 = DefaultMaxPendingQoS0
 	}
@@ -296,8 +322,46 @@ func (s *settings) parseBroker() error {
 	return errors.Join(errs...)
 }
 
+// protocol checks Protocol, and turns InProcess off with MQTT 3.1.1.
+func (s *settings) protocol() error {
+	switch s.Protocol {
+	case "", Protocol5:
+		s.Protocol, s.v5 = Protocol5, true
+	case Protocol311:
+		s.InProcess = false
+	default:
+		return fmt.Errorf("mqtt: protocol %q is not %s or %s", s.Protocol, Protocol5, Protocol311)
+	}
+	return nil
+}
+
+// limits applies the defaults of MaxPayload and ReceiveMaximum.
+func (s *settings) limits() error {
+	switch {
+	case s.MaxPayload == 0:
+		s.MaxPayload = DefaultMaxPayload
+	case s.MaxPayload < 0 || s.MaxPayload > maxPacket-headerRoom:
+		return fmt.Errorf("mqtt: MaxPayload %d is not within 1..%d", s.MaxPayload, maxPacket-headerRoom)
+	}
+	switch {
+	case s.ReceiveMaximum == 0:
+		s.ReceiveMaximum = min(max(DefaultInflightBytes/s.MaxPayload, 16), 1024)
+	case s.ReceiveMaximum < 0 || s.ReceiveMaximum > 65535:
+		return fmt.Errorf("mqtt: ReceiveMaximum %d is not within 1..65535", s.ReceiveMaximum)
+	}
+	return nil
+}
+
+// maxPacket is MQTT's largest packet: a remaining length of 268,435,455
+// bytes and its fixed header.
+const maxPacket = 268435455 + 5
+
+// packetLimit is the largest remaining length of a packet the client
+// accepts: MaxPayload and room for its headers.
+func (s *settings) packetLimit() int { return min(s.MaxPayload+headerRoom, maxPacket-5) }
+
 // topics sets and checks the client's own topics: its status (a default
-// from the client ID, or none with "-") and its fences.
+// from the client ID, or none with "-").
 func (s *settings) topics() []error {
 	var errs []error
 	switch s.StatusTopic {
@@ -313,10 +377,6 @@ func (s *settings) topics() []error {
 			errs = append(errs, fmt.Errorf("mqtt: status topic: %w", err))
 		}
 	}
-	s.fence = fmt.Sprintf(fenceTopic, s.ClientID)
-	if err := subscribers.ValidateTopic(s.fence); err != nil {
-		errs = append(errs, fmt.Errorf("mqtt: client ID %q makes no valid topic: %w", s.ClientID, err))
-	}
 	return errs
 }
 
@@ -330,6 +390,7 @@ func (s *settings) durations() {
 	defaultDuration(&s.PingTimeout, DefaultPingTimeout)
 	defaultDuration(&s.ConnectTimeout, DefaultConnectTimeout)
 	defaultDuration(&s.WriteTimeout, DefaultWriteTimeout)
+	defaultDuration(&s.SessionExpiry, DefaultSessionExpiry)
 	defaultDuration(&s.MinBackoff, DefaultMinBackoff)
 	defaultDuration(&s.MaxBackoff, DefaultMaxBackoff)
 	if s.MaxBackoff < s.MinBackoff {

@@ -66,15 +66,14 @@ func Example() {
 }
 
 // With InProcess, a publication reaches the subscriptions of the same
-// process directly, and the broker for everyone else. The embedded
-// broker, told that the process's client needs none of its own
-// publications back (NoLocal, NoEcho), sends the client nothing: the
-// subscription in the process gets the message once.
+// process directly, and the broker for everyone else. The client asks
+// the broker not to send its own publications back (MQTT 5's No Local):
+// the subscription in the process gets the message once, and the broker
+// sends the client nothing.
 func Example_inProcess() {
 	quiet := slog.New(slog.DiscardHandler)
 	const id = "robot"
-	b, err := broker.New(broker.Config{Listen: "127.0.0.1:0", Logger: quiet,
-		NoLocal: func(client, _ string) bool { return client == id }})
+	b, err := broker.New(broker.Config{Listen: "127.0.0.1:0", Logger: quiet})
 	if err != nil {
 		panic(err)
 	}
@@ -92,7 +91,7 @@ func Example_inProcess() {
 		}
 		return c
 	}
-	robot := dial(mqtt.Config{ClientID: id, InProcess: true, NoEcho: true, Audience: b.AudienceOf(id)})
+	robot := dial(mqtt.Config{ClientID: id, InProcess: true, Audience: b.AudienceOf(id)})
 	defer robot.Close()
 	outsider := dial(mqtt.Config{ClientID: "outsider", CleanSession: true})
 	defer outsider.Close()

@@ -1,45 +1,49 @@
 package mqtt
 
-import "sync/atomic"
+import (
+	"context"
+	"sync/atomic"
 
-// InjectedMessage is a message from the broker made by a test: a
-// paho.Message that counts its acknowledgements.
+	"github.com/robotexec/robotexec/subscribers"
+)
+
+// InjectedMessage is a message from the broker made by a test, as a
+// connection hands it to the client, that counts its acknowledgements.
 type InjectedMessage struct {
 	TopicName   string
 	Body        []byte
 	QoSLevel    byte
 	Dup, Retain bool
-	acks        atomic.Int32
+	// IDs are the subscription identifiers it carries.
+	IDs  []uint32
+	acks atomic.Int32
 }
-
-// Duplicate returns m.Dup.
-func (m *InjectedMessage) Duplicate() bool { return m.Dup }
-
-// Qos returns m.QoSLevel.
-func (m *InjectedMessage) Qos() byte { return m.QoSLevel }
-
-// Retained returns m.Retain.
-func (m *InjectedMessage) Retained() bool { return m.Retain }
-
-// Topic returns m.TopicName.
-func (m *InjectedMessage) Topic() string { return m.TopicName }
-
-// MessageID returns 1: the client does not look at it.
-func (m *InjectedMessage) MessageID() uint16 { return 1 }
-
-// Payload returns m.Body.
-func (m *InjectedMessage) Payload() []byte { return m.Body }
-
-// Ack counts an acknowledgement.
-func (m *InjectedMessage) Ack() { m.acks.Add(1) }
 
 // Acks returns how many times the client acknowledged m.
 func (m *InjectedMessage) Acks() int { return int(m.acks.Load()) }
 
-// Inject hands m to the client's intake as paho's router hands a message
+// Inject hands m to the client's intake as a connection hands a message
 // that arrived from the broker (FuzzIntake), without a broker.
-func (c *Client) Inject(m *InjectedMessage) { c.onMessage(nil, m) }
+func (c *Client) Inject(m *InjectedMessage) {
+	c.onMessage(&inbound{
+		msg:  subscribers.Message{Topic: m.TopicName, Payload: m.Body, QoS: m.QoSLevel, Retained: m.Retain},
+		ids:  m.IDs,
+		dup:  m.Dup,
+		link: injected{m},
+	})
+}
 
-// BeforeResume makes the client call f each time paho lists its store to
-// resume a session (right after connecting), before it does.
-func BeforeResume(cfg *Config, f func()) { cfg.beforeResume = f }
+// injected is the connection of an injected message: it counts its
+// acknowledgements, and does nothing else.
+type injected struct{ m *InjectedMessage }
+
+func (i injected) publish(*outgoing) error { return errRequeue }
+func (i injected) subscribe(context.Context, subscribers.WireFilter, bool) error {
+	return nil
+}
+func (i injected) unsubscribe(context.Context, ...string) error { return nil }
+func (i injected) ack(*inbound)                                 { i.m.acks.Add(1) }
+func (i injected) flushed(context.Context) bool                 { return true }
+func (i injected) done() <-chan struct{}                        { return nil }
+func (i injected) err() error                                   { return nil }
+func (i injected) close()                                       {}

@@ -6,73 +6,69 @@ import (
 	"sync/atomic"
 	"time"
 
-	paho "github.com/eclipse/paho.mqtt.golang"
+	paho3 "github.com/eclipse/paho.mqtt.golang"
 
 	"github.com/robotexec/robotexec/subscribers"
 )
 
-// The intake decouples paho from the subscriptions. paho calls onMessage
-// from its single router goroutine; if that goroutine blocked, paho would
-// stop reading the connection, PINGRESP included, and drop it after the
-// keep-alive (paho issues #427, #453). So onMessage only appends the
-// message to a FIFO and returns. One intake goroutine hands the messages to
-// the matching subscriptions in arrival order, where each subscription's
+// The intake decouples the connection from the subscriptions. paho calls
+// the client's handler from its own goroutine; if that goroutine blocked,
+// paho would stop reading the connection, PINGRESP included, and drop it
+// after the keep-alive. So the handler only appends the message to a FIFO
+// and returns. One intake goroutine hands the messages to the
+// subscriptions they are for, in arrival order, where each subscription's
 // overflow policy applies; with the Block policy it waits there, which
-// stalls the intake only, never paho. (Handing a message over directly
-// from onMessage when that cannot block saved a goroutine hand-off but
-// made no measurable difference in BenchmarkBridge, so it went.)
+// stalls the intake only, never paho.
 //
 // QoS 1 and 2 messages are acknowledged (PUBACK, PUBREC) only after they
 // were handed over, in arrival order as MQTT requires. A stalled intake
-// therefore stops acknowledging, and the broker's in-flight window
-// (mosquitto: max_inflight_messages, 20 by default) stops sending: the
-// backlog waits at the broker, not in this process. QoS 0 messages have no
-// such brake, so at most MaxPendingQoS0 of them wait; newer ones are
-// dropped and counted.
+// therefore stops acknowledging, and the broker, which may have at most
+// Config.ReceiveMaximum unacknowledged messages in flight to the client
+// (MQTT 5; mosquitto's max_inflight_messages with 3.1.1), stops sending:
+// the backlog waits at the broker, not in this process. QoS 0 messages
+// have no such brake, so at most MaxPendingQoS0 of them wait; newer ones
+// are dropped and counted.
 
 // inbound is a received message waiting in the intake.
 type inbound struct {
 	msg      subscribers.Message
-	ack      paho.Message // QoS 1 and 2: acknowledged once handed over
+	ids      []uint32      // the subscription identifiers it carries (MQTT 5)
+	link     link          // the connection it came on, which acknowledges it
+	pid      uint16        // MQTT 5: its packet identifier
+	conn     uint64        // MQTT 5: its connection's number in the session
+	m3       paho3.Message // MQTT 3.1.1: the message, which acknowledges itself
+	dup      bool
 	tooLarge bool
+	counted  bool // counts toward LeaveShared's drain (not a QoS 2 one sent again)
 }
 
 type intake struct {
-	mu     sync.Mutex
-	q      []inbound
-	busy   bool          // the intake goroutine is handing a batch over
-	paused atomic.Bool   // Pause: hold messages, neither deliver nor ack
-	wake   chan struct{} // buffered: a pending wake-up
-	qos0   atomic.Int64  // QoS 0 messages in q or being handed over
-	n      atomic.Int64  // all messages in q or being handed over
+	mu      sync.Mutex
+	q       []inbound
+	paused  atomic.Bool   // Pause: hold messages, neither deliver nor ack
+	wake    chan struct{} // buffered: a pending wake-up
+	qos0    atomic.Int64  // QoS 0 messages in q or being handed over
+	n       atomic.Int64  // all messages in q or being handed over
+	handled atomic.Uint64 // counted messages handed over or dropped
 }
 
 func (in *intake) init() { in.wake = make(chan struct{}, 1) }
 
 func (in *intake) len() int { return int(in.n.Load()) }
 
-// onMessage is paho's message handler. It never blocks: it stamps the
-// arrival time and appends the message to the intake.
-func (c *Client) onMessage(_ paho.Client, pm paho.Message) {
-	now := time.Now()
+// onMessage takes a message that a connection received. It never blocks:
+// it stamps the arrival time and appends the message to the intake.
+func (c *Client) onMessage(it *inbound) {
+	it.msg.Received = time.Now()
+	it.counted = !(it.msg.QoS == 2 && it.dup)
 	c.received.Add(1)
-	if pm.Duplicate() {
+	if it.dup {
 		c.redelivered.Add(1)
-	}
-	it := inbound{msg: subscribers.Message{
-		Topic:    pm.Topic(),
-		Payload:  pm.Payload(),
-		QoS:      pm.Qos(),
-		Retained: pm.Retained(),
-		Received: now,
-	}}
-	if it.msg.QoS > 0 {
-		it.ack = pm
 	}
 	if st := c.cfg.StatusTopic; st != "" && it.msg.Topic == st && string(it.msg.Payload) == StatusOffline {
 		c.reassertOnline()
 	}
-	if c.cfg.MaxPayload >= 0 && len(it.msg.Payload) > c.cfg.MaxPayload {
+	if len(it.msg.Payload) > c.cfg.MaxPayload {
 		it.tooLarge = true
 		it.msg.Payload = nil
 	}
@@ -81,12 +77,23 @@ func (c *Client) onMessage(_ paho.Client, pm paho.Message) {
 		if in.qos0.Add(1) > int64(c.cfg.MaxPendingQoS0) {
 			in.qos0.Add(-1)
 			c.pendingFull.Add(1)
-			c.dropEarly(&it.msg, subscribers.QueueFull)
+			c.router.Refuse(&it.msg, it.ids, subscribers.QueueFull)
+			if it.counted {
+				in.handled.Add(1)
+			}
 			return
 		}
 	}
 	in.n.Add(1)
-	in.push(it)
+	in.push(*it)
+}
+
+// oversized counts a message that the connection read past, over the
+// limit, on the subscriptions it was for (see frameConn).
+func (c *Client) oversized(topic string, qos byte) {
+	c.received.Add(1)
+	c.tooLarge.Add(1)
+	c.router.Refuse(&subscribers.Message{Topic: topic, QoS: qos}, nil, subscribers.TooLarge)
 }
 
 // done counts it, a message, out of the intake once handed over.
@@ -95,6 +102,9 @@ func (in *intake) done(it *inbound) {
 		in.qos0.Add(-1)
 	}
 	in.n.Add(-1)
+	if it.counted {
+		in.handled.Add(1)
+	}
 }
 
 // push appends it to the intake and wakes the intake goroutine.
@@ -108,10 +118,6 @@ func (in *intake) push(it inbound) {
 	}
 }
 
-// dropEarly counts a message dropped before the intake on every
-// subscription it was meant for.
-func (c *Client) dropEarly(m *subscribers.Message, r subscribers.Reason) { c.router.Refuse(m, r) }
-
 // runIntake hands the intake's messages over, in order, until Close.
 func (c *Client) runIntake() {
 	defer close(c.intakeDone)
@@ -120,7 +126,7 @@ func (c *Client) runIntake() {
 	for {
 		select {
 		case <-in.wake:
-		case <-c.stop:
+		case <-c.ctx.Done():
 			return
 		}
 		for {
@@ -133,7 +139,7 @@ func (c *Client) runIntake() {
 			in.mu.Unlock()
 			for i := range batch {
 				select {
-				case <-c.stop:
+				case <-c.ctx.Done():
 					// Not acknowledged: a persistent session gets
 					// them again on the next connection.
 					return
@@ -156,17 +162,19 @@ func (c *Client) runIntake() {
 }
 
 // deliver hands one message to the router, which delivers it to the
-// subscriptions it matches, and then acknowledges it.
+// subscriptions it is for, and then acknowledges it.
 func (c *Client) deliver(it *inbound) {
 	defer c.in.done(it)
+	ids, own := withoutOwn(it.ids)
 	refused := false
 	switch {
-	case c.takeFence(&it.msg):
 	case it.tooLarge:
 		c.tooLarge.Add(1)
-		c.router.Refuse(&it.msg, subscribers.TooLarge)
+		c.router.Refuse(&it.msg, ids, subscribers.TooLarge)
+	case own && len(ids) == 0:
+		// The client's own status subscription only.
 	default:
-		rc := c.router.Receive(&it.msg)
+		rc := c.router.Receive(&it.msg, ids)
 		switch {
 		case rc.Matched == 0:
 			if it.msg.Topic != c.cfg.StatusTopic {
@@ -175,10 +183,10 @@ func (c *Client) deliver(it *inbound) {
 		case rc.Accepted > 0:
 			c.delivered.Add(1)
 		default:
-			refused = !rc.Echo
+			refused = true
 		}
 	}
-	if it.ack == nil {
+	if it.msg.QoS == 0 {
 		return
 	}
 	if refused && c.in.paused.Load() {
@@ -187,7 +195,15 @@ func (c *Client) deliver(it *inbound) {
 		// next session.
 		return
 	}
-	// After a lost connection paho drops the ack; the broker sends the
-	// message again (DUP) on a persistent session.
-	it.ack.Ack()
+	it.link.ack(it)
+}
+
+// withoutOwn returns ids without the client's own subscription's
+// identifier, and whether it was there.
+func withoutOwn(ids []uint32) ([]uint32, bool) {
+	i := slices.Index(ids, ownID)
+	if i < 0 {
+		return ids, false
+	}
+	return slices.Delete(slices.Clone(ids), i, i+1), true
 }

@@ -3,70 +3,51 @@ package mqtt
 import (
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
-	"net"
 	"sync"
 	"sync/atomic"
-	"time"
-
-	paho "github.com/eclipse/paho.mqtt.golang"
 
 	"github.com/robotexec/robotexec/subscribers"
 )
 
-// maxOutbound bounds the publications waiting for paho.
+// maxOutbound bounds the publications waiting for the connection.
 const maxOutbound = 1 << 16
 
 // ErrBacklog is returned by a publication that finds 65,536 publications
 // waiting for the broker connection already.
 var ErrBacklog = errors.New("mqtt: too many publications waiting for the broker")
 
-// The outbound queue decouples the router's publishers from paho. paho's
-// Publish hands each message to its own goroutines and waits while they
-// are busy writing the previous one, so a callback that published to the
-// broker directly would wait for a goroutine switch or a system call per
-// message, and the next stage of a local pipeline with it. So the router's
-// Publish only appends the message here and returns; one goroutine, the
-// feeder, hands the messages to paho in order.
+// The outbound queue decouples the router's publishers from the
+// connection. Handing a publication to paho writes it to the network, and
+// at QoS 1 and 2 may wait for the broker's flow control (its Receive
+// Maximum), so a callback that published to the broker directly would
+// wait for a system call or the broker, and the next stage of a local
+// pipeline with it. So the router's Publish only appends the message here
+// and returns; one goroutine, the feeder, hands the messages to the
+// connection in order.
 //
-// Until the first connection has subscribed (so that echoes come back)
-// and paho has resumed its session (see onConnect), QoS 1 and 2
-// publications wait here, as paho keeps those made while it
-// reconnects: a process that starts before its broker loses none. QoS 0
-// ones fail then, as while reconnecting.
+// Between connections QoS 1 and 2 publications wait here, and go on the
+// next connection: a process that starts before its broker loses none.
+// QoS 0 ones fail then.
 type outbound struct {
 	mu     sync.Mutex
 	q      []outgoing
-	open   bool // the first connection has subscribed: the feeder feeds
+	link   link // the connection the feeder feeds, nil between connections
 	closed bool
+	seq    uint64        // publications queued so far
 	wake   chan struct{} // buffered: a pending wake-up
 	done   chan struct{} // closed when the feeder ends
-	n      atomic.Int64  // publications queued or being handed to paho
-	// last is the token of the last QoS 1 or 2 publication handed to
-	// paho: the broker acknowledges in order, so when it completes the
-	// broker has every earlier one (Close waits for it).
-	last atomic.Pointer[paho.Token]
+	n      atomic.Int64  // publications queued or being handed over
 }
 
-// outgoing is a publication waiting for paho.
+// outgoing is a publication waiting for the connection.
 type outgoing struct {
-	m    subscribers.Message
-	sent subscribers.Sent
-	// handed, when not nil, receives paho's token, or the error that
-	// kept m from paho (PublishWait).
-	handed chan<- handing
-	// mark, when not "", makes m a fence or a drain mark (see fence.go),
-	// whose payload hand writes: num for a drain mark, the hand-over's
-	// number for a fence.
-	mark string
-	num  uint64
-}
-
-// handing is what hand did with a publication.
-type handing struct {
-	tok paho.Token
-	err error
+	m   subscribers.Message
+	seq uint64 // its place in the queue, kept when it is queued again
+	// result, when not nil, receives the outcome: nil once the broker
+	// acknowledged it (QoS 1 and 2) or it was written (QoS 0), or the
+	// error (PublishWait).
+	result chan<- error
 }
 
 func (o *outbound) init() {
@@ -83,40 +64,70 @@ func (o *outbound) signal() {
 	}
 }
 
+// setLink gives the feeder a connection to feed, or none.
+func (o *outbound) setLink(l link) {
+	o.mu.Lock()
+	o.link = l
+	o.mu.Unlock()
+	o.signal()
+}
+
 // enqueue appends g for the feeder, or fails when it knows that its
 // message cannot go.
 func (c *Client) enqueue(g outgoing) error {
 	m := g.m
 	o := &c.out
 	o.mu.Lock()
-	var err error
+	err := c.refuse(&m)
 	switch {
-	case m.QoS > 2:
-		err = errBadQoS(m)
-	case c.cfg.MaxPayload > 0 && len(m.Payload) > c.cfg.MaxPayload:
-		err = fmt.Errorf("%w: publish %q: %d bytes, over %d", subscribers.ErrTooLarge, m.Topic, len(m.Payload), c.cfg.MaxPayload)
-	case !c.writable(m.Topic):
-		err = wrapPublish(m.Topic, ErrForbidden)
+	case err != nil:
 	case o.closed:
 		err = wrapPublish(m.Topic, ErrClosed)
-	case m.QoS == 0 && (!o.open || !c.pc.IsConnectionOpen()):
-		// paho would report success and drop it.
+	case m.QoS == 0 && o.link == nil:
 		err = wrapPublish(m.Topic, ErrNotConnected)
 	case len(o.q) >= maxOutbound:
 		err = wrapPublish(m.Topic, ErrBacklog)
 	default:
+		o.seq++
+		g.seq = o.seq
 		o.q = append(o.q, g)
 		o.n.Add(1)
 	}
 	o.mu.Unlock()
 	if err != nil {
-		if g.mark == "" { // the client's own marks are not publications
-			c.publishFailed.Add(1)
-		}
+		c.publishFailed.Add(1)
+		c.refusals.add(c.log, err)
 		return err
 	}
 	o.signal()
 	return nil
+}
+
+// refuse returns why m cannot be published at all, or nil.
+func (c *Client) refuse(m *subscribers.Message) error {
+	switch {
+	case m.QoS > 2:
+		return fmt.Errorf("mqtt: publish %q: QoS %d is not 0, 1 or 2", m.Topic, m.QoS)
+	case len(m.Payload) > c.cfg.MaxPayload:
+		return fmt.Errorf("%w: publish %q: %d bytes, over %d", subscribers.ErrTooLarge, m.Topic, len(m.Payload), c.cfg.MaxPayload)
+	case !c.writable(m.Topic):
+		return wrapPublish(m.Topic, ErrForbidden)
+	}
+	if max := c.maxPacket.Load(); max > 0 && int64(packetSize(m)) > max {
+		return &RefusedError{Op: "publish", Topic: m.Topic, Reason: PacketTooLarge,
+			Detail: fmt.Sprintf("%d bytes, over the broker's maximum packet size, %d", packetSize(m), max)}
+	}
+	return nil
+}
+
+// packetSize returns the size of the PUBLISH packet of m as the client
+// writes it: no properties.
+func packetSize(m *subscribers.Message) int {
+	rl := 2 + len(m.Topic) + 1 + len(m.Payload)
+	if m.QoS > 0 {
+		rl += 2
+	}
+	return 1 + vbiLen(rl) + rl
 }
 
 // writable reports whether Config.Writable lets the client publish to
@@ -133,18 +144,23 @@ func (c *Client) writable(topic string) bool {
 	return false
 }
 
-// openOutbound lets the feeder feed paho; onConnect calls it once the
-// connection has subscribed.
-func (c *Client) openOutbound() {
+// requeue puts gs, publications of a session that the broker lost, back
+// at the front of the queue, in order: they go first on the connection
+// being made.
+func (c *Client) requeue(gs []outgoing) {
+	if len(gs) == 0 {
+		return
+	}
 	o := &c.out
 	o.mu.Lock()
-	o.open = true
+	o.q = append(gs, o.q...)
+	o.n.Add(int64(len(gs)))
 	o.mu.Unlock()
 	o.signal()
 }
 
-// runFeeder hands the queued publications to paho, in order, until Close;
-// then it hands over what is left, if connected, and ends.
+// runFeeder hands the queued publications to the connection, in order,
+// until Close; then it hands over what is left, if connected, and ends.
 func (c *Client) runFeeder() {
 	o := &c.out
 	defer close(o.done)
@@ -161,13 +177,14 @@ func (c *Client) runFeeder() {
 	}
 }
 
-// feed hands over the queue until it is empty, or not open; once closed,
-// it fails what cannot go.
+// feed hands over the queue until it is empty or there is no connection;
+// once closed, it fails what cannot go.
 func (c *Client) feed(batch *[]outgoing) {
 	o := &c.out
 	for {
 		o.mu.Lock()
-		if !o.open || len(o.q) == 0 {
+		l := o.link
+		if l == nil || len(o.q) == 0 {
 			var dropped []outgoing
 			if o.closed {
 				dropped, o.q = o.q, nil
@@ -179,10 +196,80 @@ func (c *Client) feed(batch *[]outgoing) {
 		*batch, o.q = o.q, (*batch)[:0]
 		o.mu.Unlock()
 		for i := range *batch {
-			c.hand(&(*batch)[i])
+			if c.hand(l, &(*batch)[i]) {
+				c.requeue(c.keepable((*batch)[i:]))
+				clear(*batch)
+				o.mu.Lock()
+				if o.link == l {
+					o.link = nil // the connection ended; the next one feeds
+				}
+				o.mu.Unlock()
+				break
+			}
 			(*batch)[i] = outgoing{}
 			o.n.Add(-1)
 		}
+	}
+}
+
+// keepable returns the publications of gs that wait for the next
+// connection, QoS 1 and 2 ones, and fails the others.
+func (c *Client) keepable(gs []outgoing) []outgoing {
+	c.out.n.Add(-int64(len(gs)))
+	var kept []outgoing
+	for _, g := range gs {
+		if g.m.QoS > 0 {
+			kept = append(kept, g)
+			continue
+		}
+		c.failed1(&g, wrapPublish(g.m.Topic, ErrNotConnected))
+	}
+	return kept
+}
+
+// hand gives one publication to the connection l; it reports whether the
+// connection had ended, g not taken.
+func (c *Client) hand(l link, g *outgoing) (ended bool) {
+	if err := c.refuse(&g.m); err != nil {
+		c.failed1(g, err)
+		return false
+	}
+	err := l.publish(g)
+	switch {
+	case errors.Is(err, errRequeue):
+		return true
+	case err != nil:
+		c.failed1(g, err)
+	default:
+		c.published.Add(1)
+		if g.m.QoS == 0 && g.result != nil {
+			g.result <- nil
+		}
+	}
+	return false
+}
+
+// settled is told the broker's answer to a QoS 1 or 2 publication: nil,
+// or its refusal.
+func (c *Client) settled(g *outgoing, err error) {
+	if err != nil {
+		c.failed1(g, err)
+		return
+	}
+	if g.result != nil {
+		g.result <- nil
+	}
+}
+
+// failed1 counts and reports a publication that failed after Publish
+// returned.
+func (c *Client) failed1(g *outgoing, err error) {
+	c.publishFailed.Add(1)
+	if !c.refusals.add(c.log, err) && g.result == nil {
+		c.lateFails.Log(c.log, slog.LevelWarn, "mqtt: publish failed", "topic", g.m.Topic, "error", err)
+	}
+	if g.result != nil {
+		g.result <- err
 	}
 }
 
@@ -196,61 +283,10 @@ func (c *Client) fail(gs []outgoing) {
 	c.publishFailed.Add(uint64(len(gs)))
 	c.log.Warn("mqtt: closed before the broker connection took these publications", "publications", len(gs))
 	for _, g := range gs {
-		err := wrapPublish(g.m.Topic, ErrClosed)
-		if g.sent != nil {
-			g.sent.Sent(0, err)
-		}
-		if g.handed != nil {
-			g.handed <- handing{err: err}
+		if g.result != nil {
+			g.result <- wrapPublish(g.m.Topic, ErrClosed)
 		}
 	}
-}
-
-// hand gives one publication to paho, numbering it (see fence.go), and
-// tells its Sent.
-func (c *Client) hand(g *outgoing) {
-	seq := c.handoffs.Add(1)
-	switch g.mark {
-	case fenceKind:
-		g.m.Payload = c.markPayload(fenceKind, seq)
-	case drainKind:
-		g.m.Payload = c.markPayload(drainKind, g.num)
-	}
-	tok, err := c.send(&g.m)
-	if err == nil && g.m.QoS > 0 {
-		c.out.last.Store(&tok)
-	}
-	if err == nil {
-		select {
-		case <-tok.Done():
-			if terr := tok.Error(); terr != nil && (g.m.QoS == 0 || !keptForResend(terr)) {
-				err = wrapPublish(g.m.Topic, terr)
-			}
-		default:
-		}
-	}
-	if err != nil && g.mark == "" { // the client's own marks are not publications
-		c.publishFailed.Add(1)
-	}
-	if err != nil && g.handed == nil && g.mark == "" {
-		// The publisher has returned: the failure is counted and logged.
-		c.lateFails.Log(c.log, slog.LevelWarn, "mqtt: publish failed", "topic", g.m.Topic, "error", err)
-	}
-	if g.sent != nil {
-		g.sent.Sent(seq, err)
-	}
-	if g.handed != nil {
-		g.handed <- handing{tok: tok, err: err}
-	}
-}
-
-// keptForResend reports whether err, the error of the token of a QoS 1 or
-// 2 publication, is a failure to write it to a connection that was lost:
-// paho keeps the publication in its store then, and sends it again after
-// reconnecting, so it has not failed.
-func keptForResend(err error) bool {
-	var op *net.OpError
-	return errors.As(err, &op) || errors.Is(err, net.ErrClosed) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrClosedPipe)
 }
 
 // closeOutbound refuses new publications; the feeder hands over what is
@@ -263,22 +299,6 @@ func (c *Client) closeOutbound() {
 	o.signal()
 }
 
-// waitAcknowledged waits, at most d, until the broker acknowledged the
-// last QoS 1 or 2 publication handed to paho, and so every earlier one.
-func (c *Client) waitAcknowledged(d time.Duration) bool {
-	p := c.out.last.Load()
-	if p == nil {
-		return true
-	}
-	if !c.pc.IsConnectionOpen() {
-		return false // kept for a resend that will not come
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-(*p).Done():
-		return true
-	case <-t.C:
-		return false
-	}
+func wrapPublish(topic string, err error) error {
+	return fmt.Errorf("mqtt: publish %q: %w", topic, err)
 }

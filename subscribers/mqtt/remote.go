@@ -4,8 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-
-	paho "github.com/eclipse/paho.mqtt.golang"
+	"time"
 
 	"github.com/robotexec/robotexec/subscribers"
 )
@@ -43,38 +42,49 @@ func (c *Client) QoS(q byte) subscribers.Source { return c.router.QoS(q) }
 // remote is the client as its router's subscribers.Remote.
 type remote Client
 
-func (r *remote) Subscribe(filter string, qos byte) error {
-	return (*Client)(r).subscribeFilter(filter, qos)
+func (r *remote) Subscribe(w subscribers.WireFilter) error {
+	return (*Client)(r).subscribeFilter(w)
 }
 
 func (r *remote) Unsubscribe(filter string) { (*Client)(r).unsubscribeFilter(filter) }
 
-// Publish queues m for paho (see outbound.go).
-func (r *remote) Publish(m subscribers.Message, sent subscribers.Sent) error {
-	return (*Client)(r).enqueue(outgoing{m: m, sent: sent})
+// Publish queues m for the connection (see outbound.go).
+func (r *remote) Publish(m subscribers.Message) error {
+	return (*Client)(r).enqueue(outgoing{m: m})
 }
 
-// subscribeFilter subscribes filter at the broker now, if connected, and on
+// subscribeFilter subscribes w at the broker now, if connected, and on
 // every connection.
-func (c *Client) subscribeFilter(filter string, qos byte) error {
+func (c *Client) subscribeFilter(w subscribers.WireFilter) error {
+	c.subMu.Lock()
+	defer c.subMu.Unlock()
 	c.mu.Lock()
 	if c.closed.Load() {
 		c.mu.Unlock()
 		return ErrClosed
 	}
-	c.wire[filter] = qos
-	linkUp := c.linkUp
+	c.wire[w.Filter] = &wireState{w: w}
+	l := c.link
 	c.mu.Unlock()
-	if !linkUp {
-		return nil // onConnect subscribes
+	if l == nil {
+		return nil // the next connection subscribes
 	}
-	err := c.subscribe(map[string]byte{filter: qos})
+	ctx, cancel := context.WithTimeout(c.ctx, c.cfg.ConnectTimeout)
+	defer cancel()
+	err := l.subscribe(ctx, w, false)
+	var refused *RefusedError
 	switch {
-	case err == nil, errors.Is(err, ErrClosed), errors.Is(err, ErrSubscriptionRefused):
+	case err == nil:
+		c.markSubscribed(w)
+		return nil
+	case errors.As(err, &refused):
+		c.refusals.add(c.log, err)
 		return err
+	case c.ctx.Err() != nil:
+		return ErrClosed
 	}
-	// The connection went away meanwhile; onConnect subscribes again.
-	c.log.Debug("mqtt: subscribe deferred to the next connection", "filter", filter, "error", err)
+	// The connection went away meanwhile; the next one subscribes.
+	c.log.Debug("mqtt: subscribe deferred to the next connection", "filter", w.Filter, "error", err)
 	return nil
 }
 
@@ -85,13 +95,21 @@ func (c *Client) unsubscribeFilter(filter string) {
 	c.mu.Lock()
 	_, had := c.wire[filter]
 	delete(c.wire, filter)
-	send := had && c.linkUp && !c.closed.Load() && filter != c.cfg.StatusTopic &&
-		(c.cfg.CleanSession || subscribers.Shared(filter))
+	l := c.link
+	send := had && l != nil && !c.closed.Load() && (c.cfg.CleanSession || subscribers.Shared(filter))
 	c.mu.Unlock()
-	if send {
-		// Not waited for: Detach may run inside a callback.
-		c.pc.Unsubscribe(filter)
+	if !send || !c.background() {
+		return
 	}
+	// Not waited for: Detach may run inside a callback.
+	go func() {
+		defer c.bg.Done()
+		ctx, cancel := context.WithTimeout(c.ctx, c.cfg.ConnectTimeout)
+		defer cancel()
+		if err := l.unsubscribe(ctx, filter); err != nil {
+			c.log.Debug("mqtt: unsubscribe", "filter", filter, "error", err)
+		}
+	}()
 }
 
 // LeaveShared unsubscribes every shared subscription's filter at the
@@ -109,27 +127,35 @@ func (c *Client) LeaveShared(ctx context.Context) error {
 			delete(c.wire, f)
 		}
 	}
-	linkUp := c.linkUp
+	l := c.link
 	c.mu.Unlock()
-	if len(filters) == 0 || !linkUp {
+	if len(filters) == 0 || l == nil {
 		return nil
 	}
-	tok := c.pc.Unsubscribe(filters...)
-	select {
-	case <-tok.Done():
-		if err := tok.Error(); err != nil {
-			return fmt.Errorf("mqtt: leave shared subscriptions: %w", err)
-		}
-	case <-ctx.Done():
-		return fmt.Errorf("mqtt: leave shared subscriptions: %w", ctx.Err())
-	case <-c.stop:
-		return ErrClosed
-	}
-	// paho completes the answer's token before the publications that
-	// came just ahead of it have reached the intake: a drain mark, which
-	// comes back after them, tells.
-	if err := c.drain(ctx); err != nil {
+	if err := l.unsubscribe(ctx, filters...); err != nil {
 		return fmt.Errorf("mqtt: leave shared subscriptions: %w", err)
+	}
+	// The UNSUBACK was read after every PUBLISH that came before it;
+	// those reach the intake through paho's goroutines.
+	if err := c.drain(ctx, l, c.hooks.publishes.Load()); err != nil {
+		return fmt.Errorf("mqtt: leave shared subscriptions: %w", err)
+	}
+	return nil
+}
+
+// drain waits until the intake has handled n messages, or the connection
+// l ends, or ctx ends.
+func (c *Client) drain(ctx context.Context, l link, n uint64) error {
+	tick := time.NewTicker(time.Millisecond)
+	defer tick.Stop()
+	for c.in.handled.Load() < n {
+		select {
+		case <-tick.C:
+		case <-l.done():
+			return nil // what it had not handed on, the broker sends again
+		case <-ctx.Done():
+			return ctx.Err()
+		}
 	}
 	return nil
 }
@@ -138,102 +164,27 @@ func (c *Client) LeaveShared(ctx context.Context) error {
 // local deliveries but in order with its publications, and waits until
 // the broker acknowledged it (QoS 1 and 2) or it was written to the
 // network (QoS 0), or ctx ends. It is for one-off publications (the pub
-// command); nodes publish through the router's publishers.
+// command); nodes publish through the router's publishers. The broker's
+// refusal is a *RefusedError that names the reason (MQTT 5).
 //
-// A QoS 1 or 2 publication whose connection is lost before the broker's
-// acknowledgement fails with ErrUnconfirmed as the client reconnects, even
-// when it is resent with a persistent session: paho would complete its
-// token, without error, on the next connection. A broker that refuses a
-// publication from an MQTT 3.1.1 client closes the connection.
+// With MQTT 5 the outcome is the broker's answer, maybe on a later
+// connection of the session. With MQTT 3.1.1 a QoS 1 or 2 publication
+// whose connection is lost before the broker's acknowledgement fails with
+// ErrUnconfirmed, and a broker that refuses a publication may close the
+// connection or drop it silently.
 func (c *Client) PublishWait(ctx context.Context, m subscribers.Message) error {
-	c.mu.Lock()
-	epoch, lost := c.epoch, c.lost
-	c.mu.Unlock()
-	if m.QoS == 0 {
-		lost = nil // its token completes once written
-	}
-	handed := make(chan handing, 1)
-	if err := c.enqueue(outgoing{m: m, handed: handed}); err != nil {
+	result := make(chan error, 1)
+	if err := c.enqueue(outgoing{m: m, result: result}); err != nil {
 		return err
 	}
-	var h handing
 	select {
-	case h = <-handed:
+	case err := <-result:
+		return err
 	case <-ctx.Done():
 		return fmt.Errorf("mqtt: publish %q: %w", m.Topic, ctx.Err())
-	case <-c.stop:
+	case <-c.ctx.Done():
 		return wrapPublish(m.Topic, ErrClosed)
 	}
-	if h.err != nil {
-		return h.err
-	}
-	tok := h.tok
-	select {
-	case <-tok.Done():
-		err := tok.Error()
-		if err == nil && m.QoS > 0 && c.reconnectedSince(epoch) {
-			err = ErrUnconfirmed
-		}
-		if err != nil {
-			c.publishFailed.Add(1)
-			return wrapPublish(m.Topic, err)
-		}
-		return nil
-	case <-lost:
-		c.publishFailed.Add(1)
-		return wrapPublish(m.Topic, ErrUnconfirmed)
-	case <-ctx.Done():
-		return fmt.Errorf("mqtt: publish %q: %w", m.Topic, ctx.Err())
-	case <-c.stop:
-		return wrapPublish(m.Topic, ErrClosed)
-	}
-}
-
-// reconnectedSince reports whether the client tried to reconnect since
-// the connection epoch epoch.
-func (c *Client) reconnectedSince(epoch uint64) bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.epoch != epoch
-}
-
-// send hands *m to paho. It returns without waiting for the network or
-// the broker, once paho's goroutines took it (after at most
-// Config.WriteTimeout when the connection's writer is stuck). It fails
-// only when it knows the message cannot go: the client is closed, it is
-// not connected yet, or the message is QoS 0 while reconnecting (paho
-// would report success and drop it). A QoS 1 or 2 message published while
-// reconnecting waits in paho's ordered store and is sent after
-// reconnecting.
-//
-// mosquitto 2.0.11 to at least 2.0.18 loses QoS 2 messages that a client
-// publishes before its previous QoS 2 publication completed
-// (eclipse-mosquitto/mosquitto#3056); with those brokers publish QoS 2
-// with PublishWait, one at a time.
-//
-// Its caller counts the failures.
-func (c *Client) send(m *subscribers.Message) (paho.Token, error) {
-	switch {
-	case m.QoS > 2:
-		return nil, errBadQoS(*m)
-	case c.closed.Load():
-		return nil, wrapPublish(m.Topic, ErrClosed)
-	case m.QoS == 0 && !c.pc.IsConnectionOpen():
-		return nil, wrapPublish(m.Topic, ErrNotConnected)
-	}
-	c.published.Add(1)
-	return c.pc.Publish(m.Topic, m.QoS, m.Retained, m.Payload), nil
-}
-
-func errBadQoS(m subscribers.Message) error {
-	return fmt.Errorf("mqtt: publish %q: QoS %d is not 0, 1 or 2", m.Topic, m.QoS)
-}
-
-func wrapPublish(topic string, err error) error {
-	if errors.Is(err, paho.ErrNotConnected) {
-		err = ErrNotConnected
-	}
-	return fmt.Errorf("mqtt: publish %q: %w", topic, err)
 }
 
 // Publisher returns a publisher of the client's router on topic, which

@@ -1,6 +1,10 @@
 package mqtt
 
-import "time"
+import (
+	"time"
+
+	"github.com/robotexec/robotexec/subscribers"
+)
 
 // reassertOnline publishes the online status again when the client sees
 // its status read offline while it is connected: the broker may publish
@@ -9,7 +13,8 @@ import "time"
 // the broker noticed the old connection's end). It runs in paho's router
 // goroutine, so the publication runs in a goroutine of its own.
 func (c *Client) reassertOnline() {
-	if c.closed.Load() || !c.pc.IsConnectionOpen() || !c.reasserting.CompareAndSwap(false, true) {
+	l := c.current()
+	if c.closed.Load() || l == nil || !c.reasserting.CompareAndSwap(false, true) {
 		return
 	}
 	if !c.background() {
@@ -26,9 +31,31 @@ func (c *Client) reassertOnline() {
 		if c.closed.Load() {
 			return
 		}
-		tok := c.pc.Publish(c.cfg.StatusTopic, 0, true, StatusOnline)
-		_ = c.wait(tok, c.cfg.WriteTimeout)
+		c.publishStatus(l, StatusOnline)
 	}()
+}
+
+// sayOnline publishes the online status on a new connection. QoS 0 keeps
+// it out of the session, so that it is never sent again, stale, after a
+// later reconnection; if this connection fails, the will says offline.
+func (c *Client) sayOnline(l link) {
+	if c.cfg.StatusTopic != "" {
+		c.publishStatus(l, StatusOnline)
+	}
+}
+
+// publishStatus publishes payload on the status topic, retained at QoS
+// 0, on l, and waits until it was written (at most closeWait).
+func (c *Client) publishStatus(l link, payload string) {
+	result := make(chan error, 1)
+	g := &outgoing{m: subscribers.Message{Topic: c.cfg.StatusTopic, Payload: []byte(payload), Retained: true}, result: result}
+	if err := l.publish(g); err != nil || c.cfg.v5 {
+		return // MQTT 5: written, or not
+	}
+	select {
+	case <-result:
+	case <-time.After(closeWait):
+	}
 }
 
 // background counts a goroutine of the client's that Close waits for; it

@@ -35,9 +35,7 @@ func TestRetainedOfTwoFilters(t *testing.T) {
 		rounds = 20
 	}
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-	first := "inst-0"
-	b, err := broker.New(broker.Config{Listen: "127.0.0.1:0", Logger: quiet,
-		NoLocal: func(id, filter string) bool { return id == first && filter != "robotexec/"+first+"/status" }})
+	b, err := broker.New(broker.Config{Listen: "127.0.0.1:0", Logger: quiet})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = b.Close() })
 
@@ -48,7 +46,7 @@ func TestRetainedOfTwoFilters(t *testing.T) {
 		id := fmt.Sprintf("inst-%d", i)
 		cfg := mqtt.Config{ClientID: id, QoS: 1, Logger: quiet}
 		if i == 0 {
-			cfg.InProcess, cfg.NoEcho, cfg.Audience = true, true, b.AudienceOf(id)
+			cfg.InProcess, cfg.Audience = true, b.AudienceOf(id)
 		}
 		c := dial(t, b.URL(), cfg)
 		graph := "robotexec/" + id + "/graph"

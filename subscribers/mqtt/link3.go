@@ -1,0 +1,203 @@
+package mqtt
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"sync"
+	"sync/atomic"
+
+	paho3 "github.com/eclipse/paho.mqtt.golang"
+	"github.com/eclipse/paho.mqtt.golang/packets"
+
+	"github.com/robotexec/robotexec/subscribers"
+)
+
+// link3 is an MQTT 3.1.1 connection (Config.Protocol 3.1.1): a
+// paho.mqtt.golang client that lives as long as one network connection,
+// on the client's store of in-flight publications (store3).
+type link3 struct {
+	c       *Client
+	pc      paho3.Client
+	conn    *frameConn
+	endOnce sync.Once
+	ended   chan struct{}
+	why     error
+	// last is the token of the last QoS 1 or 2 publication: the broker
+	// acknowledges in order, so when it completes the broker has every
+	// earlier one.
+	last atomic.Pointer[paho3.Token]
+}
+
+// connect3 makes an MQTT 3.1.1 connection on conn.
+func (c *Client) connect3(ctx context.Context, conn *frameConn) (connected, error) {
+	l := &link3{c: c, conn: conn, ended: make(chan struct{})}
+	l.pc = paho3.NewClient(l.options())
+	tok := l.pc.Connect()
+	select {
+	case <-tok.Done():
+	case <-ctx.Done():
+		_ = conn.Close()
+		return connected{}, ctx.Err()
+	}
+	if err := tok.Error(); err != nil {
+		_ = conn.Close()
+		return connected{}, c.describe3(err)
+	}
+	res := connected{l: l}
+	if ct, ok := tok.(*paho3.ConnectToken); ok {
+		res.sessionPresent = ct.SessionPresent()
+	}
+	return res, nil
+}
+
+// options are paho's options for one connection: no reconnection (the
+// client makes the next connection), the client's store, acknowledgements
+// left to the intake.
+func (l *link3) options() *paho3.ClientOptions {
+	s := l.c.cfg
+	o := paho3.NewClientOptions()
+	o.AddBroker(s.url.String())
+	o.SetClientID(s.ClientID)
+	o.SetUsername(s.Username)
+	o.SetPassword(s.Password)
+	// Without an explicit version paho retries a refused CONNECT with MQTT
+	// 3.1, which hides why the broker refused.
+	o.SetProtocolVersion(4)
+	o.SetCleanSession(s.CleanSession)
+	o.SetOrderMatters(true)
+	o.SetAutoAckDisabled(true)
+	o.SetStore(l.c.store3)
+	o.SetAutoReconnect(false)
+	o.SetConnectRetry(false)
+	o.SetResumeSubs(false)
+	o.SetKeepAlive(s.KeepAlive)
+	o.SetPingTimeout(s.PingTimeout)
+	o.SetConnectTimeout(s.ConnectTimeout)
+	// The connection is open already: paho opens one per client.
+	o.SetCustomOpenConnectionFn(func(*url.URL, paho3.ClientOptions) (net.Conn, error) { return l.conn, nil })
+	if s.StatusTopic != "" {
+		o.SetWill(s.StatusTopic, StatusOffline, 1, true)
+	}
+	o.SetDefaultPublishHandler(l.onMessage)
+	o.SetConnectionLostHandler(func(_ paho3.Client, err error) { l.end(err) })
+	return o
+}
+
+// describe3 turns a refused MQTT 3.1.1 CONNECT into an error that says
+// what to check.
+func (c *Client) describe3(err error) error {
+	switch {
+	case errors.Is(err, packets.ErrorRefusedNotAuthorised):
+		return &RefusedError{Op: "connect", Reason: NotAuthorized, Detail: err.Error()}
+	case errors.Is(err, packets.ErrorRefusedBadUsernameOrPassword):
+		return &RefusedError{Op: "connect", Reason: BadCredentials, Detail: err.Error()}
+	case errors.Is(err, packets.ErrorRefusedIDRejected):
+		return fmt.Errorf("mqtt: broker rejected client ID %q: %w", c.cfg.ClientID, err)
+	}
+	return err
+}
+
+// onMessage is paho's handler of received messages.
+func (l *link3) onMessage(_ paho3.Client, pm paho3.Message) {
+	it := inbound{msg: subscribers.Message{Topic: pm.Topic(), Payload: pm.Payload(), QoS: pm.Qos(), Retained: pm.Retained()},
+		dup: pm.Duplicate(), link: l, m3: pm}
+	l.c.onMessage(&it)
+}
+
+func (l *link3) end(err error) {
+	l.endOnce.Do(func() {
+		l.why = err
+		_ = l.conn.Close()
+		close(l.ended)
+	})
+}
+
+func (l *link3) done() <-chan struct{} { return l.ended }
+func (l *link3) err() error            { return l.why }
+
+func (l *link3) publish(g *outgoing) error {
+	if !l.pc.IsConnectionOpen() {
+		return errRequeue
+	}
+	tok := l.pc.Publish(g.m.Topic, g.m.QoS, g.m.Retained, g.m.Payload)
+	if g.m.QoS > 0 {
+		l.last.Store(&tok)
+	}
+	if g.result != nil {
+		result := g.result
+		go func() {
+			select {
+			case <-tok.Done():
+				result <- tok.Error()
+			case <-l.ended:
+				// paho completes the token without error when it sends
+				// the publication again on a later connection.
+				result <- ErrUnconfirmed
+			}
+		}()
+	}
+	return nil
+}
+
+func (l *link3) subscribe(ctx context.Context, w subscribers.WireFilter, _ bool) error {
+	tok := l.pc.Subscribe(w.Filter, w.QoS, nil)
+	if err := l.wait(ctx, tok); err != nil {
+		return err
+	}
+	st, ok := tok.(*paho3.SubscribeToken)
+	if !ok {
+		return nil
+	}
+	// paho keys a shared subscription's result by its inner filter.
+	key, _ := subscribers.RouteFilter(w.Filter)
+	if code := st.Result()[key]; code >= 0x80 {
+		return &RefusedError{Op: "subscribe", Topic: w.Filter, Reason: UnspecifiedError}
+	}
+	return nil
+}
+
+func (l *link3) unsubscribe(ctx context.Context, filters ...string) error {
+	return l.wait(ctx, l.pc.Unsubscribe(filters...))
+}
+
+// wait waits for tok, ctx or the connection's end.
+func (l *link3) wait(ctx context.Context, tok paho3.Token) error {
+	select {
+	case <-tok.Done():
+		return tok.Error()
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-l.ended:
+		return errRequeue
+	}
+}
+
+func (l *link3) ack(it *inbound) {
+	select {
+	case <-l.ended:
+	default:
+		it.m3.Ack()
+	}
+}
+
+func (l *link3) flushed(ctx context.Context) bool {
+	p := l.last.Load()
+	if p == nil {
+		return true
+	}
+	select {
+	case <-(*p).Done():
+		return (*p).Error() == nil
+	case <-ctx.Done():
+	case <-l.ended:
+	}
+	return false
+}
+
+func (l *link3) close() {
+	l.pc.Disconnect(disconnectQuiesce)
+	l.end(errors.New("mqtt: disconnected"))
+}

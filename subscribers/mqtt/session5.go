@@ -1,0 +1,194 @@
+package mqtt
+
+import (
+	"context"
+	"io"
+	"slices"
+	"sync"
+
+	"github.com/eclipse/paho.golang/packets"
+	"github.com/eclipse/paho.golang/paho/log"
+	"github.com/eclipse/paho.golang/paho/session"
+	"github.com/eclipse/paho.golang/paho/session/state"
+)
+
+// session5 is the client's MQTT 5 session state across its connections:
+// paho.golang's in-memory state (in-flight publications both ways, packet
+// identifiers), which this wraps to learn three things paho does not
+// tell an asynchronous publisher or a handler:
+//
+//   - the broker's answer to each QoS 1 and 2 publication (PUBACK, PUBREC
+//     or PUBCOMP, with its reason code), for the client's settled;
+//   - the publications still unanswered when the broker says it has no
+//     session (Session Present 0): they are lost at the broker, and the
+//     client sends them again, in order, on the new connection;
+//   - when to acknowledge a received message: paho acknowledges when the
+//     handler returns, and the client only once the message was handed
+//     to a subscription (see intake.go), so Ack is left to ackNow.
+type session5 struct {
+	*state.State
+	c *Client
+
+	mu      sync.Mutex
+	pubs    map[uint16]outgoing // unanswered QoS 1 and 2 publications
+	handing *outgoing           // the publication being handed to paho
+	empty   chan struct{}       // closed when pubs is empty, while waited for
+
+	// connMu orders acknowledgements with connections: conn is the
+	// connection's number, 0 between connections.
+	connMu sync.RWMutex
+	conn   uint64
+	conns  uint64
+}
+
+var _ session.SessionManager = (*session5)(nil)
+
+func newSession5(c *Client) *session5 {
+	return &session5{State: state.NewInMemory(), c: c, pubs: make(map[uint16]outgoing)}
+}
+
+// ConAckReceived starts a connection's session: with Session Present 0
+// the unanswered publications go back to the client's queue.
+func (s *session5) ConAckReceived(w io.Writer, cp *packets.Connect, ca *packets.Connack) error {
+	s.connMu.Lock()
+	s.conns++
+	s.conn = s.conns
+	s.connMu.Unlock()
+	if !ca.SessionPresent {
+		s.mu.Lock()
+		lost := make([]outgoing, 0, len(s.pubs))
+		for _, g := range s.pubs {
+			lost = append(lost, g)
+		}
+		clear(s.pubs)
+		s.signalEmpty()
+		s.mu.Unlock()
+		slices.SortFunc(lost, func(a, b outgoing) int { return int(a.seq - b.seq) })
+		s.c.requeue(lost)
+	}
+	return s.State.ConAckReceived(w, cp, ca)
+}
+
+// ConnectionLost ends the connection's acknowledgements.
+func (s *session5) ConnectionLost(dp *packets.Disconnect) error {
+	s.connMu.Lock()
+	s.conn = 0
+	s.connMu.Unlock()
+	return s.State.ConnectionLost(dp)
+}
+
+// current returns the connection's number.
+func (s *session5) current() uint64 {
+	s.connMu.RLock()
+	defer s.connMu.RUnlock()
+	return s.conn
+}
+
+// AddToSession records which publication a PUBLISH's identifier stands
+// for.
+func (s *session5) AddToSession(ctx context.Context, p session.Packet, resp chan<- packets.ControlPacket) error {
+	if err := s.State.AddToSession(ctx, p, resp); err != nil {
+		return err
+	}
+	if pb, ok := p.(*packets.Publish); ok {
+		s.mu.Lock()
+		if s.handing != nil {
+			s.pubs[pb.PacketID] = *s.handing
+		}
+		s.mu.Unlock()
+	}
+	return nil
+}
+
+// hand records g as the publication that paho is being handed, or none.
+func (s *session5) hand(g *outgoing) {
+	s.mu.Lock()
+	s.handing = g
+	s.mu.Unlock()
+}
+
+// PacketReceived settles the publications the broker answered.
+func (s *session5) PacketReceived(recv *packets.ControlPacket, ch chan<- *packets.Publish) error {
+	switch p := recv.Content.(type) {
+	case *packets.Puback:
+		s.settle(p.PacketID, p.ReasonCode, p.Properties)
+	case *packets.Pubrec:
+		if p.ReasonCode >= 0x80 {
+			s.settle(p.PacketID, p.ReasonCode, p.Properties)
+		}
+	case *packets.Pubcomp:
+		s.settle(p.PacketID, p.ReasonCode, p.Properties)
+	}
+	return s.State.PacketReceived(recv, ch)
+}
+
+func (s *session5) settle(id uint16, code byte, props *packets.Properties) {
+	s.mu.Lock()
+	g, ok := s.pubs[id]
+	delete(s.pubs, id)
+	if len(s.pubs) == 0 {
+		s.signalEmpty()
+	}
+	s.mu.Unlock()
+	if !ok {
+		return
+	}
+	var err error
+	if code >= 0x80 {
+		e := &RefusedError{Op: "publish", Topic: g.m.Topic, Reason: Reason(code)}
+		if props != nil {
+			e.Detail = props.ReasonString
+		}
+		err = e
+	}
+	s.c.settled(&g, err)
+}
+
+// Ack is paho's acknowledgement when the handler returns: the client
+// acknowledges with ackNow instead.
+func (s *session5) Ack(*packets.Publish) error { return nil }
+
+// ackNow acknowledges the message id of QoS qos, received on connection
+// conn, unless that connection ended: a persistent session's broker sends
+// it again, and a clean session's may have given its identifier to
+// another message.
+func (s *session5) ackNow(id uint16, qos byte, conn uint64) {
+	s.connMu.RLock()
+	defer s.connMu.RUnlock()
+	if conn == s.conn && conn != 0 {
+		_ = s.State.Ack(&packets.Publish{PacketID: id, QoS: qos})
+	}
+}
+
+// waitEmpty waits until every publication handed over was answered, or
+// ctx ends, and reports which.
+func (s *session5) waitEmpty(ctx context.Context) bool {
+	s.mu.Lock()
+	if len(s.pubs) == 0 {
+		s.mu.Unlock()
+		return true
+	}
+	if s.empty == nil {
+		s.empty = make(chan struct{})
+	}
+	ch := s.empty
+	s.mu.Unlock()
+	select {
+	case <-ch:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// signalEmpty wakes the waiters of waitEmpty; s.mu is held.
+func (s *session5) signalEmpty() {
+	if s.empty != nil {
+		close(s.empty)
+		s.empty = nil
+	}
+}
+
+// SetErrorLogger and SetDebugLogger keep paho's logs off.
+func (s *session5) SetErrorLogger(log.Logger) {}
+func (s *session5) SetDebugLogger(log.Logger) {}
