@@ -66,7 +66,6 @@ func (h *authHook) Provides(b byte) bool {
 }
 
 func (h *authHook) OnConnectAuthenticate(cl *mochi.Client, pk packets.Packet) bool {
-	markConnected(cl.Net.Conn)
 	if h.open {
 		return true
 	}
