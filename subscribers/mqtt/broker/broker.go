@@ -178,7 +178,7 @@ func (cfg *Config) setDefaults() error {
 func addHooks(srv *mochi.Server, cfg Config, counts *counters, log *slog.Logger) (*audienceHook, error) {
 	// mochi refuses every connection unless a hook authenticates it.
 	audience := &audienceHook{srv: srv}
-	hooks := []mochi.Hook{newAuthHook(cfg.Users, cfg.Anonymous), newPacketIDHook(), newTakeoverHook(srv, log),
+	hooks := []mochi.Hook{newAuthHook(cfg.Users, cfg.Anonymous, counts, log), newPacketIDHook(), newTakeoverHook(srv, log),
 		newStaleWillHook(srv), newStaleAckHook(srv), audience, &limitHook{counts: counts}}
 	if cfg.NoLocal != nil {
 		hooks = append(hooks, &noLocalHook{noLocal: cfg.NoLocal})

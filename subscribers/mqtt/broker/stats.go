@@ -29,6 +29,9 @@ type Stats struct {
 	// PacketsTooLarge counts the connections closed because a packet
 	// after the CONNECT was larger than Config.MaxPacketSize.
 	PacketsTooLarge uint64
+	// Unauthorized counts the publications refused because their client
+	// may not write to their topic (see User.Write).
+	Unauthorized uint64
 }
 
 // Stats returns the broker's counts. It may be called at any time, also
@@ -40,12 +43,13 @@ func (b *Broker) Stats() Stats {
 		ConnectsTooLarge:   b.counts.connectsTooLarge.Load(),
 		ConnectTimeouts:    b.counts.connectTimeouts.Load(),
 		PacketsTooLarge:    b.counts.packetsTooLarge.Load(),
+		Unauthorized:       b.counts.unauthorized.Load(),
 	}
 }
 
 // counters are the counts behind Stats, kept by the listener and hooks.
 type counters struct {
-	refused, connectsTooLarge, connectTimeouts, packetsTooLarge atomic.Uint64
+	refused, connectsTooLarge, connectTimeouts, packetsTooLarge, unauthorized atomic.Uint64
 }
 
 // limitHook counts the clients that mochi disconnects for a packet larger
