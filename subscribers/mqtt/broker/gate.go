@@ -32,10 +32,11 @@ var (
 	errMalformedLength = errors.New("malformed remaining length")
 )
 
-// gate reads c's first packet, within the connect deadline, and hands c
-// to mochi with that packet to read again; it closes c instead when the
-// packet is not a CONNECT, is larger than the limit, or does not arrive
-// in time. mochi allocates a client (whose queue of packets to write
+// gate reads the first packet of tc (through TLS, when configured),
+// within the connect deadline, into buf, and hands the connection to mochi
+// with that packet to read again; it closes the connection instead when
+// the packet is not a CONNECT, is larger than the limit, or does not
+// arrive in time. mochi allocates a client (whose queue of packets to write
 // alone takes MaxQueued pointers) and a buffer the size that a packet's
 // header claims as soon as it reads that header; the gate's buffer grows
 // only as the packet's bytes arrive.
