@@ -5,10 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"net"
 	"sync"
-	"sync/atomic"
-	"syscall"
 	"time"
 
 	mochi "github.com/mochi-mqtt/server/v2"
@@ -23,11 +22,9 @@ const (
 	DefaultMaxQueued = 16384
 	// DefaultMaxPacketSize is the default of Config.MaxPacketSize.
 	DefaultMaxPacketSize = 16 << 20
+	// DefaultMaxConnections is the default of Config.MaxConnections.
+	DefaultMaxConnections = 1000
 
-	// connectTimeout bounds the time between accepting a connection and
-	// its CONNECT packet; mochi sets no deadline of its own there, and a
-	// connection that never sends CONNECT would also hold up Close.
-	connectTimeout = 10 * time.Second
 	// closeGrace is how long Close lets mochi disconnect its clients
 	// before closing the remaining connections itself.
 	closeGrace = 2 * time.Second
@@ -82,16 +79,30 @@ type Config struct {
 	// (optional) Defaults to none.
 	NoLocal func(clientID, filter string) bool
 	// MaxPacketSize is the largest MQTT packet, in bytes, accepted from a
-	// client; a client that sends a larger one is disconnected. (optional)
-	// Defaults to DefaultMaxPacketSize, 16 MiB.
+	// client; a client that sends a larger one is disconnected, and
+	// counted (Stats.PacketsTooLarge). The broker checks a packet's size
+	// from its header, before it allocates memory for the packet. Before
+	// a client has authenticated, the limit is 64 KiB (or MaxPacketSize,
+	// when smaller): a larger CONNECT closes the connection before the
+	// broker reads it (Stats.ConnectsTooLarge). (optional) Defaults to
+	// DefaultMaxPacketSize, 16 MiB.
 	MaxPacketSize int
+	// MaxConnections is the number of connections the broker keeps open
+	// at once, those that have not sent their CONNECT yet included; it
+	// closes a connection beyond it as soon as it accepts it, and counts
+	// it (Stats.ConnectionsRefused). A connection that has not sent its
+	// CONNECT costs a few KiB; one that has, at least 8 bytes for each of
+	// its MaxQueued messages. (optional) Defaults to
+	// DefaultMaxConnections, 1000.
+	MaxConnections int
 }
 
 // Broker is an MQTT broker running in this process.
 type Broker struct {
 	srv      *mochi.Server
 	audience *audienceHook
-	ln       *trackingListener
+	ln       *listener
+	counts   *counters
 	addr     string
 	tls      bool
 
@@ -102,26 +113,10 @@ type Broker struct {
 // New starts a broker as cfg says. It returns once the broker listens; it
 // serves clients until Close.
 func New(cfg Config) (*Broker, error) {
-	if cfg.Listen == "" {
-		cfg.Listen = DefaultListen
-	}
-	if cfg.Logger == nil {
-		cfg.Logger = slog.Default()
-	}
-	switch {
-	case cfg.MaxQueued == 0:
-		cfg.MaxQueued = DefaultMaxQueued
-	case cfg.MaxQueued < 0 || cfg.MaxQueued > 65535:
-		return nil, fmt.Errorf("broker: MaxQueued %d is not within 1..65535", cfg.MaxQueued)
-	}
-	switch {
-	case cfg.MaxPacketSize == 0:
-		cfg.MaxPacketSize = DefaultMaxPacketSize
-	case cfg.MaxPacketSize < 0 || cfg.MaxPacketSize > 268435455+5:
-		return nil, fmt.Errorf("broker: MaxPacketSize %d is not within 1..268435460", cfg.MaxPacketSize)
+	if err := cfg.setDefaults(); err != nil {
+		return nil, err
 	}
 	log := slog.New(quietHandler{h: cfg.Logger.Handler()})
-
 	caps := mochi.NewDefaultServerCapabilities()
 	caps.MaximumInflight = uint16(cfg.MaxQueued)
 	caps.MaximumClientWritesPending = int32(cfg.MaxQueued)
@@ -131,42 +126,69 @@ func New(cfg Config) (*Broker, error) {
 	// robot's retained state must not vanish overnight.
 	caps.MaximumMessageExpiryInterval = 0
 	srv := mochi.New(&mochi.Options{Capabilities: caps, Logger: log})
+	counts := &counters{}
+	audience, err := addHooks(srv, cfg, counts, log)
+	if err != nil {
+		return nil, err
+	}
 
+	raw, err := net.Listen("tcp", cfg.Listen)
+	if err != nil {
+		return nil, fmt.Errorf("broker: listen on %s: %w", cfg.Listen, err)
+	}
+	ln := newListener(raw, cfg, counts, log)
+	if err := srv.AddListener(listeners.NewNet("robotexec", ln)); err != nil {
+		ln.shutdown()
+		return nil, fmt.Errorf("broker: %w", err)
+	}
+	if err := srv.Serve(); err != nil {
+		ln.shutdown()
+		return nil, fmt.Errorf("broker: serve: %w", err)
+	}
+	b := &Broker{srv: srv, audience: audience, ln: ln, counts: counts, addr: raw.Addr().String(), tls: cfg.TLS != nil}
+	cfg.Logger.Debug("broker: listening", "addr", b.addr, "tls", cfg.TLS != nil)
+	return b, nil
+}
+
+// setDefaults fills in the defaults of cfg, and checks its limits.
+func (cfg *Config) setDefaults() error {
+	if cfg.Listen == "" {
+		cfg.Listen = DefaultListen
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	var errs []error
+	limit := func(v *int, name string, def, hi int) {
+		switch {
+		case *v == 0:
+			*v = def
+		case *v < 0 || *v > hi:
+			errs = append(errs, fmt.Errorf("broker: %s %d is not within 1..%d", name, *v, hi))
+		}
+	}
+	limit(&cfg.MaxQueued, "MaxQueued", DefaultMaxQueued, 65535)
+	limit(&cfg.MaxPacketSize, "MaxPacketSize", DefaultMaxPacketSize, 268435455+5)
+	limit(&cfg.MaxConnections, "MaxConnections", DefaultMaxConnections, math.MaxInt32)
+	return errors.Join(errs...)
+}
+
+// addHooks adds the broker's hooks to srv and returns the one that
+// counts changes of the audience.
+func addHooks(srv *mochi.Server, cfg Config, counts *counters, log *slog.Logger) (*audienceHook, error) {
 	// mochi refuses every connection unless a hook authenticates it.
 	audience := &audienceHook{srv: srv}
-	hooks := []mochi.Hook{newAuthHook(cfg.Users, cfg.Anonymous), newPacketIDHook(), newTakeoverHook(srv, log),
-		newStaleWillHook(srv), newStaleAckHook(srv), audience}
+	hooks := []mochi.Hook{newAuthHook(cfg.Users, cfg.Anonymous, counts, log), newPacketIDHook(), newTakeoverHook(srv, log),
+		newStaleWillHook(srv), newStaleAckHook(srv), audience, &limitHook{counts: counts}}
+	if cfg.NoLocal != nil {
+		hooks = append(hooks, &noLocalHook{noLocal: cfg.NoLocal})
+	}
 	for _, h := range hooks {
 		if err := srv.AddHook(h, nil); err != nil {
 			return nil, fmt.Errorf("broker: %w", err)
 		}
 	}
-	if cfg.NoLocal != nil {
-		if err := srv.AddHook(&noLocalHook{noLocal: cfg.NoLocal}, nil); err != nil {
-			return nil, fmt.Errorf("broker: %w", err)
-		}
-	}
-
-	ln, err := net.Listen("tcp", cfg.Listen)
-	if err != nil {
-		return nil, fmt.Errorf("broker: listen on %s: %w", cfg.Listen, err)
-	}
-	tl := &trackingListener{Listener: ln, conns: make(map[*trackedConn]struct{})}
-	var l net.Listener = tl
-	if cfg.TLS != nil {
-		l = tls.NewListener(tl, cfg.TLS)
-	}
-	if err := srv.AddListener(listeners.NewNet("robotexec", l)); err != nil {
-		_ = ln.Close()
-		return nil, fmt.Errorf("broker: %w", err)
-	}
-	if err := srv.Serve(); err != nil {
-		_ = ln.Close()
-		return nil, fmt.Errorf("broker: serve: %w", err)
-	}
-	b := &Broker{srv: srv, audience: audience, ln: tl, addr: ln.Addr().String(), tls: cfg.TLS != nil}
-	cfg.Logger.Debug("broker: listening", "addr", b.addr, "tls", cfg.TLS != nil)
-	return b, nil
+	return audience, nil
 }
 
 // Addr returns the address the broker listens on, host:port, with the
@@ -188,14 +210,9 @@ func (b *Broker) URL() string {
 // is idempotent; later calls return the first call's result.
 func (b *Broker) Close() error {
 	b.once.Do(func() {
-		// mochi counts a connection's goroutine in a WaitGroup that its
-		// Close waits on, from the goroutine itself: stop accepting, and
-		// let the goroutines of accepted connections start, before
-		// Close waits (else Add races with Wait).
-		b.ln.stopAccepting()
-		// mochi waits for connections that have not sent CONNECT yet,
-		// without a deadline: close those first.
-		b.ln.closeSilent()
+		// Stop accepting, close the connections that have not sent
+		// their CONNECT, and let mochi start reading those it got.
+		b.ln.shutdown()
 		done := make(chan error, 1)
 		go func() { done <- b.srv.Close() }()
 		select {
@@ -212,140 +229,4 @@ func (b *Broker) Close() error {
 		}
 	})
 	return b.err
-}
-
-// trackingListener remembers the connections it accepted, gives each a
-// deadline for its CONNECT packet, and keeps accepting after temporary
-// errors (mochi's listener gives up on the first error).
-type trackingListener struct {
-	net.Listener
-
-	mu     sync.Mutex
-	conns  map[*trackedConn]struct{}
-	closed bool
-}
-
-func (l *trackingListener) Accept() (net.Conn, error) {
-	delay := 5 * time.Millisecond
-	for {
-		c, err := l.Listener.Accept()
-		if err != nil {
-			if temporary(err) {
-				time.Sleep(delay)
-				delay = min(2*delay, time.Second)
-				continue
-			}
-			return nil, err
-		}
-		// mochi replaces this deadline with the keepalive's once the
-		// CONNECT packet arrived.
-		_ = c.SetReadDeadline(time.Now().Add(connectTimeout))
-		tc := &trackedConn{Conn: c, l: l, reading: make(chan struct{})}
-		l.mu.Lock()
-		if l.closed {
-			l.mu.Unlock()
-			_ = c.Close()
-			return nil, net.ErrClosed
-		}
-		l.conns[tc] = struct{}{}
-		l.mu.Unlock()
-		return tc, nil
-	}
-}
-
-// stopAccepting closes the listener and waits (up to closeGrace) until the
-// broker started reading every connection it accepted.
-func (l *trackingListener) stopAccepting() {
-	l.mu.Lock()
-	l.closed = true
-	conns := make([]*trackedConn, 0, len(l.conns))
-	for c := range l.conns {
-		conns = append(conns, c)
-	}
-	l.mu.Unlock()
-	_ = l.Listener.Close()
-	deadline := time.NewTimer(closeGrace)
-	defer deadline.Stop()
-	for _, c := range conns {
-		select {
-		case <-c.reading:
-		case <-deadline.C:
-			return
-		}
-	}
-}
-
-// closeSilent closes the connections that have not sent CONNECT.
-func (l *trackingListener) closeSilent() {
-	l.mu.Lock()
-	var silent []*trackedConn
-	for c := range l.conns {
-		if !c.connected.Load() {
-			silent = append(silent, c)
-		}
-	}
-	l.mu.Unlock()
-	for _, c := range silent {
-		_ = c.Close()
-	}
-}
-
-func (l *trackingListener) closeAll() {
-	l.mu.Lock()
-	l.closed = true
-	conns := make([]*trackedConn, 0, len(l.conns))
-	for c := range l.conns {
-		conns = append(conns, c)
-	}
-	l.mu.Unlock()
-	_ = l.Listener.Close()
-	for _, c := range conns {
-		_ = c.Close()
-	}
-}
-
-type trackedConn struct {
-	net.Conn
-	l         *trackingListener
-	once      sync.Once
-	connected atomic.Bool   // CONNECT received
-	reading   chan struct{} // closed on the broker's first Read
-	readOnce  sync.Once
-}
-
-func (c *trackedConn) Read(p []byte) (int, error) {
-	c.readOnce.Do(func() { close(c.reading) })
-	return c.Conn.Read(p)
-}
-
-// markConnected records that c, a connection the broker accepted, sent its
-// CONNECT packet.
-func markConnected(c net.Conn) {
-	if tc, ok := c.(*tls.Conn); ok {
-		c = tc.NetConn()
-	}
-	if tc, ok := c.(*trackedConn); ok {
-		tc.connected.Store(true)
-	}
-}
-
-func (c *trackedConn) Close() error {
-	c.once.Do(func() {
-		c.l.mu.Lock()
-		delete(c.l.conns, c)
-		c.l.mu.Unlock()
-	})
-	return c.Conn.Close()
-}
-
-// temporary reports whether an Accept error is worth waiting out: the
-// process ran out of file descriptors or memory, or a peer gave up while
-// being accepted.
-func temporary(err error) bool {
-	for _, e := range []error{syscall.EMFILE, syscall.ENFILE, syscall.ENOBUFS, syscall.ENOMEM, syscall.ECONNABORTED} {
-		if errors.Is(err, e) {
-			return true
-		}
-	}
-	return false
 }

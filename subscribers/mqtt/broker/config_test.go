@@ -37,6 +37,9 @@ func TestNewLimits(t *testing.T) {
 		{broker.Config{MaxPacketSize: 268435461}, "MaxPacketSize 268435461"},
 		{broker.Config{MaxPacketSize: 1}, ""},
 		{broker.Config{MaxPacketSize: 268435460}, ""},
+		{broker.Config{MaxConnections: -1}, "MaxConnections -1 is not within 1..2147483647"},
+		{broker.Config{MaxConnections: 1}, ""},
+		{broker.Config{MaxQueued: -1, MaxConnections: -1}, "MaxQueued -1 is not within 1..65535\nbroker: MaxConnections -1"},
 		{broker.Config{Listen: "127.0.0.1:not-a-port"}, "broker: listen on 127.0.0.1:not-a-port"},
 	} {
 		if tc.cfg.Listen == "" {
@@ -134,7 +137,7 @@ func TestTLS(t *testing.T) {
 }
 
 // A client that sends a packet larger than MaxPacketSize is disconnected
-// and its message goes nowhere; smaller packets pass.
+// and counted, and its message goes nowhere; smaller packets pass.
 func TestMaxPacketSize(t *testing.T) {
 	b, err := broker.New(broker.Config{Listen: "127.0.0.1:0", Logger: quiet, MaxPacketSize: 1024})
 	require.NoError(t, err)
@@ -157,6 +160,7 @@ func TestMaxPacketSize(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("still connected after a packet beyond MaxPacketSize")
 	}
+	require.Eventually(t, func() bool { return b.Stats().PacketsTooLarge == 1 }, 10*time.Second, time.Millisecond)
 	wait(t, sub.Publish("p/after", 1, false, "x"))
 	require.Equal(t, "p/after", in.next(t).Topic(), "the large message went through")
 }

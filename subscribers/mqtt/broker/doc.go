@@ -11,7 +11,10 @@
 // the broker.
 //
 // Its limits are set for a robot rather than for a server farm; see
-// [Config]. By default anyone may connect; [Config.Users] restricts
+// [Config]. It bounds its connections, what a client may send before it
+// has authenticated (64 KiB) and after (Config.MaxPacketSize), checking a
+// packet's size before it allocates memory for it, and [Broker.Stats]
+// counts what it refused. By default anyone may connect; [Config.Users] restricts
 // connections to named users. Its logs go to the given slog logger, with
 // the broker's routine messages demoted to Debug so that a running robot's
 // log shows only what needs attention.

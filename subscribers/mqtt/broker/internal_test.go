@@ -3,14 +3,7 @@ package broker
 import (
 	"bytes"
 	"context"
-	"errors"
-	"fmt"
-	"io"
 	"log/slog"
-	"net"
-	"os"
-	"sync"
-	"syscall"
 	"testing"
 
 	mochi "github.com/mochi-mqtt/server/v2"
@@ -131,63 +124,4 @@ func TestQuietHandler(t *testing.T) {
 	log.Info("routine")
 	require.Empty(t, buf.String(), "routine messages are Debug")
 	require.True(t, log.Handler().Enabled(context.Background(), slog.LevelInfo), "Info records still reach Handle, to be demoted")
-}
-
-// fakeListener hands out its errors, then its connections, then
-// net.ErrClosed.
-type fakeListener struct {
-	mu    sync.Mutex
-	errs  []error
-	conns []net.Conn
-}
-
-func (l *fakeListener) Accept() (net.Conn, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if len(l.errs) > 0 {
-		err := l.errs[0]
-		l.errs = l.errs[1:]
-		return nil, err
-	}
-	if len(l.conns) > 0 {
-		c := l.conns[0]
-		l.conns = l.conns[1:]
-		return c, nil
-	}
-	return nil, net.ErrClosed
-}
-
-func (l *fakeListener) Close() error   { return nil }
-func (l *fakeListener) Addr() net.Addr { return &net.TCPAddr{} }
-
-// The broker's listener keeps accepting after errors that pass (out of
-// file descriptors, a peer that gave up), and stops on others; once it
-// stopped accepting, it closes a connection it accepts.
-func TestTrackingListenerAccept(t *testing.T) {
-	a, b := net.Pipe()
-	defer b.Close()
-	fake := &fakeListener{conns: []net.Conn{a}, errs: []error{
-		&net.OpError{Op: "accept", Err: os.NewSyscallError("accept", syscall.EMFILE)},
-		fmt.Errorf("wrapped: %w", syscall.ECONNABORTED),
-	}}
-	l := &trackingListener{Listener: fake, conns: make(map[*trackedConn]struct{})}
-	c, err := l.Accept()
-	require.NoError(t, err)
-	require.Len(t, l.conns, 1)
-	require.NoError(t, c.Close())
-	require.Empty(t, l.conns)
-
-	fake.errs = []error{errors.New("fatal")}
-	_, err = l.Accept()
-	require.EqualError(t, err, "fatal")
-
-	a, b = net.Pipe()
-	defer b.Close()
-	fake.conns = []net.Conn{a}
-	l.closed = true
-	_, err = l.Accept()
-	require.ErrorIs(t, err, net.ErrClosed)
-	_, err = a.Write([]byte("x"))
-	require.ErrorIs(t, err, io.ErrClosedPipe, "the connection accepted after closing")
-	require.Empty(t, l.conns)
 }

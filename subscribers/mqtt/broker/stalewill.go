@@ -12,7 +12,11 @@ import (
 // replaced connection when that connection's goroutine ends, which may be
 // after the new connection said "online" on its status topic: the will
 // would then leave "offline" retained for a client that is connected. The
-// client is back: its will is stale.
+// client is back: its will is stale. (mochi v2.7.9 publishes that will only
+// when the takeover finds the old connection's goroutine waiting for a
+// packet; when it finds it between two packets, Client.Read returns nil
+// and mochi drops the will as after a DISCONNECT. Either way the will does
+// not reach its topic.)
 type staleWillHook struct {
 	mochi.HookBase
 	srv *mochi.Server

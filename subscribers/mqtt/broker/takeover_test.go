@@ -4,7 +4,6 @@ import (
 	"log/slog"
 	"net"
 	"net/url"
-	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -21,7 +20,9 @@ import (
 // will, now stale, does not overwrite the robot's "online" status. The
 // new connection's will, when that connection drops, does.
 func TestTakeoverAndWills(t *testing.T) {
-	b, err := broker.New(broker.Config{Listen: "127.0.0.1:0", Logger: quiet})
+	var logs syncBuffer
+	b, err := broker.New(broker.Config{Listen: "127.0.0.1:0",
+		Logger: slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))})
 	require.NoError(t, err)
 	defer b.Close()
 	watcher, err := pahoClient(t, b, "watcher", "", "")
@@ -57,22 +58,30 @@ func TestTakeoverAndWills(t *testing.T) {
 	m := status.next(t)
 	require.Equal(t, "robot/status online", m.Topic()+" "+string(m.Payload()))
 
+	oldAddr := (<-oldConn).LocalAddr().String()
 	next := robot(newLost, newConn)
 	select {
 	case <-oldLost:
 	case <-time.After(10 * time.Second):
 		t.Fatal("the old connection is still open")
 	}
+	// The old connection's goroutine handles its will, then logs its end.
+	// mochi publishes the will when the takeover finds that goroutine
+	// waiting for a packet, and drops it when it finds it between two
+	// packets: either way, it must not reach robot/status. Once the log
+	// says so, a voided will is queued for the watcher before the new
+	// connection's "online".
+	require.Eventually(t, func() bool { return loggedEnd(logs.String(), oldAddr) }, 10*time.Second, time.Millisecond,
+		"the old connection's end is not logged: %s", &logs)
 	wait(t, next.Publish("robot/status", 1, true, "online"))
-	// The old connection's will goes out once its goroutine ends: before
-	// or after the new connection's "online".
-	var got []string
-	for len(got) < 2 {
+	for {
 		m := status.next(t)
-		got = append(got, m.Topic()+" "+string(m.Payload()))
+		got := m.Topic() + " " + string(m.Payload())
+		if got == "robot/status online" {
+			break
+		}
+		require.Equal(t, "$robotexec/stale-will offline", got)
 	}
-	sort.Strings(got)
-	require.Equal(t, []string{"$robotexec/stale-will offline", "robot/status online"}, got)
 
 	pub, err := pahoClient(t, b, "pub", "", "")
 	require.NoError(t, err)
@@ -92,6 +101,17 @@ func TestTakeoverAndWills(t *testing.T) {
 	m = lateIn.next(t)
 	require.Equal(t, "robot/status offline", m.Topic()+" "+string(m.Payload()))
 	require.True(t, m.Retained())
+}
+
+// loggedEnd reports whether logs has mochi's record that the connection
+// from remote ended, which it writes after handling the connection's will.
+func loggedEnd(logs, remote string) bool {
+	for _, line := range strings.Split(logs, "\n") {
+		if strings.Contains(line, `msg="broker: client disconnected"`) && strings.Contains(line, " remote="+remote+" ") {
+			return true
+		}
+	}
+	return false
 }
 
 // A persistent session holds up to MaxQueued QoS 1 messages while its
