@@ -65,19 +65,6 @@ type Config struct {
 	// (optional) Defaults to DefaultMaxQueued; at most 65535 (the MQTT
 	// packet identifier space).
 	MaxQueued int
-	// NoLocal, when set, says which subscriptions get MQTT 5's "no local"
-	// option, which MQTT 3.1.1 clients cannot ask for: the broker never
-	// sends such a subscription's client the messages that client
-	// published itself, live or retained. It is asked at each
-	// subscription of a filter by a client; shared subscriptions never get
-	// it. A process that embeds the broker sets it for its own client,
-	// whose publications reach its subscriptions directly. The broker
-	// sends a client one copy of a message for all its subscriptions, so
-	// a client's own message on a topic that one of its no-local
-	// subscriptions and one of its shared ones match does not reach the
-	// shared one when the broker picks that client for its group.
-	// (optional) Defaults to none.
-	NoLocal func(clientID, filter string) bool
 	// MaxPacketSize is the largest MQTT packet, in bytes, accepted from a
 	// client; a client that sends a larger one is disconnected, and
 	// counted (Stats.PacketsTooLarge). The broker checks a packet's size
@@ -179,10 +166,8 @@ func addHooks(srv *mochi.Server, cfg Config, counts *counters, log *slog.Logger)
 	// mochi refuses every connection unless a hook authenticates it.
 	audience := &audienceHook{srv: srv}
 	hooks := []mochi.Hook{newAuthHook(cfg.Users, cfg.Anonymous, counts, log), newPacketIDHook(), newTakeoverHook(srv, log),
-		newStaleWillHook(srv), newStaleAckHook(srv), audience, &limitHook{counts: counts}}
-	if cfg.NoLocal != nil {
-		hooks = append(hooks, &noLocalHook{noLocal: cfg.NoLocal})
-	}
+		newStaleWillHook(srv), newStaleAckHook(srv), audience, &limitHook{counts: counts},
+		&mqtt5Hook{window: int32(cfg.MaxQueued)}}
 	for _, h := range hooks {
 		if err := srv.AddHook(h, nil); err != nil {
 			return nil, fmt.Errorf("broker: %w", err)
