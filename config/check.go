@@ -24,9 +24,7 @@ func (t *tree) check(c *Config) {
 		t.errorAt("executor.queue_depth", "must be 1 or more, not %d", e.QueueDepth)
 	}
 	switch e.Overflow {
-	case "":
-		e.Overflow = OverflowDropOldest
-	case OverflowDropOldest, OverflowDropNewest, OverflowBlock:
+	case "", OverflowDropOldest, OverflowDropNewest, OverflowBlock:
 	default:
 		t.errorAt("executor.overflow", "must be %s, %s or %s, not %s", OverflowDropOldest, OverflowDropNewest, OverflowBlock, quote(e.Overflow))
 	}
@@ -64,15 +62,7 @@ func (t *tree) check(c *Config) {
 	if m.QoS < 0 || m.QoS > 2 {
 		t.errorAt("mqtt.qos", "must be 0, 1 or 2, not %d", m.QoS)
 	}
-	switch k := m.KeepAlive; {
-	case k < time.Second || k > 65535*time.Second:
-		t.errorAt("mqtt.keepalive", "must be from 1s to 18h12m15s (65535 s), not %v", k)
-	case k%time.Second != 0:
-		t.errorAt("mqtt.keepalive", "must be whole seconds, not %v", k)
-	}
-	if m.MaxPayload < 1 || m.MaxPayload > MaxMaxPayload {
-		t.errorAt("mqtt.max_payload", "must be from 1B to %v, not %v", MaxMaxPayload, m.MaxPayload)
-	}
+	t.checkSession(m)
 	if m.TLS != nil {
 		t.checkTLS(c, scheme, brokerErr == "")
 	}
@@ -84,6 +74,37 @@ func (t *tree) check(c *Config) {
 		}
 	}
 	t.checkNodes(c)
+}
+
+// checkSession checks the MQTT protocol, session and limits.
+func (t *tree) checkSession(m *MQTT) {
+	switch m.Protocol {
+	case Protocol5, Protocol311:
+	case "", "5.0":
+		m.Protocol = Protocol5
+	case "3", "4":
+		t.errorAt("mqtt.protocol", "must be %s or %s, not %s (MQTT 3.1.1 is %s)", Protocol5, Protocol311, quote(m.Protocol), Protocol311)
+	default:
+		t.errorAt("mqtt.protocol", "must be %s or %s, not %s", Protocol5, Protocol311, quote(m.Protocol))
+	}
+	switch k := m.KeepAlive; {
+	case k < time.Second || k > 65535*time.Second:
+		t.errorAt("mqtt.keepalive", "must be from 1s to 18h12m15s (65535 s), not %v", k)
+	case k%time.Second != 0:
+		t.errorAt("mqtt.keepalive", "must be whole seconds, not %v", k)
+	}
+	switch e := m.SessionExpiry; {
+	case e < 0 || e > MaxSessionExpiry:
+		t.errorAt("mqtt.session_expiry", "must be from 0s to %v, not %v", MaxSessionExpiry, e)
+	case e%time.Second != 0:
+		t.errorAt("mqtt.session_expiry", "must be whole seconds, not %v", e)
+	}
+	if m.MaxPayload < 1 || m.MaxPayload > MaxMaxPayload {
+		t.errorAt("mqtt.max_payload", "must be from 1B to %v, not %v", MaxMaxPayload, m.MaxPayload)
+	}
+	if m.MaxConnections < 1 {
+		t.errorAt("mqtt.max_connections", "must be 1 or more, not %d", m.MaxConnections)
+	}
 }
 
 // checkNodes locates the nodes and checks their names and types.

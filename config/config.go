@@ -31,6 +31,16 @@ const (
 	MaxMaxPayload Size = 255 << 20
 	// DefaultKeepAlive is the default MQTT keep-alive.
 	DefaultKeepAlive = 30 * time.Second
+	// Protocol5 and Protocol311 are the values of MQTT.Protocol.
+	Protocol5   = "5"
+	Protocol311 = "3.1.1"
+	// DefaultSessionExpiry is the default of mqtt.session_expiry.
+	DefaultSessionExpiry = time.Hour
+	// MaxSessionExpiry is the largest mqtt.session_expiry: MQTT 5 says it
+	// in seconds, on 32 bits.
+	MaxSessionExpiry = 4294967295 * time.Second
+	// DefaultMaxConnections is the default of mqtt.max_connections.
+	DefaultMaxConnections = 1000
 	// OverflowDropOldest, OverflowDropNewest and OverflowBlock are the
 	// values of Executor.Overflow: drop the oldest queued message (the
 	// default, ROS KEEP_LAST), drop the new one, or block the producer.
@@ -73,8 +83,10 @@ type Executor struct {
 	// (optional) Defaults to DefaultQueueDepth, 10. At least 1.
 	QueueDepth int `yaml:"queue_depth"`
 	// Overflow is what a full queue does: OverflowDropOldest,
-	// OverflowDropNewest or OverflowBlock. (optional) Defaults to
-	// OverflowDropOldest.
+	// OverflowDropNewest or OverflowBlock. (optional) Defaults to "": by
+	// QoS, OverflowBlock for QoS 1 and 2 subscriptions (at least once to
+	// the callback: the broker's message is acknowledged once the queue
+	// took it) and OverflowDropOldest for QoS 0 ones (ROS's KEEP_LAST).
 	Overflow string `yaml:"overflow"`
 	// TimerSource drives the timers: TimerSourcePrecise, a thread of its
 	// own on a timerfd with absolute deadlines (tens of microseconds late,
@@ -123,10 +135,21 @@ type MQTT struct {
 	// QoS is the default QoS of subscriptions and publications: 0, 1 or
 	// 2. (optional) Defaults to DefaultQoS, 1.
 	QoS int `yaml:"qos"`
+	// Protocol is the MQTT version spoken to the broker: Protocol5 or
+	// Protocol311, for brokers without MQTT 5; with 3.1.1 every message
+	// goes through the broker (executor.in_process is off). (optional)
+	// Defaults to Protocol5. YAML's 5 (a number) is Protocol5.
+	Protocol string `yaml:"protocol"`
 	// CleanSession asks the broker to forget the session on each
 	// connection; false keeps a persistent session, whose QoS 1 and 2
-	// messages survive reconnects. (optional) Defaults to false.
+	// messages survive reconnects (MQTT 5: Clean Start false, with
+	// SessionExpiry). (optional) Defaults to false.
 	CleanSession bool `yaml:"clean_session"`
+	// SessionExpiry is how long the broker keeps the session of a
+	// disconnected instance (MQTT 5), in whole seconds. (optional)
+	// Defaults to DefaultSessionExpiry, one hour; at most
+	// MaxSessionExpiry.
+	SessionExpiry time.Duration `yaml:"session_expiry"`
 	// KeepAlive is the MQTT keep-alive, in whole seconds: the client
 	// pings when it has sent nothing for this long, and a dead link is
 	// noticed within about 1.5 times it (the broker's side) to twice it
@@ -152,6 +175,10 @@ type MQTT struct {
 	// Listen without Users is an error unless it is true. See
 	// AnonymousAllowed.
 	AllowAnonymous *bool `yaml:"allow_anonymous"`
+	// MaxConnections bounds the connections the embedded broker holds:
+	// further ones are refused and counted. (optional) Defaults to
+	// DefaultMaxConnections, 1,000; only with EmbeddedBroker.
+	MaxConnections int `yaml:"max_connections"`
 }
 
 // User is an entry of mqtt.users: a user of the embedded broker.
@@ -291,14 +318,17 @@ func Parse(file string, data []byte, lookupEnv func(string) (string, bool)) (*Co
 	lookup := envLookup(lookupEnv)
 	cfg := &Config{
 		File:     file,
-		Executor: Executor{QueueDepth: DefaultQueueDepth, Overflow: OverflowDropOldest, InProcess: true, ClockTopic: DefaultClockTopic},
+		Executor: Executor{QueueDepth: DefaultQueueDepth, InProcess: true, ClockTopic: DefaultClockTopic},
 		MQTT: MQTT{
-			Broker:     EmbeddedBroker,
-			Listen:     DefaultListen,
-			ClientID:   defaultClientID(lookup),
-			QoS:        DefaultQoS,
-			KeepAlive:  DefaultKeepAlive,
-			MaxPayload: DefaultMaxPayload,
+			Broker:         EmbeddedBroker,
+			Listen:         DefaultListen,
+			ClientID:       defaultClientID(lookup),
+			QoS:            DefaultQoS,
+			Protocol:       Protocol5,
+			SessionExpiry:  DefaultSessionExpiry,
+			KeepAlive:      DefaultKeepAlive,
+			MaxPayload:     DefaultMaxPayload,
+			MaxConnections: DefaultMaxConnections,
 		},
 	}
 	t := newTree(file, root, lookup)

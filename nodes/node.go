@@ -35,9 +35,14 @@ type Env struct {
 	Logger *slog.Logger
 	// QoS is the default QoS of subscriptions and publishers.
 	QoS byte
-	// Depth and Overflow are the default queue of subscriptions.
-	Depth    int
-	Overflow subscribers.Policy
+	// Depth is the default depth of subscriptions' queues.
+	Depth int
+	// Overflow is the default overflow policy of subscriptions. nil means
+	// by QoS: Block at QoS 1 and 2, so that a message the broker handed
+	// over at least once reaches the callback (the client acknowledges it
+	// only once the queue took it), and DropOldest at QoS 0, ROS's
+	// KEEP_LAST for sensor streams.
+	Overflow *subscribers.Policy
 	// Hooks, when not nil, observe and steer the nodes for recording and
 	// replay.
 	Hooks *Hooks
@@ -223,11 +228,21 @@ func (n *Node) regOptions(o options) []executor.Option {
 	if depth != 0 {
 		out = append(out, executor.Depth(depth))
 	}
-	policy := n.env.Overflow
-	if o.overflow != nil {
-		policy = *o.overflow
+	return append(out, executor.Overflow(n.policy(o)))
+}
+
+// policy returns a subscription's overflow policy: its option's, else the
+// Env's, else by its QoS (see Env.Overflow).
+func (n *Node) policy(o options) subscribers.Policy {
+	switch {
+	case o.overflow != nil:
+		return *o.overflow
+	case n.env.Overflow != nil:
+		return *n.env.Overflow
+	case n.qos(o) > 0:
+		return subscribers.Block
 	}
-	return append(out, executor.Overflow(policy))
+	return subscribers.DropOldest
 }
 
 func (n *Node) qos(o options) byte {

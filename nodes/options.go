@@ -54,7 +54,7 @@ func Retain() Option { return func(o *options) { o.retain = true } }
 func Depth(n int) Option { return func(o *options) { o.depth = n } }
 
 // Overflow sets a subscription's overflow policy (default:
-// executor.overflow).
+// executor.overflow, else block at QoS 1 and 2 and drop_oldest at QoS 0).
 func Overflow(p subscribers.Policy) Option { return func(o *options) { o.overflow = &p } }
 
 // Needs makes a callback run only while it holds the named resources,

@@ -127,7 +127,7 @@ func TestNodesMuteBlockedPublisher(t *testing.T) {
 	mutes := muteCount{n: make(chan struct{}, 1)}
 	ex := executor.New(executor.Options{Workers: 2, Observer: mutes, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	router := new(subscribers.Router)
-	env := &nodes.Env{Executor: ex, Router: router, Depth: 4, Overflow: subscribers.Block}
+	env := &nodes.Env{Executor: ex, Router: router, Depth: 4, Overflow: ptr(subscribers.Block)}
 	got := make(chan int, 1000)
 	producer := register(func(n *nodes.Node) error {
 		out := n.Publisher("work")
@@ -174,3 +174,5 @@ func TestNodesMuteBlockedPublisher(t *testing.T) {
 	cancel()
 	require.NoError(t, <-stopped)
 }
+
+func ptr[T any](v T) *T { return &v }

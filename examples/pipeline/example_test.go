@@ -40,7 +40,8 @@ nodes:
 		}}))
 	clock := timers.NewSim(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 	ex := executor.New(executor.Options{Workers: 1, Clock: clock, Logger: logger})
-	env := &nodes.Env{Executor: ex, Router: new(subscribers.Router), Logger: logger, Depth: 10, Overflow: subscribers.Block}
+	block := subscribers.Block
+	env := &nodes.Env{Executor: ex, Router: new(subscribers.Router), Logger: logger, Depth: 10, Overflow: &block}
 	var built []*nodes.Node
 	for _, n := range cfg.Nodes {
 		node, err := nodes.Build(env, nodes.Spec{Name: n.Name, Type: n.Type, Params: n.Params})

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"log/slog"
 	"runtime"
-	"strings"
 	"sync"
 	"time"
 
@@ -103,15 +102,6 @@ func (a *App) start(ctx context.Context, opts Options) error {
 func (a *App) embed() (string, error) {
 	cfg := a.cfg
 	bc := brokerConfig(cfg, ratelog.LimitFloods(a.log.With("component", "broker")))
-	if cfg.Executor.InProcess {
-		// The nodes' publications reach this process's subscriptions
-		// directly: the broker must not send them back. The client's
-		// own topics (its status, its fences) are not the nodes'.
-		own := fmt.Sprintf("robotexec/%s/", cfg.MQTT.ClientID)
-		bc.NoLocal = func(id, filter string) bool {
-			return id == cfg.MQTT.ClientID && !strings.HasPrefix(filter, own)
-		}
-	}
 	b, err := broker.New(bc)
 	if err != nil {
 		return "", fmt.Errorf("embedded broker on %s: %w", cfg.MQTT.Listen, err)
@@ -124,20 +114,21 @@ func (a *App) embed() (string, error) {
 // clientConfig returns the MQTT client's settings for the broker at url.
 func (a *App) clientConfig(url string) mqtt.Config {
 	cfg := a.cfg
-	inProcess := cfg.Executor.InProcess
+	inProcess := cfg.Executor.InProcess && cfg.MQTT.Protocol == config.Protocol5
 	mc := mqtt.Config{
-		Broker:       url,
-		ClientID:     cfg.MQTT.ClientID,
-		Username:     cfg.MQTT.Username,
-		Password:     cfg.MQTT.Password,
-		QoS:          byte(cfg.MQTT.QoS),
-		CleanSession: cfg.MQTT.CleanSession,
-		KeepAlive:    cfg.MQTT.KeepAlive,
-		PingTimeout:  min(cfg.MQTT.KeepAlive, mqtt.DefaultPingTimeout),
-		InProcess:    inProcess,
-		Writable:     ownWritable(cfg),
-		MaxPayload:   int(cfg.MQTT.MaxPayload),
-		NoEcho:       inProcess && a.broker != nil,
+		Broker:        url,
+		ClientID:      cfg.MQTT.ClientID,
+		Username:      cfg.MQTT.Username,
+		Password:      cfg.MQTT.Password,
+		QoS:           byte(cfg.MQTT.QoS),
+		Protocol:      cfg.MQTT.Protocol,
+		CleanSession:  cfg.MQTT.CleanSession,
+		SessionExpiry: cfg.MQTT.SessionExpiry,
+		KeepAlive:     cfg.MQTT.KeepAlive,
+		PingTimeout:   min(cfg.MQTT.KeepAlive, mqtt.DefaultPingTimeout),
+		InProcess:     inProcess,
+		Writable:      ownWritable(cfg),
+		MaxPayload:    int(cfg.MQTT.MaxPayload),
 		// A persistent session's queued messages arrive right after
 		// connecting: hold them until every node has subscribed.
 		StartPaused: true,

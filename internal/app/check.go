@@ -43,17 +43,21 @@ func dryEnv(cfg *config.Config, logger *slog.Logger) *nodes.Env {
 
 // NodeEnv is what cfg's nodes are built with: ex, the router r their
 // publications and subscriptions go through, logger, and the config's
-// queue defaults (mqtt.qos, executor.queue_depth, executor.overflow).
+// queue defaults (mqtt.qos, executor.queue_depth, executor.overflow: when
+// not set, by QoS).
 func NodeEnv(cfg *config.Config, ex *executor.Executor, r *subscribers.Router, logger *slog.Logger) *nodes.Env {
-	policy, _ := subscribers.ParsePolicy(cfg.Executor.Overflow) // checked by config
-	return &nodes.Env{
+	env := &nodes.Env{
 		Executor: ex,
 		Router:   r,
 		Logger:   logger,
 		QoS:      byte(cfg.MQTT.QoS),
 		Depth:    cfg.Executor.QueueDepth,
-		Overflow: policy,
 	}
+	if cfg.Executor.Overflow != "" {
+		policy, _ := subscribers.ParsePolicy(cfg.Executor.Overflow) // checked by config
+		env.Overflow = &policy
+	}
+	return env
 }
 
 // LoadAndCheck loads the config file at path and checks it fully (Check).

@@ -41,8 +41,10 @@ func userErrors(cfg *config.Config) []error {
 func brokerConfig(cfg *config.Config, logger *slog.Logger) broker.Config {
 	m := cfg.MQTT
 	bc := broker.Config{Listen: m.Listen, Logger: logger, Anonymous: broker.AnonymousRefused,
-		// Room for a max_payload publication with the longest topic.
-		MaxPacketSize: max(broker.DefaultMaxPacketSize, int(m.MaxPayload)+1<<16+16)}
+		MaxConnections: m.MaxConnections,
+		// Room for a max_payload publication with the longest topic and
+		// its properties, and no more.
+		MaxPacketSize: int(m.MaxPayload) + 1<<16 + 1<<10}
 	if m.AnonymousAllowed() {
 		bc.Anonymous = broker.AnonymousAllowed
 	}

@@ -95,7 +95,11 @@ func (o *observability) serve(a *App) {
 	if o.server == nil {
 		return
 	}
-	c := metrics.NewCollector(metrics.Sources{Executor: a.ex, Runs: o.runs, MQTT: a.client})
+	src := metrics.Sources{Executor: a.ex, Runs: o.runs, MQTT: a.client}
+	if a.broker != nil {
+		src.Broker = a.broker
+	}
+	c := metrics.NewCollector(src)
 	health := func() metrics.Health {
 		h := metrics.Health{Executor: stateNames[o.state.Load()], MQTT: "disconnected"}
 		if a.client.Connected() {

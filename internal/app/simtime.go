@@ -40,7 +40,7 @@ func parseClock(payload []byte) (time.Time, error) {
 func firstClock(ctx context.Context, mc mqtt.Config, topic string, logger *slog.Logger) (time.Time, error) {
 	mc.ClientID += "-clock"
 	mc.CleanSession, mc.StatusTopic, mc.StartPaused = true, "-", false
-	mc.InProcess, mc.NoEcho, mc.Audience = false, false, nil
+	mc.InProcess, mc.Audience = false, nil
 	c, err := mqtt.Dial(mc)
 	if err != nil {
 		return time.Time{}, err

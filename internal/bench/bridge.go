@@ -169,8 +169,9 @@ func (r *BridgeRig) startBridge(url, id string, workers int, persistent bool) er
 	r.ex = executor.New(executor.Options{Workers: workers, Logger: discard})
 	// The queue holds the whole window, with the Block policy: no message
 	// is lost, and a full queue holds the broker back.
+	block := subscribers.Block
 	env := &nodes.Env{Executor: r.ex, Router: r.client.Router(), Logger: discard,
-		QoS: BridgeQoS, Depth: BridgeWindow, Overflow: subscribers.Block}
+		QoS: BridgeQoS, Depth: BridgeWindow, Overflow: &block}
 	cfg, err := config.Parse("bench.yaml", []byte(
 		"nodes:\n  - name: bench_bridge\n    type: bridge\n    params: { from: bench/in/robotexec, to: bench/out/robotexec }\n"), nil)
 	if err != nil {

@@ -48,13 +48,12 @@ func sinceStamp(base time.Time, p []byte) time.Duration {
 // the next queue, and to the broker when another client subscribes to it
 // (none does here).
 func PipelineExecutor(workers int, d time.Duration) (Latency, error) {
-	brk, err := broker.New(broker.Config{Listen: "127.0.0.1:0", Logger: discard,
-		NoLocal: func(id, _ string) bool { return id == pipelineClient }})
+	brk, err := broker.New(broker.Config{Listen: "127.0.0.1:0", Logger: discard})
 	if err != nil {
 		return Latency{}, err
 	}
 	defer brk.Close()
-	c, err := dialBench(brk.URL(), pipelineClient, mqtt.Config{InProcess: true, NoEcho: true, Audience: brk.AudienceOf(pipelineClient)})
+	c, err := dialBench(brk.URL(), pipelineClient, mqtt.Config{InProcess: true, Audience: brk.AudienceOf(pipelineClient)})
 	if err != nil {
 		return Latency{}, err
 	}

@@ -207,8 +207,8 @@ func cmdNodes(args []string, stdout, stderr io.Writer) int {
 
 // clientFlags are the connection flags of pub and echo.
 type clientFlags struct {
-	broker, username, password *string
-	timeout                    *time.Duration
+	broker, username, password, protocol *string
+	timeout                              *time.Duration
 }
 
 func addClientFlags(fs interface {
@@ -220,6 +220,7 @@ func addClientFlags(fs interface {
 		username: fs.String("username", "", "user name (optional)"),
 		password: fs.String("password", os.Getenv("MQTT_PASSWORD"), "password (optional; default $MQTT_PASSWORD)"),
 		timeout:  fs.Duration("timeout", 10*time.Second, "how long to wait for the broker"),
+		protocol: fs.String("protocol", mqtt.Protocol5, "MQTT version: 5, or 3.1.1 for brokers without MQTT 5"),
 	}
 }
 
@@ -231,6 +232,7 @@ func (f clientFlags) dial(ctx context.Context, stderr io.Writer, qos byte) (*mqt
 		Username:     *f.username,
 		Password:     *f.password,
 		QoS:          qos,
+		Protocol:     *f.protocol,
 		CleanSession: true,
 		StatusTopic:  "-",
 		Logger:       slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelError})),
@@ -254,7 +256,7 @@ func (f clientFlags) dial(ctx context.Context, stderr io.Writer, qos byte) (*mqt
 func cmdPub(args []string, stdout, stderr io.Writer) int {
 	fs := newFlags("pub", "[flags] TOPIC PAYLOAD", "Publish one message and wait until the broker has it.", stderr)
 	cf := addClientFlags(fs)
-	qos := fs.Int("qos", 0, "QoS: 0, 1 or 2")
+	qos := fs.Int("qos", 1, "QoS: 0, 1 or 2 (1: the broker's answer, a refusal with its reason, is awaited)")
 	retain := fs.Bool("retain", false, "retain the message")
 	if done, code := parseFlags(fs, args, stdout); done {
 		return code

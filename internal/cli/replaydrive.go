@@ -149,7 +149,7 @@ func (r *replayer) run() {
 	r.ex.SpinAll()
 	for _, in := range r.log.inputs {
 		r.stepTo(in.at)
-		r.router.Receive(&subscribers.Message{Topic: in.topic, Payload: in.payload, Received: in.at})
+		r.router.Receive(&subscribers.Message{Topic: in.topic, Payload: in.payload, Received: in.at}, nil)
 		r.ex.SpinAll()
 	}
 	r.stepTo(r.log.stop)

@@ -7,6 +7,7 @@ import (
 	"github.com/robotexec/robotexec/internal/observers"
 	"github.com/robotexec/robotexec/subscribers"
 	"github.com/robotexec/robotexec/subscribers/mqtt"
+	"github.com/robotexec/robotexec/subscribers/mqtt/broker"
 )
 
 // Executor is what a Collector reads of an executor; *executor.Executor
@@ -20,6 +21,12 @@ type MQTT interface {
 	Stats() mqtt.Stats
 }
 
+// Broker is what a Collector reads of the embedded broker;
+// *broker.Broker has it.
+type Broker interface {
+	Stats() broker.Stats
+}
+
 // Sources are what a Collector reads.
 type Sources struct {
 	// Executor lists the callbacks with their subscriptions, timers and
@@ -31,6 +38,9 @@ type Sources struct {
 	// MQTT is the client whose connection and drops are exported.
 	// (optional)
 	MQTT MQTT
+	// Broker is the embedded broker whose connections and refusals are
+	// exported. (optional)
+	Broker Broker
 }
 
 // Collector is a prometheus.Collector of robotexec's metrics; see the
@@ -48,7 +58,9 @@ type Collector struct {
 	received          *prometheus.Desc
 	published         *prometheus.Desc
 	publishFailures   *prometheus.Desc
-	echoes, echoLoss  *prometheus.Desc
+	refused           *prometheus.Desc
+	brokerConns       *prometheus.Desc
+	brokerRefused     *prometheus.Desc
 
 	bounds []float64
 }
@@ -80,10 +92,12 @@ func NewCollector(src Sources) *Collector {
 			"Messages handed to the MQTT client for publication.", nil, nil),
 		publishFailures: prometheus.NewDesc("robotexec_mqtt_publish_failures_total",
 			"Publications that failed (not connected, closed, timed out).", nil, nil),
-		echoes: prometheus.NewDesc("robotexec_mqtt_echoes_suppressed_total",
-			"Messages from the broker recognized as the echo of a publication that this process's subscriptions had already, and not delivered again.", nil, nil),
-		echoLoss: prometheus.NewDesc("robotexec_mqtt_echoes_given_up_total",
-			"Echoes of this process's publications awaited from the broker and given up (connection lost, too old, too many).", nil, nil),
+		refused: prometheus.NewDesc("robotexec_mqtt_refused_total",
+			"Publications and subscriptions that the broker refused, by its reason (MQTT 5 reason codes: not_authorized, quota_exceeded, packet_too_large, ...).", []string{"reason"}, nil),
+		brokerConns: prometheus.NewDesc("robotexec_broker_connections",
+			"Connections open to the embedded broker, those not yet authenticated included.", nil, nil),
+		brokerRefused: prometheus.NewDesc("robotexec_broker_refused_total",
+			"What the embedded broker refused: connections over mqtt.max_connections (max_connections), CONNECTs over 64 KiB (connect_too_large) or late (connect_timeout), packets over the maximum size (packet_too_large), publications outside the user's write filters (not_authorized).", []string{"reason"}, nil),
 		bounds: observers.BucketBounds(),
 	}
 }
@@ -92,7 +106,8 @@ func NewCollector(src Sources) *Collector {
 func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{
 		c.duration, c.latency, c.queueDepth, c.dropped, c.missed, c.panics,
-		c.connected, c.reconnects, c.received, c.published, c.publishFailures, c.echoes, c.echoLoss,
+		c.connected, c.reconnects, c.received, c.published, c.publishFailures, c.refused,
+		c.brokerConns, c.brokerRefused,
 	} {
 		ch <- d
 	}
@@ -178,22 +193,48 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 			ch <- prometheus.MustNewConstMetric(c.missed, prometheus.CounterValue, float64(s.missed), lv...)
 		}
 	}
-	if c.src.MQTT != nil {
-		st := c.src.MQTT.Stats()
-		conn := 0.0
-		if st.Connected {
-			conn = 1
-		}
-		ch <- prometheus.MustNewConstMetric(c.connected, prometheus.GaugeValue, conn)
-		ch <- prometheus.MustNewConstMetric(c.reconnects, prometheus.CounterValue, float64(st.Reconnects))
-		ch <- prometheus.MustNewConstMetric(c.received, prometheus.CounterValue, float64(st.Received))
-		ch <- prometheus.MustNewConstMetric(c.published, prometheus.CounterValue, float64(st.Published))
-		ch <- prometheus.MustNewConstMetric(c.publishFailures, prometheus.CounterValue, float64(st.PublishFailed))
-		ch <- prometheus.MustNewConstMetric(c.echoes, prometheus.CounterValue, float64(st.Echoes.Matched))
-		ch <- prometheus.MustNewConstMetric(c.echoLoss, prometheus.CounterValue, float64(st.Echoes.GivenUp))
-		for _, r := range []subscribers.Reason{subscribers.QueueFull, subscribers.TooLarge, subscribers.Unrouted} {
-			ch <- prometheus.MustNewConstMetric(c.dropped, prometheus.CounterValue, float64(st.Dropped[r]), "", "", r.String())
-		}
+	c.collectMQTT(ch)
+	c.collectBroker(ch)
+}
+
+// collectMQTT sends the MQTT client's metrics.
+func (c *Collector) collectMQTT(ch chan<- prometheus.Metric) {
+	if c.src.MQTT == nil {
+		return
+	}
+	st := c.src.MQTT.Stats()
+	conn := 0.0
+	if st.Connected {
+		conn = 1
+	}
+	ch <- prometheus.MustNewConstMetric(c.connected, prometheus.GaugeValue, conn)
+	ch <- prometheus.MustNewConstMetric(c.reconnects, prometheus.CounterValue, float64(st.Reconnects))
+	ch <- prometheus.MustNewConstMetric(c.received, prometheus.CounterValue, float64(st.Received))
+	ch <- prometheus.MustNewConstMetric(c.published, prometheus.CounterValue, float64(st.Published))
+	ch <- prometheus.MustNewConstMetric(c.publishFailures, prometheus.CounterValue, float64(st.PublishFailed))
+	for r, n := range st.Refused {
+		ch <- prometheus.MustNewConstMetric(c.refused, prometheus.CounterValue, float64(n), r.Label())
+	}
+	for _, r := range []subscribers.Reason{subscribers.QueueFull, subscribers.TooLarge, subscribers.Unrouted} {
+		ch <- prometheus.MustNewConstMetric(c.dropped, prometheus.CounterValue, float64(st.Dropped[r]), "", "", r.String())
+	}
+}
+
+// collectBroker sends the embedded broker's metrics.
+func (c *Collector) collectBroker(ch chan<- prometheus.Metric) {
+	if c.src.Broker == nil {
+		return
+	}
+	st := c.src.Broker.Stats()
+	ch <- prometheus.MustNewConstMetric(c.brokerConns, prometheus.GaugeValue, float64(st.Connections))
+	for _, r := range []struct {
+		label string
+		n     uint64
+	}{
+		{"max_connections", st.ConnectionsRefused}, {"connect_too_large", st.ConnectsTooLarge},
+		{"connect_timeout", st.ConnectTimeouts}, {"packet_too_large", st.PacketsTooLarge}, {"not_authorized", st.Unauthorized},
+	} {
+		ch <- prometheus.MustNewConstMetric(c.brokerRefused, prometheus.CounterValue, float64(r.n), r.label)
 	}
 }
 

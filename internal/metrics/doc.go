@@ -18,10 +18,12 @@
 //
 // and robotexec_mqtt_messages_received_total,
 // robotexec_mqtt_messages_published_total,
-// robotexec_mqtt_publish_failures_total,
-// robotexec_mqtt_echoes_suppressed_total and
-// robotexec_mqtt_echoes_given_up_total (see subscribers.Router's echo
-// matching). The histograms' buckets double
+// robotexec_mqtt_publish_failures_total, robotexec_mqtt_refused_total
+// (label reason: the broker's MQTT 5 reason code, not_authorized,
+// quota_exceeded, packet_too_large, ...), and with the embedded broker
+// robotexec_broker_connections and robotexec_broker_refused_total (label
+// reason: max_connections, connect_too_large, connect_timeout,
+// packet_too_large, not_authorized). The histograms' buckets double
 // from 1 µs to 16.8 s. Callbacks that share a node and a callback name
 // (two subscriptions of one node to the same filter) share their series.
 // The series of robotexec_messages_dropped_total without node and callback

@@ -158,7 +158,7 @@ func TestCollector(t *testing.T) {
 
 	r.mq.st = mqtt.Stats{Connected: true, Reconnects: 2, Received: 9, Published: 8, PublishFailed: 7,
 		Dropped: map[subscribers.Reason]uint64{subscribers.TooLarge: 3, subscribers.QueueFull: 4, subscribers.Unrouted: 5},
-		Echoes:  subscribers.EchoStats{Matched: 6, GivenUp: 2}}
+		Refused: map[mqtt.Reason]uint64{mqtt.NotAuthorized: 6, mqtt.QuotaExceeded: 2}}
 	r.require(t, 1, "robotexec_mqtt_connected")
 	r.require(t, 2, "robotexec_mqtt_reconnects_total")
 	r.require(t, 9, "robotexec_mqtt_messages_received_total")
@@ -167,8 +167,8 @@ func TestCollector(t *testing.T) {
 	r.require(t, 3, "robotexec_messages_dropped_total", "reason", "too_large")
 	r.require(t, 4, "robotexec_messages_dropped_total", "reason", "queue_full")
 	r.require(t, 5, "robotexec_messages_dropped_total", "reason", "unrouted")
-	r.require(t, 6, "robotexec_mqtt_echoes_suppressed_total")
-	r.require(t, 2, "robotexec_mqtt_echoes_given_up_total")
+	r.require(t, 6, "robotexec_mqtt_refused_total", "reason", "not_authorized")
+	r.require(t, 2, "robotexec_mqtt_refused_total", "reason", "quota_exceeded")
 	r.mq.st.Connected = false
 	r.require(t, 0, "robotexec_mqtt_connected")
 

@@ -65,7 +65,7 @@ func newWorld(t *testing.T) *world {
 	w.pub = dial(t, b.URL())
 	w.ex = executor.New(executor.Options{Workers: 2, Logger: quiet()})
 	w.obsEx = executor.New(executor.Options{Workers: 1, Logger: quiet()})
-	w.env = &nodes.Env{Executor: w.ex, Router: w.client.Router(), Logger: quiet(), QoS: 1, Depth: 5000, Overflow: subscribers.Block}
+	w.env = &nodes.Env{Executor: w.ex, Router: w.client.Router(), Logger: quiet(), QoS: 1, Depth: 5000, Overflow: ptr(subscribers.Block)}
 	return w
 }
 
@@ -313,3 +313,5 @@ func TestParamErrors(t *testing.T) {
 		require.ErrorContains(t, err, tc.want, "%s with %q", tc.typ, tc.params)
 	}
 }
+
+func ptr[T any](v T) *T { return &v }

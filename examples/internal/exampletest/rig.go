@@ -37,7 +37,7 @@ func NewRig(t testing.TB, depth int, overflow subscribers.Policy) *Rig {
 	r := &Rig{T: t, Clock: timers.NewSim(Epoch), Bus: new(subscribers.Router), Logs: &Buffer{}}
 	logger := slog.New(slog.NewTextHandler(r.Logs, nil))
 	r.Ex = executor.New(executor.Options{Workers: 1, Clock: r.Clock, Logger: logger})
-	r.Env = &nodes.Env{Executor: r.Ex, Router: r.Bus, Logger: logger, QoS: 1, Depth: depth, Overflow: overflow}
+	r.Env = &nodes.Env{Executor: r.Ex, Router: r.Bus, Logger: logger, QoS: 1, Depth: depth, Overflow: &overflow}
 	return r
 }
 
