@@ -101,7 +101,7 @@ func TestGraphCommands(t *testing.T) {
 			cb := info.Callbacks[0]
 			require.Equal(t, "subscription", cb.Kind)
 			require.Equal(t, "in/+", cb.Trigger)
-			require.Equal(t, "drop_oldest", cb.Overflow)
+			require.Equal(t, "block", cb.Overflow, "the default of a QoS 1 subscription")
 			require.Positive(t, cb.Depth)
 			require.NotNil(t, cb.Live, "runs from the metrics")
 			require.GreaterOrEqual(t, cb.Live.Runs, uint64(1))

@@ -53,14 +53,17 @@ func lines(err error) []string {
 func defaults(file string) config.Config {
 	return config.Config{
 		File:     file,
-		Executor: config.Executor{Workers: 0, QueueDepth: 10, Overflow: "drop_oldest", TimerSource: "precise", InProcess: true, ClockTopic: "clock"},
+		Executor: config.Executor{Workers: 0, QueueDepth: 10, Overflow: "", TimerSource: "precise", InProcess: true, ClockTopic: "clock"},
 		MQTT: config.MQTT{
-			Broker:     "embedded",
-			Listen:     "127.0.0.1:1883",
-			ClientID:   "robotexec-robot1",
-			QoS:        1,
-			KeepAlive:  30 * time.Second,
-			MaxPayload: 1 << 20,
+			Broker:         "embedded",
+			Listen:         "127.0.0.1:1883",
+			ClientID:       "robotexec-robot1",
+			QoS:            1,
+			Protocol:       "5",
+			SessionExpiry:  time.Hour,
+			KeepAlive:      30 * time.Second,
+			MaxPayload:     1 << 20,
+			MaxConnections: 1000,
 		},
 	}
 }
@@ -114,15 +117,18 @@ func TestFullFile(t *testing.T) {
 	require.Equal(t, path, cfg.File)
 	require.Equal(t, config.Executor{Workers: 4, QueueDepth: 32, Overflow: config.OverflowDropNewest, TimerSource: config.TimerSourceGo, UseSimTime: true, ClockTopic: "sim/clock"}, cfg.Executor)
 	require.Equal(t, config.MQTT{
-		Broker:       "ssl://broker.example.com:8883",
-		Listen:       "0.0.0.0:1884",
-		ClientID:     "robotexec-robot7",
-		Username:     "alice",
-		Password:     "secret",
-		QoS:          2,
-		CleanSession: true,
-		KeepAlive:    10 * time.Second,
-		MaxPayload:   512 << 10,
+		Broker:         "ssl://broker.example.com:8883",
+		Listen:         "0.0.0.0:1884",
+		ClientID:       "robotexec-robot7",
+		Username:       "alice",
+		Password:       "secret",
+		QoS:            2,
+		Protocol:       "3.1.1",
+		CleanSession:   true,
+		SessionExpiry:  10 * time.Minute,
+		KeepAlive:      10 * time.Second,
+		MaxPayload:     512 << 10,
+		MaxConnections: 50,
 		TLS: &config.TLS{
 			CA:   filepath.Join("testdata", "certs", "ca.pem"),
 			Cert: filepath.Join("testdata", "certs", "client.pem"),
@@ -141,9 +147,9 @@ func TestFullFile(t *testing.T) {
 		got = append(got, node{n.Name, n.Type, n.Group, n.Line, n.Index})
 	}
 	require.Equal(t, []node{
-		{"imu_bridge", "bridge", "sensors", 27, 0},
-		{"heartbeat-1", "heartbeat", "", 31, 1},
-		{"watchdog", "watchdog", "sensors", 36, 2},
+		{"imu_bridge", "bridge", "sensors", 30, 0},
+		{"heartbeat-1", "heartbeat", "", 34, 1},
+		{"watchdog", "watchdog", "sensors", 39, 2},
 	}, got)
 
 	var bridge struct {

@@ -219,7 +219,7 @@ nodes:
 			`config.yaml:6: mqtt.broker: "ftp://h": scheme "ftp" is not tcp, mqtt, ssl, tls, mqtts, tcps, ws or wss`,
 			`config.yaml:7: mqtt.qos: must be 0, 1 or 2, not 7`,
 			`config.yaml:8: mqtt.username: environment variable NOPE is not set`,
-			`config.yaml:9: mqtt.colour: unknown key (known keys: broker, listen, client_id, username, password, qos, clean_session, keepalive, max_payload, tls, users, allow_anonymous)`,
+			`config.yaml:9: mqtt.colour: unknown key (known keys: broker, listen, client_id, username, password, qos, protocol, clean_session, session_expiry, keepalive, max_payload, tls, users, allow_anonymous, max_connections)`,
 			`config.yaml:13: nodes[1].name: duplicate node name "a" (first at line 11)`,
 			`config.yaml:13: nodes[1].type: required`,
 			`config.yaml:15: nodes[1].params.period: environment variable ALSO_NOPE is not set`,

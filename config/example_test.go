@@ -25,7 +25,7 @@ nodes:
 		fmt.Println(err)
 		return
 	}
-	fmt.Println(cfg.Executor.Workers, cfg.Executor.QueueDepth, cfg.Executor.Overflow)
+	fmt.Println(cfg.Executor.Workers, cfg.Executor.QueueDepth, cfg.MQTT.Protocol)
 	fmt.Println(cfg.MQTT.Broker, cfg.MQTT.Username, cfg.MQTT.QoS)
 
 	// The node's type decodes its params into its own struct, defaults
@@ -42,7 +42,7 @@ nodes:
 	}
 	fmt.Printf("%s (%s, line %d): %+v\n", n.Name, n.Type, n.Line, p)
 	// Output:
-	// 2 10 drop_oldest
+	// 2 10 5
 	// tcp://localhost:1883 robot 1
 	// beat (heartbeat, line 8): {Topic:robot/heartbeat Period:250ms QoS:1}
 }

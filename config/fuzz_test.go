@@ -117,8 +117,10 @@ func checkValid(t *testing.T, cfg *config.Config) {
 	switch {
 	case e.Workers < 0, e.QueueDepth < 1, m.QoS < 0, m.QoS > 2:
 		t.Fatalf("invalid numbers: %+v %+v", e, m)
-	case e.Overflow != config.OverflowDropOldest && e.Overflow != config.OverflowDropNewest && e.Overflow != config.OverflowBlock:
+	case e.Overflow != "" && e.Overflow != config.OverflowDropOldest && e.Overflow != config.OverflowDropNewest && e.Overflow != config.OverflowBlock:
 		t.Fatalf("invalid overflow %q", e.Overflow)
+	case m.Protocol != config.Protocol5 && m.Protocol != config.Protocol311, m.SessionExpiry < 0, m.MaxConnections < 1:
+		t.Fatalf("invalid session: %+v", m)
 	case m.Broker == "" || m.Listen == "" || m.ClientID == "":
 		t.Fatalf("missing defaults: %+v", m)
 	case m.TLS != nil && (m.TLS.Cert == "") != (m.TLS.Key == ""):

@@ -176,7 +176,7 @@ func (w *graphWorld) testNodeInfoJSON(t *testing.T) {
 	cb := info.Callbacks[0]
 	require.Equal(t, "subscription", cb.Kind)
 	require.Equal(t, "in/+", cb.Trigger)
-	require.Equal(t, "drop_oldest", cb.Overflow)
+	require.Equal(t, "block", cb.Overflow, "the default of a QoS 1 subscription")
 	require.Positive(t, cb.Depth)
 	require.Positive(t, cb.Live.P99S)
 

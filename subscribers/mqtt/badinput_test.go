@@ -59,7 +59,10 @@ func TestPayloadOverMaximum(t *testing.T) {
 				}
 				require.EqualValues(t, 1, s1.Stats().Dropped[subscribers.TooLarge])
 				require.EqualValues(t, 1, s2.Stats().Dropped[subscribers.TooLarge])
-				require.EqualValues(t, 1, c.Stats().Dropped[subscribers.TooLarge])
+				// One copy for each subscription (mosquitto), or one for
+				// both (the embedded broker).
+				n := c.Stats().Dropped[subscribers.TooLarge]
+				require.True(t, n == 1 || n == 2, "the client dropped %d copies", n)
 			})
 		}
 	})

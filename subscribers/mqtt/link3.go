@@ -91,9 +91,9 @@ func (l *link3) options() *paho3.ClientOptions {
 func (c *Client) describe3(err error) error {
 	switch {
 	case errors.Is(err, packets.ErrorRefusedNotAuthorised):
-		return &RefusedError{Op: "connect", Reason: NotAuthorized, Detail: err.Error()}
+		return c.credentialsError(&RefusedError{Op: "connect", Reason: NotAuthorized, Detail: err.Error()})
 	case errors.Is(err, packets.ErrorRefusedBadUsernameOrPassword):
-		return &RefusedError{Op: "connect", Reason: BadCredentials, Detail: err.Error()}
+		return c.credentialsError(&RefusedError{Op: "connect", Reason: BadCredentials, Detail: err.Error()})
 	case errors.Is(err, packets.ErrorRefusedIDRejected):
 		return fmt.Errorf("mqtt: broker rejected client ID %q: %w", c.cfg.ClientID, err)
 	}

@@ -109,6 +109,8 @@ func (c *Client) connectError(ca *paho.Connack, err error) error {
 		e.Detail = ca.Properties.ReasonString
 	}
 	switch e.Reason {
+	case NotAuthorized, BadCredentials:
+		return c.credentialsError(e)
 	case UnsupportedProtocol:
 		return fmt.Errorf("%w: the broker does not speak MQTT 5; set mqtt.protocol: 3.1.1", e)
 	case ClientIDNotValid:

@@ -105,6 +105,7 @@ type RefusedError struct {
 	Detail string
 }
 
+// Error says what the broker refused, and why.
 func (e *RefusedError) Error() string {
 	s := fmt.Sprintf("mqtt: %s %q: the broker refused: %v", e.Op, e.Topic, e.Reason)
 	if e.Op == "connect" {
@@ -132,3 +133,12 @@ func (e *RefusedError) Is(target error) bool {
 
 // Unwrap returns the Reason.
 func (e *RefusedError) Unwrap() error { return e.Reason }
+
+// credentialsError says which credentials the broker refused, never the
+// password.
+func (c *Client) credentialsError(e *RefusedError) error {
+	if c.cfg.Username == "" {
+		return fmt.Errorf("%w: anonymous connections are not allowed (%w)", ErrNotAuthorized, e.Reason)
+	}
+	return fmt.Errorf("%w of user %q (%w)", ErrNotAuthorized, c.cfg.Username, e.Reason)
+}

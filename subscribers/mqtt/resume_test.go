@@ -3,6 +3,8 @@ package mqtt_test
 import (
 	"context"
 	"fmt"
+	"os"
+	"runtime/pprof"
 	"testing"
 
 	paho "github.com/eclipse/paho.mqtt.golang"
@@ -59,7 +61,8 @@ func TestFirstConnectionSendsQueuedOnce(t *testing.T) {
 			case p := <-outside:
 				out = append(out, p)
 			case <-ctx.Done():
-				t.Fatalf("outside: %d of %d", len(out), n+1)
+				_ = pprof.Lookup("goroutine").WriteTo(os.Stderr, 1)
+				t.Fatalf("outside: %d of %d: %v; client %+v", len(out), n+1, out, c.Stats())
 			}
 		}
 		require.Equal(t, want, out, "each publication once, in order, outside")

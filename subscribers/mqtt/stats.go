@@ -65,4 +65,3 @@ func (c *Client) Stats() Stats {
 		Refused:       c.refusals.counts(),
 	}
 }
-

@@ -167,7 +167,7 @@ func addHooks(srv *mochi.Server, cfg Config, counts *counters, log *slog.Logger)
 	audience := &audienceHook{srv: srv}
 	hooks := []mochi.Hook{newAuthHook(cfg.Users, cfg.Anonymous, counts, log), newPacketIDHook(), newTakeoverHook(srv, log),
 		newStaleWillHook(srv), newStaleAckHook(srv), audience, &limitHook{counts: counts},
-		&mqtt5Hook{window: int32(cfg.MaxQueued)}}
+		&mqtt5Hook{}}
 	for _, h := range hooks {
 		if err := srv.AddHook(h, nil); err != nil {
 			return nil, fmt.Errorf("broker: %w", err)

@@ -22,34 +22,37 @@ import (
 //   - Flow control: past a client's Receive Maximum, mochi holds the
 //     messages and later sends them out of order, one per packet the
 //     client sends, and forgets them once sent (they are then lost at a
-//     reconnection, and the quota shrinks for good). The hook gives every
-//     client a send window of the broker's MaxQueued instead, the bound
-//     that its 3.1.1 clients have.
+//     reconnection, and the quota shrinks for good); and the code that
+//     sends them takes a read lock twice, which deadlocks the client's
+//     connection against a publication to it. The hook turns mochi's send
+//     quota off, as it is for MQTT 3.1.1 clients: a client has at most
+//     MaxQueued messages in flight, the bound of its 3.1.1 clients.
 type mqtt5Hook struct {
 	mochi.HookBase
-	window int32
 }
 
 func (h *mqtt5Hook) ID() string { return "robotexec-mqtt5" }
 
 func (h *mqtt5Hook) Provides(b byte) bool {
 	switch b {
-	case mochi.OnSubscribe, mochi.OnSelectSubscribers, mochi.OnSessionEstablished:
+	case mochi.OnSubscribed, mochi.OnSelectSubscribers, mochi.OnSessionEstablished:
 		return true
 	}
 	return false
 }
 
-// OnSubscribe runs before mochi records the subscriptions of pk: each
-// filter carries the SUBSCRIBE's identifier where mochi looks for it when
-// it sends retained messages.
-func (h *mqtt5Hook) OnSubscribe(_ *mochi.Client, pk packets.Packet) packets.Packet {
+// OnSubscribed runs after mochi recorded the subscriptions of pk and
+// before it sends their retained messages, from pk.Filters, which shares
+// its elements with mochi's: each filter there carries the SUBSCRIBE's
+// identifier where mochi looks for it then. (Set on the recorded
+// subscriptions, a map of identifiers would be written by every
+// publication that merges them, from several goroutines.)
+func (h *mqtt5Hook) OnSubscribed(_ *mochi.Client, pk packets.Packet, _ []byte) {
 	for i, f := range pk.Filters {
 		if f.Identifier > 0 && f.Identifiers == nil {
 			pk.Filters[i].Identifiers = map[string]int{f.Filter: f.Identifier}
 		}
 	}
-	return pk
 }
 
 // OnSelectSubscribers picks the members of the shared subscriptions that
@@ -69,7 +72,7 @@ func (h *mqtt5Hook) OnSelectSubscribers(subs *mochi.Subscribers, pk packets.Pack
 }
 
 // OnSessionEstablished runs once mochi set the client's send quota from
-// its Receive Maximum.
+// its Receive Maximum: a maximum of 0 turns it off.
 func (h *mqtt5Hook) OnSessionEstablished(cl *mochi.Client, _ packets.Packet) {
-	cl.State.Inflight.ResetSendQuota(h.window)
+	cl.State.Inflight.ResetSendQuota(0)
 }
