@@ -16,12 +16,12 @@ import (
 )
 
 // TestRefusedPublicationCLI: a bridge republishes a message on a longer
-// topic, which makes it too large for mosquitto (max_packet_size), which
-// closes the connection. robotexec drops that publication after the
-// second loss: at most two reconnections, logged, counted, and a 100 Hz
+// topic, which makes it larger than mosquitto takes (max_packet_size,
+// which mosquitto states in CONNACK as its MQTT 5 Maximum Packet Size).
+// robotexec refuses that publication at Publish, never sends it, logs the
+// reason with the topic and counts it; the connection stays, and a 100 Hz
 // QoS 1 heartbeat of the same process loses nothing. robotexec pub exits
-// 1 for a publication the broker refuses, and at once for a payload over
-// its 1 MiB max_payload.
+// 1 naming the reason.
 func TestRefusedPublicationCLI(t *testing.T) {
 	t.Parallel()
 	url := mqtttest.Mosquitto(t, mqtttest.MosquittoOptions{Extra: []string{"max_packet_size 4096"}}).URL()
@@ -34,13 +34,14 @@ func TestRefusedPublicationCLI(t *testing.T) {
 
 	// 4,000 bytes fit the broker's limit on the way in, not on the way out.
 	payload := strings.Repeat("x", 4000)
-	p := runCmd(t, quickExit, robotexecBin, nil, "pub", "-broker", url, "-qos", "1", "in/x", payload)
+	p := runCmd(t, quickExit, robotexecBin, nil, "pub", "-broker", url, "in/x", payload)
 	require.Equal(t, 0, p.code, "%s", p)
-	drop := r.stderr.waitFor(t, traffic, "dropped, not sent again")
-	require.Contains(t, drop, "topic="+longer+"x")
-	require.Contains(t, drop, "bytes=4000")
+	refused := r.stderr.waitFor(t, traffic, "the broker refused to publish")
+	require.Contains(t, refused, "topic="+longer+"x")
+	require.Contains(t, refused, `reason="packet too large"`)
 	time.Sleep(2 * time.Second) // the stream goes on
-	require.LessOrEqual(t, r.metric(t, "robotexec_mqtt_reconnects_total"), 2.0)
+	require.Zero(t, r.metric(t, "robotexec_mqtt_reconnects_total"))
+	require.Equal(t, 1.0, r.metric(t, `robotexec_mqtt_refused_total{reason="packet_too_large"}`))
 	require.GreaterOrEqual(t, r.metric(t, "robotexec_mqtt_publish_failures_total"), 1.0)
 
 	watch.signal(t, os.Interrupt)
@@ -56,10 +57,10 @@ func TestRefusedPublicationCLI(t *testing.T) {
 		require.True(t, seen[s], "heartbeat %d lost (of %d..%d)", s, first, last)
 	}
 
-	// pub: a publication the broker refuses is not acknowledged.
-	p = runCmd(t, quickExit, robotexecBin, nil, "pub", "-broker", url, "-qos", "1", "-timeout", "5s", "in/"+longer, payload)
+	// pub: refused at Publish, with the reason.
+	p = runCmd(t, quickExit, robotexecBin, nil, "pub", "-broker", url, "-timeout", "5s", "in/"+longer, payload)
 	require.Equal(t, 1, p.code, "%s", p)
-	require.Contains(t, p.stderr, "connection lost before the broker acknowledged", "%s", p)
+	require.Contains(t, p.stderr, "packet too large", "%s", p)
 }
 
 // TestMaxPayloadCLI: mqtt.max_payload drops and counts a larger message
