@@ -2,13 +2,9 @@ package bench
 
 import (
 	"fmt"
-	"os"
-	"os/exec"
 	"slices"
-	"strings"
 	"time"
 
-	"github.com/robotexec/robotexec/internal/mqtttest"
 	"github.com/robotexec/robotexec/subscribers"
 	"github.com/robotexec/robotexec/timers"
 )
@@ -169,76 +165,6 @@ func cpuPercent(xs []float64) string {
 		return "unknown"
 	}
 	return FormatNumber(Median(xs)) + "%"
-}
-
-func (s *suite) bridge() ([]Metric, error) {
-	d := s.cfg.slice("bridge") / 2
-	m, err := s.bridgeRounds(specBridge, BridgeBroker{}, d)
-	if err != nil {
-		return nil, err
-	}
-	m.Note = fmt.Sprintf("QoS %d, %d-byte payloads, at most %d in flight, through the embedded broker, clean sessions: bridge node (nodes.Build, MQTT client, executor of %d workers) vs a paho client whose handler republishes.",
-		BridgeQoS, BridgePayload, BridgeWindow, s.cfg.Workers)
-	return []Metric{m, s.bridgeMosquitto(d)}, nil
-}
-
-// bridgeMosquitto measures the bridge through mosquitto, started on a free
-// loopback port with the README's settings, or says why it could not.
-func (s *suite) bridgeMosquitto(d time.Duration) Metric {
-	dir, err := os.MkdirTemp("", "robotexec-bench-mosquitto-")
-	if err != nil {
-		return Failed(specBridgeMosq, err)
-	}
-	defer os.RemoveAll(dir)
-	mq, err := mqtttest.StartMosquitto(dir, mqtttest.MosquittoOptions{Persistence: true})
-	if err != nil {
-		return Failed(specBridgeMosq, fmt.Errorf("not measured: %w; install mosquitto (Debian: apt-get install mosquitto) to measure it", err))
-	}
-	defer mq.Stop()
-	m, err := s.bridgeRounds(specBridgeMosq, BridgeBroker{URL: mq.URL(), Persistent: true}, d)
-	if err != nil {
-		return Failed(specBridgeMosq, err)
-	}
-	m.Note = fmt.Sprintf("the same through mosquitto (persistence, set_tcp_nodelay, max_queued_messages 100000), both bridges with persistent sessions (robotexec's default) and paho's ordered store; %s.", mosquittoVersion())
-	return m
-}
-
-// bridgeRounds measures the bridge rig through b: s.cfg.Repeat pairs of
-// rounds of d.
-func (s *suite) bridgeRounds(spec Spec, b BridgeBroker, d time.Duration) (Metric, error) {
-	rig, err := NewBridgeRig(s.cfg.Workers, b)
-	if err != nil {
-		return Metric{}, err
-	}
-	as, bs, err := s.pairs(func() ([]float64, error) {
-		r, err := rig.RoundRobotexec(d)
-		return one(r.PerSecond()), err
-	}, func() ([]float64, error) {
-		r, err := rig.RoundRaw(d)
-		return one(r.PerSecond()), err
-	})
-	if cerr := rig.Close(); err == nil && cerr != nil {
-		err = cerr
-	}
-	if err != nil {
-		return Metric{}, err
-	}
-	return NewMetric(spec, as[0], bs[0]), nil
-}
-
-// mosquittoVersion returns mosquitto's first line of -h, or "version
-// unknown".
-func mosquittoVersion() string {
-	path, ok := mqtttest.MosquittoPath()
-	if !ok {
-		return "version unknown"
-	}
-	out, _ := exec.Command(path, "-h").CombinedOutput()
-	first, _, _ := strings.Cut(string(out), "\n")
-	if first = strings.TrimSpace(first); first == "" {
-		return "version unknown"
-	}
-	return first
 }
 
 func (s *suite) pipeline() ([]Metric, error) {
