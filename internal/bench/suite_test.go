@@ -63,6 +63,13 @@ func TestRunEveryMetric(t *testing.T) {
 	for _, name := range []string{"mqtt bridge msgs/s", "mqtt bridge via mosquitto (msgs/s)"} {
 		requireFasterRaw(t, byName[name])
 	}
+	pipe := byName["pipeline 5 hops via mosquitto (us cpu/msg)"]
+	require.Positive(t, pipe.Value)
+	require.Positive(t, pipe.Baseline)
+	require.Len(t, pipe.Figures, 2)
+	require.Equal(t, "broker sent per msg, in_process false", pipe.Figures[1].Name)
+	require.Equal(t, float64(bench.PipelineStages+1), pipe.Figures[1].Value, "every hop through the broker")
+	require.Contains(t, pipe.Note, "each received exactly once by the sink and by the outside subscriber (checked)")
 	require.Contains(t, byName["dispatch latency p99 (us)"].Note, "half what the slower sustains with this producer unpaced")
 	// The timers' cpu, read from the process (Linux in CI).
 	require.Regexp(t, `cpu [0-9.]+% vs [0-9.]+% of one core`, byName["timer lateness p99 (us)"].Note)
