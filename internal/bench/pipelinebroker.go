@@ -111,13 +111,19 @@ func PipelineViaBroker(url string, workers int, inProcess bool, d time.Duration)
 
 // newPipeRig connects the pipeline's client and the outside subscriber
 // and builds the pipeline on an executor that is not running yet.
-func newPipeRig(url string, workers int, inProcess bool, d time.Duration) (rig *pipeRig, err error) {
+func newPipeRig(url string, workers int, inProcess bool, d time.Duration) (_ *pipeRig, err error) {
 	n := pipeRounds.Add(1)
 	id := fmt.Sprintf("robotexec-bench-pipe-%d-%d", os.Getpid(), n)
 	r := &pipeRig{name: fmt.Sprint("in_process ", inProcess), prefix: fmt.Sprintf("bench/pipe/%d/%d/", os.Getpid(), n),
 		sink: newTally(), seen: newTally(), srcDone: make(chan struct{}), marked: make(chan struct{})}
 	defer func() {
 		if err != nil {
+			if r.ex != nil {
+				// Run on an ended context stops the timers made so far.
+				ctx, cancel := context.WithCancel(context.Background())
+				cancel()
+				_ = r.ex.Run(ctx)
+			}
 			r.close()
 		}
 	}()
@@ -135,7 +141,10 @@ func newPipeRig(url string, workers int, inProcess bool, d time.Duration) (rig *
 	if err = r.stages(); err != nil {
 		return nil, err
 	}
-	return r, r.source(d)
+	if err = r.source(d); err != nil {
+		return nil, err
+	}
+	return r, nil
 }
 
 func (r *pipeRig) topic(i int) string { return fmt.Sprint(r.prefix, i) }
