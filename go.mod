@@ -3,6 +3,7 @@ module github.com/robotexec/robotexec
 go 1.26.8
 
 require (
+	github.com/eclipse/paho.golang v0.23.0
 	github.com/eclipse/paho.mqtt.golang v1.5.1
 	github.com/foxglove/mcap/go/mcap v1.9.0
 	github.com/klauspost/compress v1.20.1

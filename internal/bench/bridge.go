@@ -35,13 +35,18 @@ const (
 	bridgeStall = 30 * time.Second
 )
 
-// The bridge workload's two modes.
+// The bridge workload's modes: robotexec's bridge and the two raw
+// forwarders.
 const (
 	bridgeRobotexec = iota
 	bridgeRaw
+	bridgeRaw5
 )
 
-var bridgeNames = [2]string{"robotexec", "raw"}
+var bridgeNames = [3]string{"robotexec", "raw", "raw5"}
+
+// rawNames name the raw forwarders in the report, by mode.
+var rawNames = map[int]string{bridgeRaw: "raw paho.mqtt.golang 3.1.1", bridgeRaw5: raw5Name}
 
 // bridgeRound is one measured run of a bridge.
 type bridgeRound struct {
@@ -55,10 +60,11 @@ type bridgeRound struct {
 // BridgeRig is the MQTT bridge workload: an embedded broker on a free
 // loopback port; robotexec's bridge (a bridge node, built with nodes.Build
 // on an executor, reading and publishing through an MQTT client) from
-// bench/in/robotexec to bench/out/robotexec; a raw paho forwarder from
-// bench/in/raw to bench/out/raw; a producer and a consumer, both raw paho
-// clients. Rounds of the two bridges alternate; neither runs while the
-// other is measured.
+// bench/in/robotexec to bench/out/robotexec; a raw paho.mqtt.golang
+// (MQTT 3.1.1) forwarder from bench/in/raw to bench/out/raw; a raw
+// paho.golang (MQTT 5) forwarder from bench/in/raw5 to bench/out/raw5; a
+// producer and a consumer, both raw paho.mqtt.golang clients. Rounds of
+// the bridges alternate; none runs while another is measured.
 type BridgeRig struct {
 	brk      *broker.Broker
 	client   *mqtt.Client
@@ -67,6 +73,7 @@ type BridgeRig struct {
 	cancel   context.CancelFunc
 	done     chan error
 	raw      *rawClient
+	raw5     *raw5Forwarder
 	producer *rawClient
 	consumer *rawClient
 	cur      atomic.Pointer[bridgeRound]
@@ -77,8 +84,8 @@ type BridgeRig struct {
 type BridgeBroker struct {
 	// URL is an external broker's; "" starts the embedded broker.
 	URL string
-	// Persistent gives both bridges persistent sessions (clean_session
-	// false, robotexec's default); otherwise both have clean sessions.
+	// Persistent gives every bridge a persistent session (clean_session
+	// false, robotexec's default); otherwise all have clean sessions.
 	Persistent bool
 }
 
@@ -114,11 +121,15 @@ func NewBridgeRig(workers int, b BridgeBroker) (rig *BridgeRig, err error) {
 	if err := r.raw.Forward("bench/in/raw", "bench/out/raw", BridgeQoS); err != nil {
 		return nil, err
 	}
+	r.raw5, err = dialRaw5(url, id+"-raw5", !b.Persistent, bridgeWait, "bench/in/raw5", "bench/out/raw5", BridgeQoS)
+	if err != nil {
+		return nil, err
+	}
 	r.producer, err = dialRaw(url, id+"-producer", true, bridgeWait)
 	if err != nil {
 		return nil, err
 	}
-	// Warm both paths up: connections, buffers, the executor's workers.
+	// Warm every path up: connections, buffers, the executor's workers.
 	for mode := range bridgeNames {
 		if _, err := r.round(mode, 200, 0); err != nil {
 			return nil, err
@@ -193,8 +204,24 @@ func (r *BridgeRig) RoundRobotexec(d time.Duration) (Rate, error) {
 	return r.round(bridgeRobotexec, 0, d)
 }
 
-// RoundRaw is RoundRobotexec through the raw paho forwarder.
+// RoundRaw is RoundRobotexec through the raw paho.mqtt.golang forwarder.
 func (r *BridgeRig) RoundRaw(d time.Duration) (Rate, error) { return r.round(bridgeRaw, 0, d) }
+
+// RoundRaw5 is RoundRobotexec through the raw paho.golang (MQTT 5)
+// forwarder.
+func (r *BridgeRig) RoundRaw5(d time.Duration) (Rate, error) { return r.round(bridgeRaw5, 0, d) }
+
+// stalled is the error of a round of mode whose messages did not all
+// arrive, with the raw5 forwarder's failed publication if it had one.
+func (r *BridgeRig) stalled(mode int, what string, got int64, sent int) error {
+	err := fmt.Errorf("mqtt bridge %s: %s: %d of %d sent forwarded", bridgeNames[mode], what, got, sent)
+	if mode == bridgeRaw5 {
+		if ferr := r.raw5.Err(); ferr != nil {
+			err = fmt.Errorf("%w (%w)", err, ferr)
+		}
+	}
+	return err
+}
 
 // round publishes to the mode's input, at most BridgeWindow messages in
 // flight, n messages or (n == 0) as many as it can in d, and waits for
@@ -216,7 +243,7 @@ func (r *BridgeRig) round(mode, n int, d time.Duration) (Rate, error) {
 		select {
 		case rd.window <- struct{}{}:
 		case <-stall.C:
-			return Rate{}, fmt.Errorf("mqtt bridge %s: stalled: %d of %d sent forwarded", name, rd.got.Load(), sent)
+			return Rate{}, r.stalled(mode, "stalled", rd.got.Load(), sent)
 		}
 		r.producer.Publish(in, BridgeQoS, r.payload)
 		sent++
@@ -224,7 +251,7 @@ func (r *BridgeRig) round(mode, n int, d time.Duration) (Rate, error) {
 	for rd.got.Load() < int64(sent) {
 		select {
 		case <-stall.C:
-			return Rate{}, fmt.Errorf("mqtt bridge %s: %d of %d forwarded", name, rd.got.Load(), sent)
+			return Rate{}, r.stalled(mode, "lost", rd.got.Load(), sent)
 		default:
 			time.Sleep(100 * time.Microsecond)
 		}
@@ -246,6 +273,9 @@ func (r *BridgeRig) Close() error {
 		if c != nil {
 			c.Close()
 		}
+	}
+	if r.raw5 != nil {
+		r.raw5.Close()
 	}
 	if r.client != nil {
 		errs = append(errs, r.client.Close())

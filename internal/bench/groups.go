@@ -2,13 +2,9 @@ package bench
 
 import (
 	"fmt"
-	"os"
-	"os/exec"
 	"slices"
-	"strings"
 	"time"
 
-	"github.com/robotexec/robotexec/internal/mqtttest"
 	"github.com/robotexec/robotexec/subscribers"
 	"github.com/robotexec/robotexec/timers"
 )
@@ -171,78 +167,11 @@ func cpuPercent(xs []float64) string {
 	return FormatNumber(Median(xs)) + "%"
 }
 
-func (s *suite) bridge() ([]Metric, error) {
-	d := s.cfg.slice("bridge") / 2
-	m, err := s.bridgeRounds(specBridge, BridgeBroker{}, d)
-	if err != nil {
-		return nil, err
-	}
-	m.Note = fmt.Sprintf("QoS %d, %d-byte payloads, at most %d in flight, through the embedded broker, clean sessions: bridge node (nodes.Build, MQTT client, executor of %d workers) vs a paho client whose handler republishes.",
-		BridgeQoS, BridgePayload, BridgeWindow, s.cfg.Workers)
-	return []Metric{m, s.bridgeMosquitto(d)}, nil
-}
-
-// bridgeMosquitto measures the bridge through mosquitto, started on a free
-// loopback port with the README's settings, or says why it could not.
-func (s *suite) bridgeMosquitto(d time.Duration) Metric {
-	dir, err := os.MkdirTemp("", "robotexec-bench-mosquitto-")
-	if err != nil {
-		return Failed(specBridgeMosq, err)
-	}
-	defer os.RemoveAll(dir)
-	mq, err := mqtttest.StartMosquitto(dir, mqtttest.MosquittoOptions{Persistence: true})
-	if err != nil {
-		return Failed(specBridgeMosq, fmt.Errorf("not measured: %w; install mosquitto (Debian: apt-get install mosquitto) to measure it", err))
-	}
-	defer mq.Stop()
-	m, err := s.bridgeRounds(specBridgeMosq, BridgeBroker{URL: mq.URL(), Persistent: true}, d)
-	if err != nil {
-		return Failed(specBridgeMosq, err)
-	}
-	m.Note = fmt.Sprintf("the same through mosquitto (persistence, set_tcp_nodelay, max_queued_messages 100000), both bridges with persistent sessions (robotexec's default) and paho's ordered store; %s.", mosquittoVersion())
-	return m
-}
-
-// bridgeRounds measures the bridge rig through b: s.cfg.Repeat pairs of
-// rounds of d.
-func (s *suite) bridgeRounds(spec Spec, b BridgeBroker, d time.Duration) (Metric, error) {
-	rig, err := NewBridgeRig(s.cfg.Workers, b)
-	if err != nil {
-		return Metric{}, err
-	}
-	as, bs, err := s.pairs(func() ([]float64, error) {
-		r, err := rig.RoundRobotexec(d)
-		return one(r.PerSecond()), err
-	}, func() ([]float64, error) {
-		r, err := rig.RoundRaw(d)
-		return one(r.PerSecond()), err
-	})
-	if cerr := rig.Close(); err == nil && cerr != nil {
-		err = cerr
-	}
-	if err != nil {
-		return Metric{}, err
-	}
-	return NewMetric(spec, as[0], bs[0]), nil
-}
-
-// mosquittoVersion returns mosquitto's first line of -h, or "version
-// unknown".
-func mosquittoVersion() string {
-	path, ok := mqtttest.MosquittoPath()
-	if !ok {
-		return "version unknown"
-	}
-	out, _ := exec.Command(path, "-h").CombinedOutput()
-	first, _, _ := strings.Cut(string(out), "\n")
-	if first = strings.TrimSpace(first); first == "" {
-		return "version unknown"
-	}
-	return first
-}
-
 func (s *suite) pipeline() ([]Metric, error) {
-	w, d := s.cfg.Workers, s.cfg.slice("pipeline")
+	// Five runs a repetition (the executor, the channel chain, the broker
+	// hop, and the pipeline via mosquitto both ways) in the time of two
+	// slices, so that the group keeps its share.
+	w, d := s.cfg.Workers, s.cfg.slice("pipeline")*2/5
 	as, bs, err := s.pairs(func() ([]float64, error) {
 		l, err := PipelineExecutor(w, d)
 		return []float64{micros(l.P50), micros(l.P99)}, err
@@ -258,7 +187,36 @@ func (s *suite) pipeline() ([]Metric, error) {
 	ms[0].Note = fmt.Sprintf("a timer publishing every %v through %d stages to a sink, each an executor owner publishing through the MQTT client's router (embedded broker, local first, as nodes do: no other client subscribes, so no hop goes to the broker; executor of %d workers), source publication to sink callback start, vs a ticker goroutine sending through %d goroutines linked by channels to a sink goroutine.",
 		PipelinePeriod, PipelineStages, w, PipelineStages)
 	ms[2].Note = "the pipeline's p50 vs one hop through the embedded broker between two MQTT clients with executors of their own, as between two robotexec processes, at the same rate."
-	return ms, nil
+	return append(ms, s.pipelineMosquitto(d)), nil
+}
+
+// pipelineMosquitto measures the pipeline through mosquitto, local first
+// (in_process true) against every hop through the broker, or says why it
+// could not.
+func (s *suite) pipelineMosquitto(d time.Duration) Metric {
+	var as, bs [][]float64
+	err := withMosquitto(func(url string) error {
+		run := func(inProcess bool) func() ([]float64, error) {
+			return func() ([]float64, error) {
+				c, err := PipelineViaBroker(url, s.cfg.Workers, inProcess, d)
+				return []float64{c.CPUPerMessage(), c.BrokerSentPerMessage(), float64(c.Messages)}, err
+			}
+		}
+		var err error
+		as, bs, err = s.pairs(run(true), run(false))
+		return err
+	})
+	if err != nil {
+		return Failed(specPipeMosq, err)
+	}
+	m := NewMetric(specPipeMosq, as[0], bs[0])
+	m.Figures = []Figure{
+		NewFigure("broker sent per msg, in_process true", "msgs", as[1]),
+		NewFigure("broker sent per msg, in_process false", "msgs", bs[1]),
+	}
+	m.Note = fmt.Sprintf("a timer every %v through %d stages to a sink, each an executor owner (%d workers) publishing through the router of one MQTT client (QoS 1, clean session) of mosquitto, local first (in_process true, robotexec run's default) vs every hop through the broker (in_process false); an outside subscriber (a raw paho client) on the last topic; the process's CPU time per pipeline message, the outside subscriber's included; %s pipeline messages a round, each received exactly once by the sink and by the outside subscriber (checked); the broker sent the pipeline's client %s vs %s messages per pipeline message (Stats().Received); %s.",
+		PipelinePeriod, PipelineStages, s.cfg.Workers, FormatNumber(Median(as[2])), FormatNumber(m.Figures[0].Value), FormatNumber(m.Figures[1].Value), mosquittoVersion())
+	return m
 }
 
 func (s *suite) memory() ([]Metric, error) {

@@ -74,6 +74,10 @@ type Metric struct {
 	Spread Spread `json:"spread"`
 	// Samples are the repetitions' figures, in order.
 	Samples Samples `json:"samples"`
+	// Figures are further figures of the row, measured in the same
+	// repetitions: a count beside a time, or the figure of a candidate
+	// baseline that was not the one chosen. The note quotes them.
+	Figures []Figure `json:"figures,omitempty"`
 	// Note says how the metric was measured when the name does not.
 	Note string `json:"note,omitempty"`
 	// Error says why the metric could not be measured; the figures are 0.
@@ -96,6 +100,23 @@ type Samples struct {
 	Value []float64 `json:"value"`
 	// Baseline holds the baseline's, paired with Value's by index.
 	Baseline []float64 `json:"baseline"`
+}
+
+// Figure is one further figure of a metric (see Metric.Figures).
+type Figure struct {
+	// Name says what was measured, and for which system.
+	Name string `json:"name"`
+	// Unit is the unit of Value and Samples.
+	Unit string `json:"unit"`
+	// Value is the median of Samples.
+	Value float64 `json:"value"`
+	// Samples are the repetitions' figures, in order.
+	Samples []float64 `json:"samples"`
+}
+
+// NewFigure returns the figure named name of the repetitions' samples.
+func NewFigure(name, unit string, samples []float64) Figure {
+	return Figure{Name: name, Unit: unit, Value: Median(samples), Samples: nonNil(samples)}
 }
 
 // Spec describes a metric before it is measured.

@@ -123,6 +123,7 @@ func sample() *bench.Report {
 			[]float64{0.5, 0.8, 950}, []float64{0.3, 0.3, 0.3}),
 	}
 	ms[1].Note = "at 2.5M events/s"
+	ms[1].Figures = []bench.Figure{bench.NewFigure("p50", "us", []float64{3, 1, 2})}
 	return &bench.Report{
 		Metrics: ms,
 		Machine: bench.Machine{CPUs: 2, GOMAXPROCS: 2, Go: "go1.26.8", OS: "linux", Arch: "amd64", LoadBefore: "0.10 0.20 0.30", LoadAfter: "1.00 0.50 0.40"},
@@ -179,6 +180,9 @@ func TestWriteJSON(t *testing.T) {
 	require.Equal(t, map[string]any{"of": "ratio", "op": ">=", "bound": 0.5}, first["target"])
 	require.Equal(t, 4.8e6, first["spread"].(map[string]any)["value"].(map[string]any)["min"])
 
+	require.NotContains(t, first, "figures", "none: omitted")
+	require.Equal(t, []any{map[string]any{"name": "p50", "unit": "us", "value": 2.0, "samples": []any{3.0, 1.0, 2.0}}},
+		doc.Metrics[1]["figures"], "a figure's value is its samples' median")
 	require.Nil(t, doc.Metrics[2]["ratio"], "allocs: null ratio over a zero baseline")
 	require.NotContains(t, doc.Metrics[3], "target", "bytes per timer has no target")
 	require.NotContains(t, doc.Metrics[3], "ok")

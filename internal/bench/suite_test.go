@@ -60,6 +60,16 @@ func TestRunEveryMetric(t *testing.T) {
 		require.Positive(t, m.Baseline, "%s", name)
 		require.NotNil(t, m.Ratio, "%s", name)
 	}
+	for _, name := range []string{"mqtt bridge msgs/s", "mqtt bridge via mosquitto (msgs/s)"} {
+		requireFasterRaw(t, byName[name])
+	}
+	pipe := byName["pipeline 5 hops via mosquitto (us cpu/msg)"]
+	require.Positive(t, pipe.Value)
+	require.Positive(t, pipe.Baseline)
+	require.Len(t, pipe.Figures, 2)
+	require.Equal(t, "broker sent per msg, in_process false", pipe.Figures[1].Name)
+	require.Equal(t, float64(bench.PipelineStages+1), pipe.Figures[1].Value, "every hop through the broker")
+	require.Contains(t, pipe.Note, "each received exactly once by the sink and by the outside subscriber (checked)")
 	require.Contains(t, byName["dispatch latency p99 (us)"].Note, "half what the slower sustains with this producer unpaced")
 	// The timers' cpu, read from the process (Linux in CI).
 	require.Regexp(t, `cpu [0-9.]+% vs [0-9.]+% of one core`, byName["timer lateness p99 (us)"].Note)
@@ -71,6 +81,28 @@ func TestRunEveryMetric(t *testing.T) {
 	var b bytes.Buffer
 	require.NoError(t, rep.WriteJSON(&b))
 	require.True(t, json.Valid(b.Bytes()))
+}
+
+// requireFasterRaw checks a bridge row: both raw forwarders measured in
+// every repetition, the faster one its baseline, both named in the note.
+func requireFasterRaw(t *testing.T, m bench.Metric) {
+	t.Helper()
+	require.Len(t, m.Figures, 2, "%s", m.Name)
+	names := []string{"raw paho.mqtt.golang 3.1.1", "raw paho.golang 5.0"}
+	faster := m.Figures[0]
+	for i, f := range m.Figures {
+		require.Equal(t, names[i], f.Name, "%s", m.Name)
+		require.Equal(t, "msgs/s", f.Unit)
+		require.Len(t, f.Samples, m.Repeats, "%s: %s measured in every repetition", m.Name, f.Name)
+		require.Positive(t, f.Value)
+		require.Contains(t, m.Note, f.Name+" "+bench.FormatNumber(f.Value))
+		if f.Value > faster.Value {
+			faster = f
+		}
+	}
+	require.Equal(t, faster.Name, m.BaselineName, "%s: the faster raw forwarder is the baseline", m.Name)
+	require.Equal(t, faster.Samples, m.Samples.Baseline, "%s", m.Name)
+	require.Regexp(t, `the broker's Receive Maximum, [0-9]+, in flight`, m.Note)
 }
 
 func TestRunOnly(t *testing.T) {
