@@ -67,7 +67,9 @@ func (r *Router) nextID(w *wireFilter) uint32 {
 
 // byID appends the subscriptions that a message on topic, with the
 // identifier id, is for: every subscription of the filter that id names,
-// or, for a retained message, the one whose attachment id stands for.
+// or, for a retained message, the one whose attachment id stands for,
+// unless it had that topic's already (the broker sent it again after a
+// reconnection: QoS 1 is at least once).
 // An identifier of no filter of the router's (a previous run's), or of a
 // filter that does not match topic, names none. r.mu must be held.
 func (r *Router) byID(id uint32, topic string, retained bool, dst []*Subscription) []*Subscription {
@@ -79,7 +81,7 @@ func (r *Router) byID(id uint32, topic string, retained bool, dst []*Subscriptio
 		return append(dst, w.subs...)
 	}
 	for _, s := range w.subs {
-		if r.attached[s].id == id {
+		if r.attached[s].id == id && r.firstRetained(s, topic) {
 			dst = append(dst, s)
 		}
 	}
@@ -87,8 +89,7 @@ func (r *Router) byID(id uint32, topic string, retained bool, dst []*Subscriptio
 }
 
 // firstRetained reports whether s has not had a retained message on topic
-// yet, and records that it has now; it is the rule for retained messages
-// that carry no identifier (MQTT 3.1.1). r.mu must be held.
+// yet, and records that it has now. r.mu must be held.
 func (r *Router) firstRetained(s *Subscription, topic string) bool {
 	j := r.attached[s]
 	if j == nil {

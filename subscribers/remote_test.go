@@ -180,6 +180,7 @@ func TestRouterRetainedByAttachment(t *testing.T) {
 		return &subscribers.Message{Topic: "r/t", Payload: []byte(p), Retained: true}
 	}
 	require.Equal(t, 1, r.Receive(ret("v1"), []uint32{firstID}).Accepted)
+	require.Zero(t, r.Receive(ret("v1"), []uint32{firstID}).Matched, "the same copy again, after a reconnection")
 	second := newSub(t, "r/t", subscribers.Options{})
 	require.NoError(t, r.Attach(second))
 	secondID := rem.id("r/t")

@@ -257,6 +257,21 @@ func (m *MosquittoBroker) Stop() { m.signal(syscall.SIGTERM) }
 // Kill stops mosquitto with SIGKILL: nothing is saved.
 func (m *MosquittoBroker) Kill() { m.signal(syscall.SIGKILL) }
 
+// Pause stops mosquitto with SIGSTOP: its connections stay open, and
+// nothing is read or answered until Continue.
+func (m *MosquittoBroker) Pause() { m.send(syscall.SIGSTOP) }
+
+// Continue resumes mosquitto after Pause.
+func (m *MosquittoBroker) Continue() { m.send(syscall.SIGCONT) }
+
+func (m *MosquittoBroker) send(sig syscall.Signal) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.cmd != nil {
+		_ = m.cmd.Process.Signal(sig)
+	}
+}
+
 func (m *MosquittoBroker) signal(sig syscall.Signal) {
 	m.mu.Lock()
 	cmd, exit := m.cmd, m.exit

@@ -210,6 +210,8 @@ func (l *link5) subscribe(ctx context.Context, w subscribers.WireFilter, renew b
 		id := int(w.ID)
 		s.Properties = &paho.SubscribeProperties{SubscriptionIdentifier: &id}
 	}
+	ctx, cancel := l.bound(ctx)
+	defer cancel()
 	sa, err := l.pc.Subscribe(ctx, s)
 	if sa != nil && len(sa.Reasons) > 0 && sa.Reasons[0] >= 0x80 {
 		e := &RefusedError{Op: "subscribe", Topic: w.Filter, Reason: Reason(sa.Reasons[0])}
@@ -222,6 +224,8 @@ func (l *link5) subscribe(ctx context.Context, w subscribers.WireFilter, renew b
 }
 
 func (l *link5) unsubscribe(ctx context.Context, filters ...string) error {
+	ctx, cancel := l.bound(ctx)
+	defer cancel()
 	ua, err := l.pc.Unsubscribe(ctx, &paho.Unsubscribe{Topics: filters})
 	if ua != nil {
 		for i, r := range ua.Reasons {
@@ -232,6 +236,17 @@ func (l *link5) unsubscribe(ctx context.Context, filters ...string) error {
 		}
 	}
 	return err
+}
+
+// bound returns ctx, ended also when the connection ends: paho waits for
+// an answer on a connection that has ended until its context does.
+func (l *link5) bound(ctx context.Context) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancel(ctx)
+	stop := context.AfterFunc(l.ctx, cancel)
+	return ctx, func() {
+		stop()
+		cancel()
+	}
 }
 
 func (l *link5) ack(it *inbound) { l.c.sess5.ackNow(it.pid, it.msg.QoS, it.conn) }
