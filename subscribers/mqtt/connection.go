@@ -175,6 +175,11 @@ func (c *Client) down(l link) {
 	}
 	c.setReady(false)
 	c.mu.Unlock()
+	if l3, ok := l.(*link3); ok {
+		// A clean session's broker forgot them: they go first on the
+		// next connection.
+		c.requeue(l3.unacknowledged())
+	}
 	c.losses.Add(1)
 	if !c.closed.Load() {
 		c.log.Warn("mqtt: connection lost, reconnecting", "broker", c.cfg.display, "client_id", c.cfg.ClientID, "error", l.err())

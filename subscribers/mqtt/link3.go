@@ -29,6 +29,18 @@ type link3 struct {
 	// acknowledges in order, so when it completes the broker has every
 	// earlier one.
 	last atomic.Pointer[paho3.Token]
+	// pending are the QoS 1 and 2 publications not known to be
+	// acknowledged, in order, with a clean session: paho forgets them
+	// with the connection (it resets its store on connecting), and the
+	// client sends them again (see unacknowledged).
+	mu      sync.Mutex
+	pending []pending3
+}
+
+// pending3 is a publication and its token.
+type pending3 struct {
+	g   outgoing
+	tok paho3.Token
 }
 
 // connect3 makes an MQTT 3.1.1 connection on conn.
@@ -125,21 +137,62 @@ func (l *link3) publish(g *outgoing) error {
 	tok := l.pc.Publish(g.m.Topic, g.m.QoS, g.m.Retained, g.m.Payload)
 	if g.m.QoS > 0 {
 		l.last.Store(&tok)
+		if l.c.cfg.CleanSession {
+			l.track(*g, tok)
+		}
 	}
 	if g.result != nil {
 		result := g.result
 		go func() {
 			select {
 			case <-tok.Done():
-				result <- tok.Error()
+				tell(result, tok.Error())
 			case <-l.ended:
 				// paho completes the token without error when it sends
 				// the publication again on a later connection.
-				result <- ErrUnconfirmed
+				tell(result, ErrUnconfirmed)
 			}
 		}()
 	}
 	return nil
+}
+
+// track records a QoS 1 or 2 publication of a clean session, and forgets
+// the acknowledged ones at the front.
+func (l *link3) track(g outgoing, tok paho3.Token) {
+	g.result = nil // told ErrUnconfirmed if the connection ends first
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	i := 0
+	for i < len(l.pending) && acked(l.pending[i].tok) {
+		i++
+	}
+	l.pending = append(l.pending[i:], pending3{g: g, tok: tok})
+}
+
+// acked reports whether tok completed without error.
+func acked(tok paho3.Token) bool {
+	select {
+	case <-tok.Done():
+		return tok.Error() == nil
+	default:
+		return false
+	}
+}
+
+// unacknowledged returns, once the connection ended, the publications of a
+// clean session that the broker did not acknowledge, in order.
+func (l *link3) unacknowledged() []outgoing {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var out []outgoing
+	for _, p := range l.pending {
+		if !acked(p.tok) {
+			out = append(out, p.g)
+		}
+	}
+	l.pending = nil
+	return out
 }
 
 func (l *link3) subscribe(ctx context.Context, w subscribers.WireFilter, _ bool) error {

@@ -243,7 +243,7 @@ func (c *Client) hand(l link, g *outgoing) (ended bool) {
 	default:
 		c.published.Add(1)
 		if g.m.QoS == 0 && g.result != nil {
-			g.result <- nil
+			tell(g.result, nil)
 		}
 	}
 	return false
@@ -257,7 +257,7 @@ func (c *Client) settled(g *outgoing, err error) {
 		return
 	}
 	if g.result != nil {
-		g.result <- nil
+		tell(g.result, nil)
 	}
 }
 
@@ -269,7 +269,7 @@ func (c *Client) failed1(g *outgoing, err error) {
 		c.lateFails.Log(c.log, slog.LevelWarn, "mqtt: publish failed", "topic", g.m.Topic, "error", err)
 	}
 	if g.result != nil {
-		g.result <- err
+		tell(g.result, err)
 	}
 }
 
@@ -284,7 +284,7 @@ func (c *Client) fail(gs []outgoing) {
 	c.log.Warn("mqtt: closed before the broker connection took these publications", "publications", len(gs))
 	for _, g := range gs {
 		if g.result != nil {
-			g.result <- wrapPublish(g.m.Topic, ErrClosed)
+			tell(g.result, wrapPublish(g.m.Topic, ErrClosed))
 		}
 	}
 }
@@ -301,4 +301,13 @@ func (c *Client) closeOutbound() {
 
 func wrapPublish(topic string, err error) error {
 	return fmt.Errorf("mqtt: publish %q: %w", topic, err)
+}
+
+// tell sends err to a publication's result channel, which holds one
+// outcome: a publication sent again after a lost connection is told once.
+func tell(result chan<- error, err error) {
+	select {
+	case result <- err:
+	default:
+	}
 }
