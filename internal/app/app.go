@@ -114,7 +114,7 @@ func (a *App) embed() (string, error) {
 // clientConfig returns the MQTT client's settings for the broker at url.
 func (a *App) clientConfig(url string) mqtt.Config {
 	cfg := a.cfg
-	inProcess := cfg.Executor.InProcess && cfg.MQTT.Protocol == config.Protocol5
+	inProcess := cfg.Executor.InProcess // the client turns it off with MQTT 3.1.1, and says so
 	mc := mqtt.Config{
 		Broker:        url,
 		ClientID:      cfg.MQTT.ClientID,

@@ -147,7 +147,9 @@ func Dial(cfg Config) (*Client, error) {
 		c.sess5 = newSession5(c)
 	} else {
 		c.store3 = newStore3()
-		s.Logger.Info("mqtt: MQTT 3.1.1: every message goes through the broker (no local first)", "broker", s.display)
+		if cfg.InProcess {
+			s.Logger.Info("mqtt: protocol 3.1.1: in_process is off, every message goes through the broker", "broker", s.display)
+		}
 	}
 	c.hooks.oversized = c.oversized
 	c.router = subscribers.NewRouter(subscribers.RouterOptions{

@@ -2,6 +2,7 @@ package mqtt_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"slices"
@@ -130,4 +131,33 @@ func Example_inProcess() {
 	// in process: {"x":1}
 	// outside: {"x":1}
 	// received from the broker: 0
+}
+
+// The broker's refusal of a publication is an error that names its
+// reason, an MQTT 5 reason code: here a user who may not write there.
+func ExampleRefusedError() {
+	quiet := slog.New(slog.DiscardHandler)
+	b, err := broker.New(broker.Config{Listen: "127.0.0.1:0", Logger: quiet,
+		Users: map[string]broker.User{"viewer": {Password: "v1ew", Read: []string{"#"}}}})
+	if err != nil {
+		panic(err)
+	}
+	defer b.Close()
+	c, err := mqtt.Dial(mqtt.Config{Broker: b.URL(), ClientID: "viewer-1", Username: "viewer", Password: "v1ew",
+		CleanSession: true, StatusTopic: "-", Logger: quiet})
+	if err != nil {
+		panic(err)
+	}
+	defer c.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := c.WaitConnected(ctx); err != nil {
+		panic(err)
+	}
+	err = c.PublishWait(ctx, subscribers.Message{Topic: "robot/cmd", Payload: []byte("go"), QoS: 1})
+	fmt.Println(err)
+	fmt.Println(errors.Is(err, mqtt.NotAuthorized), c.Stats().Refused[mqtt.NotAuthorized])
+	// Output:
+	// mqtt: publish "robot/cmd": the broker refused: not authorized (0x87)
+	// true 1
 }

@@ -1,9 +1,11 @@
 package mqtt
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -48,6 +50,9 @@ type outgoing struct {
 	// acknowledged it (QoS 1 and 2) or it was written (QoS 0), or the
 	// error (PublishWait).
 	result chan<- error
+	// unsubscribe, when not "", makes this an UNSUBSCRIBE of that filter
+	// instead, in order with the publications (see unsubscribeFilter).
+	unsubscribe string
 }
 
 func (o *outbound) init() {
@@ -218,6 +223,9 @@ func (c *Client) keepable(gs []outgoing) []outgoing {
 	c.out.n.Add(-int64(len(gs)))
 	var kept []outgoing
 	for _, g := range gs {
+		if g.unsubscribe != "" {
+			continue // the next connection does not subscribe it
+		}
 		if g.m.QoS > 0 {
 			kept = append(kept, g)
 			continue
@@ -230,6 +238,14 @@ func (c *Client) keepable(gs []outgoing) []outgoing {
 // hand gives one publication to the connection l; it reports whether the
 // connection had ended, g not taken.
 func (c *Client) hand(l link, g *outgoing) (ended bool) {
+	if g.unsubscribe != "" {
+		ctx, cancel := context.WithTimeout(c.ctx, c.cfg.ConnectTimeout)
+		defer cancel()
+		if err := l.unsubscribe(ctx, g.unsubscribe); err != nil {
+			c.log.Debug("mqtt: unsubscribe", "filter", g.unsubscribe, "error", err)
+		}
+		return false
+	}
 	if err := c.refuse(&g.m); err != nil {
 		c.failed1(g, err)
 		return false
@@ -276,10 +292,11 @@ func (c *Client) failed1(g *outgoing, err error) {
 // fail fails the publications that the client closed before handing them
 // over.
 func (c *Client) fail(gs []outgoing) {
+	c.out.n.Add(-int64(len(gs)))
+	gs = slices.DeleteFunc(gs, func(g outgoing) bool { return g.unsubscribe != "" })
 	if len(gs) == 0 {
 		return
 	}
-	c.out.n.Add(-int64(len(gs)))
 	c.publishFailed.Add(uint64(len(gs)))
 	c.log.Warn("mqtt: closed before the broker connection took these publications", "publications", len(gs))
 	for _, g := range gs {

@@ -3,6 +3,7 @@ package mqtt
 import (
 	"fmt"
 	"strconv"
+	"strings"
 )
 
 // Reason is an MQTT 5 reason code with which the broker refused a
@@ -111,7 +112,7 @@ func (e *RefusedError) Error() string {
 	if e.Op == "connect" {
 		s = fmt.Sprintf("mqtt: connect: the broker refused: %v", e.Reason)
 	}
-	if e.Detail != "" {
+	if e.Detail != "" && !strings.EqualFold(e.Detail, e.Reason.String()) {
 		s += ": " + e.Detail
 	}
 	return s

@@ -90,26 +90,26 @@ func (c *Client) subscribeFilter(w subscribers.WireFilter) error {
 
 // unsubscribeFilter stops subscribing filter on connecting, and
 // unsubscribes it at the broker with a clean session, or when it is a
-// shared subscription's (leaving the group).
+// shared subscription's (leaving the group): through the feeder, in order
+// with the publications, so that a publication made after it comes after
+// it, and without waiting (Detach may run inside a callback).
 func (c *Client) unsubscribeFilter(filter string) {
 	c.mu.Lock()
 	_, had := c.wire[filter]
 	delete(c.wire, filter)
-	l := c.link
-	send := had && l != nil && !c.closed.Load() && (c.cfg.CleanSession || subscribers.Shared(filter))
+	send := had && c.link != nil && !c.closed.Load() && (c.cfg.CleanSession || subscribers.Shared(filter))
 	c.mu.Unlock()
-	if !send || !c.background() {
+	if !send {
 		return
 	}
-	// Not waited for: Detach may run inside a callback.
-	go func() {
-		defer c.bg.Done()
-		ctx, cancel := context.WithTimeout(c.ctx, c.cfg.ConnectTimeout)
-		defer cancel()
-		if err := l.unsubscribe(ctx, filter); err != nil {
-			c.log.Debug("mqtt: unsubscribe", "filter", filter, "error", err)
-		}
-	}()
+	o := &c.out
+	o.mu.Lock()
+	if !o.closed && o.link != nil {
+		o.q = append(o.q, outgoing{unsubscribe: filter})
+		o.n.Add(1)
+	}
+	o.mu.Unlock()
+	o.signal()
 }
 
 // LeaveShared unsubscribes every shared subscription's filter at the
