@@ -43,6 +43,9 @@ func (i injected) subscribe(context.Context, subscribers.WireFilter, bool) error
 }
 func (i injected) unsubscribe(context.Context, ...string) error { return nil }
 func (i injected) ack(*inbound)                                 { i.m.acks.Add(1) }
+func (i injected) flushAcks()                                   {}
+func (i injected) hold()                                        {}
+func (i injected) release()                                     {}
 func (i injected) flushed(context.Context) bool                 { return true }
 func (i injected) done() <-chan struct{}                        { return nil }
 func (i injected) err() error                                   { return nil }

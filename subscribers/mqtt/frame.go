@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"sync"
 	"sync/atomic"
 	"time"
 )
@@ -30,25 +29,19 @@ import (
 // It counts the PUBLISH packets it hands to paho (LeaveShared waits until
 // the intake has handled them).
 //
-// Writes: paho.golang locks the connection (sync.Locker) around the
-// writes of each packet; frameConn gathers them and writes the packet at
-// once, a system call each. paho.mqtt.golang writes each packet in one
-// Write, which frameConn locks.
+// Writes go through its writer (framewrite.go).
 type frameConn struct {
 	net.Conn
+	writer
 	r     *bufio.Reader
 	v5    bool
-	limit int           // the largest remaining length accepted
-	hooks *frameHooks   // shared by the client's connections
-	hdr   [5]byte       // the current packet's fixed header
-	pend  []byte        // what is left to hand out of the bytes read
-	left  int           // what is left of the current packet in r, after pend
-	buf   []byte        // a PUBLISH read whole (MQTT 5), reused
-	out   []byte        // a rewritten PUBLISH, reused
-	wmu   sync.Mutex    // one packet at a time
-	wbuf  []byte        // the packet being written, while locked (MQTT 5)
-	wdl   time.Duration // write deadline of each packet
-	werr  error         // the last write's error, under wmu
+	limit int         // the largest remaining length accepted
+	hooks *frameHooks // shared by the client's connections
+	hdr   [5]byte     // the current packet's fixed header
+	pend  []byte      // what is left to hand out of the bytes read
+	left  int         // what is left of the current packet in r, after pend
+	buf   []byte      // a PUBLISH read whole (MQTT 5), reused
+	out   []byte      // a rewritten PUBLISH, reused
 }
 
 // frameHooks are what the connections of a client tell it.
@@ -78,8 +71,13 @@ const (
 )
 
 func newFrameConn(c net.Conn, v5 bool, limit int, hooks *frameHooks, writeTimeout time.Duration) *frameConn {
-	return &frameConn{Conn: c, r: bufio.NewReaderSize(c, readBuffer), v5: v5, limit: limit, hooks: hooks, wdl: writeTimeout}
+	f := &frameConn{Conn: c, r: bufio.NewReaderSize(c, readBuffer), v5: v5, limit: limit, hooks: hooks}
+	f.writer = writer{conn: c, wdl: writeTimeout, packets: v5}
+	return f
 }
+
+// Write is the writer's (see writer.Write).
+func (f *frameConn) Write(p []byte) (int, error) { return f.writer.Write(p) }
 
 // Read hands out the broker's packets, as the type comment says.
 func (f *frameConn) Read(p []byte) (int, error) {
@@ -209,62 +207,11 @@ func (f *frameConn) skip(t byte, rl int) error {
 	f.hooks.oversized(string(topic), qos)
 	switch qos {
 	case 1:
-		return f.writeRaw([]byte{typePuback << 4, 2, id[0], id[1]})
+		return f.send([]byte{typePuback << 4, 2, id[0], id[1]})
 	case 2:
 		// The broker's PUBREL is then answered by paho, which completes
 		// any PUBREL.
-		return f.writeRaw([]byte{typePubrec << 4, 2, id[0], id[1]})
+		return f.send([]byte{typePubrec << 4, 2, id[0], id[1]})
 	}
 	return nil
-}
-
-// Lock starts a packet: paho.golang's writes until Unlock are gathered.
-func (f *frameConn) Lock() { f.wmu.Lock() }
-
-// Unlock writes the gathered packet.
-func (f *frameConn) Unlock() {
-	if len(f.wbuf) > 0 {
-		f.werr = f.write(f.wbuf)
-		if cap(f.wbuf) > 4*readBuffer {
-			f.wbuf = nil
-		} else {
-			f.wbuf = f.wbuf[:0]
-		}
-	}
-	f.wmu.Unlock()
-}
-
-// Write gathers p into the packet being written (MQTT 5, whose writes
-// come between Lock and Unlock), or writes it (MQTT 3.1.1, one packet a
-// Write).
-func (f *frameConn) Write(p []byte) (int, error) {
-	if f.v5 {
-		if f.werr != nil {
-			return 0, f.werr
-		}
-		f.wbuf = append(f.wbuf, p...)
-		return len(p), nil
-	}
-	f.wmu.Lock()
-	defer f.wmu.Unlock()
-	if err := f.write(p); err != nil {
-		return 0, err
-	}
-	return len(p), nil
-}
-
-// writeRaw writes one whole packet of the client's own.
-func (f *frameConn) writeRaw(p []byte) error {
-	f.wmu.Lock()
-	defer f.wmu.Unlock()
-	return f.write(p)
-}
-
-// write writes p within the write deadline; f.wmu is held.
-func (f *frameConn) write(p []byte) error {
-	if f.wdl > 0 {
-		_ = f.Conn.SetWriteDeadline(time.Now().Add(f.wdl))
-	}
-	_, err := f.Conn.Write(p)
-	return err
 }

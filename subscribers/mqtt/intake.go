@@ -50,6 +50,7 @@ type intake struct {
 	qos0    atomic.Int64  // QoS 0 messages in q or being handed over
 	n       atomic.Int64  // all messages in q or being handed over
 	handled atomic.Uint64 // counted messages handed over or dropped
+	acking  link          // the intake goroutine's: whose acknowledgements wait
 }
 
 func (in *intake) init() { in.wake = make(chan struct{}, 1) }
@@ -137,27 +138,45 @@ func (c *Client) runIntake() {
 			}
 			batch, in.q = in.q, batch[:0]
 			in.mu.Unlock()
-			for i := range batch {
-				select {
-				case <-c.ctx.Done():
-					// Not acknowledged: a persistent session gets
-					// them again on the next connection.
-					return
-				default:
-				}
-				if in.paused.Load() {
-					// Back to the front of the queue, in order.
-					in.mu.Lock()
-					in.q = append(slices.Clone(batch[i:]), in.q...)
-					in.mu.Unlock()
-					clear(batch)
-					batch = batch[:0]
-					break
-				}
-				c.deliver(&batch[i])
-				batch[i] = inbound{}
+			stopped := c.handOver(batch)
+			c.flushAcks()
+			clear(batch)
+			batch = batch[:0]
+			if stopped {
+				return
 			}
 		}
+	}
+}
+
+// handOver delivers a batch of messages, in order, until Pause (the rest
+// go back to the front of the queue) or Close, which it reports.
+func (c *Client) handOver(batch []inbound) (closed bool) {
+	in := &c.in
+	for i := range batch {
+		select {
+		case <-c.ctx.Done():
+			// Not acknowledged: a persistent session gets them again
+			// on the next connection.
+			return true
+		default:
+		}
+		if in.paused.Load() {
+			in.mu.Lock()
+			in.q = append(slices.Clone(batch[i:]), in.q...)
+			in.mu.Unlock()
+			return false
+		}
+		c.deliver(&batch[i])
+	}
+	return false
+}
+
+// flushAcks sends the acknowledgements that wait (see link.ack).
+func (c *Client) flushAcks() {
+	if l := c.in.acking; l != nil {
+		l.flushAcks()
+		c.in.acking = nil
 	}
 }
 
@@ -194,6 +213,10 @@ func (c *Client) deliver(it *inbound) {
 		// leave the message to the broker, which sends it again to the
 		// next session.
 		return
+	}
+	if c.in.acking != it.link {
+		c.flushAcks()
+		c.in.acking = it.link
 	}
 	it.link.ack(it)
 }

@@ -24,10 +24,18 @@ type link interface {
 	// unsubscribe unsubscribes filters and waits for the broker's answer.
 	unsubscribe(ctx context.Context, filters ...string) error
 	// ack acknowledges it, a message received on this connection, once it
-	// was handed over (QoS 1 and 2). An acknowledgement that comes after
-	// the connection ended is dropped: the broker sends the message again
-	// on the next connection of a persistent session.
+	// was handed over (QoS 1 and 2); the acknowledgement may wait for
+	// flushAcks, to go with the next ones. An acknowledgement that comes
+	// after the connection ended is dropped: the broker sends the message
+	// again on the next connection of a persistent session. Only the
+	// intake acknowledges.
 	ack(it *inbound)
+	// flushAcks sends the acknowledgements that wait.
+	flushAcks()
+	// hold makes the publications of the caller, until release, go to the
+	// network together; only the feeder holds.
+	hold()
+	release()
 	// flushed waits until the broker acknowledged every QoS 1 and 2
 	// publication handed over, or ctx ends, and reports which.
 	flushed(ctx context.Context) bool

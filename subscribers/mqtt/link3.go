@@ -236,6 +236,12 @@ func (l *link3) ack(it *inbound) {
 	}
 }
 
+// flushAcks, hold and release do nothing: paho.mqtt.golang writes from
+// a goroutine of its own.
+func (l *link3) flushAcks() {}
+func (l *link3) hold()      {}
+func (l *link3) release()   {}
+
 func (l *link3) flushed(ctx context.Context) bool {
 	p := l.last.Load()
 	if p == nil {

@@ -19,7 +19,11 @@ type link5 struct {
 	c       *Client
 	pc      *paho.Client
 	conn    *frameConn
-	subIDs  bool // the broker takes subscription identifiers
+	subIDs  bool   // the broker takes subscription identifiers
+	recvMax int    // the broker's Receive Maximum
+	held    bool   // the feeder holds the writer (hold, release)
+	acks    []byte // PUBACKs waiting for flushAcks
+	ackConn uint64 // their connection's number
 	ctx     context.Context
 	cancel  context.CancelFunc
 	endOnce sync.Once
@@ -58,9 +62,12 @@ func (c *Client) connect5(ctx context.Context, conn *frameConn) (connected, erro
 		close(l.ended)
 	}()
 	res := connected{l: l, sessionPresent: ca.SessionPresent}
-	l.subIDs = true
+	l.subIDs, l.recvMax = true, 65535
 	if p := ca.Properties; p != nil {
 		l.subIDs = p.SubIDAvailable
+		if p.ReceiveMaximum != nil {
+			l.recvMax = int(*p.ReceiveMaximum)
+		}
 		if p.MaximumPacketSize != nil {
 			res.maxPacket = int(*p.MaximumPacketSize)
 		}
@@ -174,6 +181,12 @@ func (l *link5) publish(g *outgoing) error {
 		}
 		return nil
 	}
+	if l.held && l.c.sess5.inFlight() >= l.recvMax {
+		// paho waits for an answer to free a place: what is held goes
+		// first.
+		l.conn.uncork()
+		l.conn.cork()
+	}
 	l.c.sess5.hand(g)
 	_, err := l.pc.PublishWithOptions(l.ctx, p, paho.PublishOptions{Method: paho.PublishMethod_AsyncSend})
 	l.c.sess5.hand(nil)
@@ -249,7 +262,44 @@ func (l *link5) bound(ctx context.Context) (context.Context, context.CancelFunc)
 	}
 }
 
-func (l *link5) ack(it *inbound) { l.c.sess5.ackNow(it.pid, it.msg.QoS, it.conn) }
+// maxAcks bounds the PUBACKs that wait for flushAcks.
+const maxAcks = 64
+
+func (l *link5) ack(it *inbound) {
+	if it.msg.QoS != 1 {
+		// QoS 2: paho's session records the PUBREC.
+		l.flushAcks()
+		l.c.sess5.ackNow(it.pid, it.msg.QoS, it.conn)
+		return
+	}
+	if it.conn != l.ackConn {
+		l.flushAcks()
+		l.ackConn = it.conn
+	}
+	// A PUBACK is all that paho's session does for a QoS 1 message.
+	l.acks = append(l.acks, typePuback<<4, 2, byte(it.pid>>8), byte(it.pid))
+	if len(l.acks) >= 4*maxAcks {
+		l.flushAcks()
+	}
+}
+
+func (l *link5) flushAcks() {
+	if len(l.acks) == 0 {
+		return
+	}
+	l.c.sess5.send(l.conn, l.acks, l.ackConn)
+	l.acks = l.acks[:0]
+}
+
+func (l *link5) hold() {
+	l.held = true
+	l.conn.cork()
+}
+
+func (l *link5) release() {
+	l.held = false
+	l.conn.uncork()
+}
 
 func (l *link5) flushed(ctx context.Context) bool { return l.c.sess5.waitEmpty(ctx) }
 

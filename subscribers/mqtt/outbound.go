@@ -200,20 +200,28 @@ func (c *Client) feed(batch *[]outgoing) {
 		}
 		*batch, o.q = o.q, (*batch)[:0]
 		o.mu.Unlock()
-		for i := range *batch {
-			if c.hand(l, &(*batch)[i]) {
-				c.requeue(c.keepable((*batch)[i:]))
-				clear(*batch)
-				o.mu.Lock()
-				if o.link == l {
-					o.link = nil // the connection ended; the next one feeds
-				}
-				o.mu.Unlock()
-				break
+		c.handBatch(l, *batch)
+	}
+}
+
+// handBatch hands a batch of publications to l, which sends them together.
+func (c *Client) handBatch(l link, batch []outgoing) {
+	o := &c.out
+	l.hold()
+	defer l.release()
+	for i := range batch {
+		if c.hand(l, &batch[i]) {
+			c.requeue(c.keepable(batch[i:]))
+			clear(batch)
+			o.mu.Lock()
+			if o.link == l {
+				o.link = nil // the connection ended; the next one feeds
 			}
-			(*batch)[i] = outgoing{}
-			o.n.Add(-1)
+			o.mu.Unlock()
+			return
 		}
+		batch[i] = outgoing{}
+		o.n.Add(-1)
 	}
 }
 
@@ -239,6 +247,9 @@ func (c *Client) keepable(gs []outgoing) []outgoing {
 // connection had ended, g not taken.
 func (c *Client) hand(l link, g *outgoing) (ended bool) {
 	if g.unsubscribe != "" {
+		// It waits for the broker's answer: what is held goes first.
+		l.release()
+		defer l.hold()
 		ctx, cancel := context.WithTimeout(c.ctx, c.cfg.ConnectTimeout)
 		defer cancel()
 		if err := l.unsubscribe(ctx, g.unsubscribe); err != nil {

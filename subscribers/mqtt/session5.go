@@ -160,6 +160,24 @@ func (s *session5) ackNow(id uint16, qos byte, conn uint64) {
 	}
 }
 
+// send sends b, the client's own packets for connection conn, on w,
+// unless that connection ended (see ackNow).
+func (s *session5) send(w *frameConn, b []byte, conn uint64) {
+	s.connMu.RLock()
+	defer s.connMu.RUnlock()
+	if conn == s.conn && conn != 0 {
+		_ = w.send(b)
+	}
+}
+
+// inFlight returns the number of publications the broker has not
+// answered.
+func (s *session5) inFlight() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.pubs)
+}
+
 // waitEmpty waits until every publication handed over was answered, or
 // ctx ends, and reports which.
 func (s *session5) waitEmpty(ctx context.Context) bool {
