@@ -32,7 +32,8 @@ import (
 // inbound is a received message waiting in the intake.
 type inbound struct {
 	msg      subscribers.Message
-	ids      []uint32      // the subscription identifiers it carries (MQTT 5)
+	id       uint32        // the subscription identifier it carries (MQTT 5), 0: none
+	ids      []uint32      // or, when it carries several, all of them
 	link     link          // the connection it came on, which acknowledges it
 	pid      uint16        // MQTT 5: its packet identifier
 	conn     uint64        // MQTT 5: its connection's number in the session
@@ -78,7 +79,8 @@ func (c *Client) onMessage(it *inbound) {
 		if in.qos0.Add(1) > int64(c.cfg.MaxPendingQoS0) {
 			in.qos0.Add(-1)
 			c.pendingFull.Add(1)
-			c.router.Refuse(&it.msg, it.ids, subscribers.QueueFull)
+			var buf [1]uint32
+			c.router.Refuse(&it.msg, it.idList(buf[:0]), subscribers.QueueFull)
 			if it.counted {
 				in.handled.Add(1)
 			}
@@ -184,7 +186,8 @@ func (c *Client) flushAcks() {
 // subscriptions it is for, and then acknowledges it.
 func (c *Client) deliver(it *inbound) {
 	defer c.in.done(it)
-	ids, own := withoutOwn(it.ids)
+	var buf [1]uint32
+	ids, own := withoutOwn(it.idList(buf[:0]))
 	refused := false
 	switch {
 	case it.tooLarge:
@@ -219,6 +222,17 @@ func (c *Client) deliver(it *inbound) {
 		c.in.acking = it.link
 	}
 	it.link.ack(it)
+}
+
+// idList returns its subscription identifiers, in buf when there is one.
+func (it *inbound) idList(buf []uint32) []uint32 {
+	if it.ids != nil {
+		return it.ids
+	}
+	if it.id != 0 {
+		return append(buf, it.id)
+	}
+	return nil
 }
 
 // withoutOwn returns ids without the client's own subscription's

@@ -137,11 +137,11 @@ func (l *link5) onPublish(p paho.PublishReceived) (bool, error) {
 	}
 	if props := pb.Properties; props != nil {
 		if props.SubscriptionIdentifier != nil {
-			it.ids = append(it.ids, uint32(*props.SubscriptionIdentifier))
+			it.id = uint32(*props.SubscriptionIdentifier)
 		}
 		for _, u := range props.User {
 			if u.Key == subIDsKey {
-				it.ids = parseSubIDs(u.Value, it.ids[:0])
+				it.ids = parseSubIDs(u.Value, nil)
 			}
 		}
 	}
