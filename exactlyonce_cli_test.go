@@ -81,26 +81,42 @@ func (o *outsider) last() uint64 {
 	return m
 }
 
-// missing returns the first seqs from 1 to last that did not arrive.
-func (o *outsider) missing(last uint64) []uint64 {
+// missing returns how many seqs from 1 to last did not arrive, and the
+// first of them.
+func (o *outsider) missing(last uint64) (int, []uint64) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	var out []uint64
-	for s := uint64(1); s <= last && len(out) < 20; s++ {
+	n := 0
+	var first []uint64
+	for s := uint64(1); s <= last; s++ {
 		if o.seqs[s] == 0 {
-			out = append(out, s)
+			n++
+			if len(first) < 20 {
+				first = append(first, s)
+			}
 		}
 	}
-	return out
+	return n, first
 }
 
 // check waits until every seq from 1 to last arrived, and returns how many
 // arrived more than once.
 func (o *outsider) check(t *testing.T, last uint64) (dups int) {
 	t.Helper()
-	deadline := time.Now().Add(traffic)
+	return o.checkAllowing(t, last, 0)
+}
+
+// checkAllowing is check that allows up to missing seqs to stay missing
+// (given two seconds to come).
+func (o *outsider) checkAllowing(t *testing.T, last uint64, missing int) (dups int) {
+	t.Helper()
+	start := time.Now()
 	for !o.has(last) {
-		require.True(t, time.Now().Before(deadline), "the outside subscriber misses %v of seq 1..%d", o.missing(last), last)
+		n, first := o.missing(last)
+		if n <= missing && time.Since(start) > 2*time.Second {
+			break
+		}
+		require.Less(t, time.Since(start), traffic, "the outside subscriber misses %d of seq 1..%d: %v...", n, last, first)
 		time.Sleep(10 * time.Millisecond)
 	}
 	o.mu.Lock()
@@ -121,7 +137,9 @@ func (o *outsider) check(t *testing.T, last uint64) (dups int) {
 // outside. After a reconnection of a clean session nothing is lost, and
 // only the publications in flight at the cut may come twice (QoS 1 is at
 // least once): outside, and with MQTT 3.1.1, where every hop goes through
-// the broker, at the sink.
+// the broker, at the sink; and with MQTT 3.1.1, what the broker had not
+// delivered to the stage's clean session at the cut is lost (MQTT 5 keeps
+// the stage local).
 func TestPipelineThroughBrokerFaults(t *testing.T) {
 	t.Parallel()
 	for _, b := range []string{"mosquitto", "embedded"} {
@@ -202,16 +220,18 @@ func pipelineThroughFault(t *testing.T, kind, protocol string, f pipelineFault) 
 		time.Sleep(50 * time.Millisecond)
 	}
 	waitRuns(t, r, r.sinkRuns(t)+100)
-	maxDups := 0
+	maxDups, lost := 0, 0
 	if f.clean {
 		maxDups = 100 // at most the publications in flight at the cut
 	}
 	sinkDups := maxDups
 	if protocol == "5" {
 		sinkDups = 0 // every hop local
+	} else if f.clean {
+		lost = 20 // at most what the broker was delivering at the cut
 	}
-	received, last := r.stopAllowing(t, sinkDups)
-	dups := out.check(t, uint64(last))
+	received, last := r.stopAllowing(t, sinkDups, lost)
+	dups := out.checkAllowing(t, uint64(last), lost)
 	t.Logf("sink %d for %d seqs; outside duplicates %d", received, last, dups)
 	require.LessOrEqual(t, dups, maxDups)
 }

@@ -57,6 +57,13 @@ func startPipeline(t *testing.T, o pipelineOptions) *pipelineRun {
 	path := filepath.Join(t.TempDir(), "config.yaml")
 	writeFile(t, path, cfg)
 	r.proc = startRun(t, robotexecBin, path)
+	t.Cleanup(func() {
+		if t.Failed() && !r.hasExited() {
+			// What the run's goroutines were doing, for a stall.
+			_, dump := getURL(t, strings.TrimSuffix(r.metrics, "metrics")+"debug/pprof/goroutine?debug=1")
+			t.Logf("goroutines of the run:\n%s", dump)
+		}
+	})
 	return r
 }
 
@@ -97,12 +104,13 @@ func (r *pipelineRun) sinkRuns(t *testing.T) float64 {
 // last seq, after checking that it saw no gap and nothing out of order.
 func (r *pipelineRun) stop(t *testing.T) (received, last int) {
 	t.Helper()
-	return r.stopAllowing(t, 0)
+	return r.stopAllowing(t, 0, 0)
 }
 
 // stopAllowing is stop that allows the sink dups messages again (QoS 1's
-// redeliveries): no gap, nothing out of order but those.
-func (r *pipelineRun) stopAllowing(t *testing.T, dups int) (received, last int) {
+// redeliveries) and gaps seqs missing (what a clean session's broker
+// forgot at a reconnection), and nothing else.
+func (r *pipelineRun) stopAllowing(t *testing.T, dups, gaps int) (received, last int) {
 	t.Helper()
 	r.signal(t, os.Interrupt)
 	require.Equal(t, 0, r.wait(t, stopWithin))
@@ -115,12 +123,13 @@ func (r *pipelineRun) stopAllowing(t *testing.T, dups int) (received, last int) 
 	require.NotEmpty(t, report, "the sink's report:\n%s", r)
 	m := regexp.MustCompile(`received=(\d+) last_seq=(\d+) gaps=(\d+) out_of_order=(\d+)`).FindStringSubmatch(report)
 	require.NotNil(t, m, report)
-	require.Equal(t, "0", m[3], "no seq skipped: %s", report)
+	skipped, _ := strconv.Atoi(m[3])
+	require.LessOrEqual(t, skipped, gaps, "no seq skipped: %s", report)
 	again, _ := strconv.Atoi(m[4])
 	require.LessOrEqual(t, again, dups, "none again or out of order: %s", report)
 	received, _ = strconv.Atoi(m[1])
 	last, _ = strconv.Atoi(m[2])
-	require.Equal(t, last+again, received, report)
+	require.Equal(t, last+again-skipped, received, report)
 	return received, last
 }
 

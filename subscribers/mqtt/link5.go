@@ -46,7 +46,11 @@ func (c *Client) connect5(ctx context.Context, conn *frameConn) (connected, erro
 		OnPublishReceived:  []func(paho.PublishReceived) (bool, error){l.onPublish},
 		OnClientError:      func(err error) { l.end(err) },
 		OnServerDisconnect: l.onServerDisconnect,
-		PacketTimeout:      c.cfg.ConnectTimeout,
+		// paho bounds each wait by this as well as by its context: a
+		// publication waiting for a place among the broker's Receive
+		// Maximum would fail after it, and the broker's flow control
+		// may take longer. The client's contexts bound every wait.
+		PacketTimeout: 24 * time.Hour,
 	})
 	ca, err := l.pc.Connect(ctx, c.connectPacket())
 	if err != nil {
