@@ -186,10 +186,11 @@ func (l *link5) publish(g *outgoing) error {
 		return nil
 	}
 	if l.held && l.c.sess5.inFlight() >= l.recvMax {
-		// paho waits for an answer to free a place: what is held goes
-		// first.
+		// paho waits for an answer to free a place: nothing may be held
+		// meanwhile (a write under way takes what waits only when the
+		// writer is not corked).
 		l.conn.uncork()
-		l.conn.cork()
+		defer l.conn.cork()
 	}
 	l.c.sess5.hand(g)
 	_, err := l.pc.PublishWithOptions(l.ctx, p, paho.PublishOptions{Method: paho.PublishMethod_AsyncSend})
