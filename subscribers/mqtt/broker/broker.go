@@ -166,6 +166,7 @@ func addHooks(srv *mochi.Server, cfg Config, counts *counters, log *slog.Logger)
 	// mochi refuses every connection unless a hook authenticates it.
 	audience := &audienceHook{srv: srv}
 	hooks := []mochi.Hook{newAuthHook(cfg.Users, cfg.Anonymous, counts, log), newPacketIDHook(), newTakeoverHook(srv, log),
+		&endedSessionHook{srv: srv, log: log},
 		newStaleWillHook(srv), newStaleAckHook(srv), audience, &limitHook{counts: counts},
 		&mqtt5Hook{}}
 	for _, h := range hooks {
