@@ -18,7 +18,9 @@ import "hash/fnv"
 // Each attachment of a subscription subscribes its filter again with a
 // new number, so that the retained messages the broker sends for that
 // SUBSCRIBE, which carry its identifier, go to the new subscription only:
-// the others of the filter had theirs.
+// the others of the filter had theirs. On a new connection the filter is
+// subscribed again with its last identifier, and every subscription of
+// the filter takes those copies (Router.Renewed).
 
 const (
 	// attachBits is the number of low bits of an identifier that count
@@ -67,40 +69,25 @@ func (r *Router) nextID(w *wireFilter) uint32 {
 
 // byID appends the subscriptions that a message on topic, with the
 // identifier id, is for: every subscription of the filter that id names,
-// or, for a retained message, the one whose attachment id stands for,
-// unless it had that topic's already (the broker sent it again after a
-// reconnection: QoS 1 is at least once).
+// or, for a retained message, those that take the copies of the
+// SUBSCRIBE that id stands for (the one of its attachment, or of the
+// filter's renewal on a new connection), unless it is a value they had
+// (see retainedvalues.go).
 // An identifier of no filter of the router's (a previous run's), or of a
 // filter that does not match topic, names none. r.mu must be held.
-func (r *Router) byID(id uint32, topic string, retained bool, dst []*Subscription) []*Subscription {
+func (r *Router) byID(id uint32, m *Message, dst []*Subscription) []*Subscription {
 	w := r.slots[id>>attachBits]
-	if w == nil || !Match(w.route, topic) {
+	if w == nil || !Match(w.route, m.Topic) {
 		return dst
 	}
-	if !retained {
+	if !m.Retained {
 		return append(dst, w.subs...)
 	}
 	for _, s := range w.subs {
-		if r.attached[s].id == id && r.firstRetained(s, topic) {
+		j := r.attached[s]
+		if (j.id == id || j.renewed == id) && r.newRetained(s, m) {
 			dst = append(dst, s)
 		}
 	}
 	return dst
-}
-
-// firstRetained reports whether s has not had a retained message on topic
-// yet, and records that it has now. r.mu must be held.
-func (r *Router) firstRetained(s *Subscription, topic string) bool {
-	j := r.attached[s]
-	if j == nil {
-		return false
-	}
-	if _, ok := j.seen[topic]; ok {
-		return false
-	}
-	if j.seen == nil {
-		j.seen = make(map[string]struct{})
-	}
-	j.seen[topic] = struct{}{}
-	return true
 }

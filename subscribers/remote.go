@@ -13,7 +13,10 @@ type Remote interface {
 	// earlier subscription of the same filter (its identifier among
 	// them), and makes the broker send the filter's retained messages.
 	// The router calls it each time a subscription attaches. It may wait
-	// for the broker's answer, and fails when the broker refuses.
+	// for the broker's answer, and fails when the broker refuses. On each
+	// new connection the remote subscribes its filters again, asking for
+	// their retained messages, and tells the router so first
+	// ([Router.Renewed]).
 	Subscribe(w WireFilter) error
 	// Unsubscribe says that no attached subscription uses filter any
 	// more. It must not block: subscriptions detach inside callbacks.
@@ -64,6 +67,9 @@ type Receipt struct {
 func (r *Router) Receive(m *Message, ids []uint32) Receipt {
 	var buf [8]*Subscription
 	subs := r.recipients(m, ids, buf[:0])
+	if !m.Retained {
+		r.noteDelivered(m, subs)
+	}
 	rc := Receipt{Matched: len(subs)}
 	for _, s := range subs {
 		if s.deliver(m) {
@@ -80,13 +86,13 @@ func (r *Router) Receive(m *Message, ids []uint32) Receipt {
 // recipients appends the subscriptions that m, received with the
 // identifiers ids, is for: by identifier, or without any, every
 // subscription whose filter matches m's topic (a retained message only
-// the non-shared ones that have not had one on that topic).
+// the non-shared ones to which its value is news).
 func (r *Router) recipients(m *Message, ids []uint32, dst []*Subscription) []*Subscription {
 	if len(ids) > 0 && r.remote != nil {
 		r.mu.Lock()
 		defer r.mu.Unlock()
 		for _, id := range ids {
-			dst = r.byID(id, m.Topic, m.Retained, dst)
+			dst = r.byID(id, m, dst)
 		}
 		return dst
 	}
@@ -97,7 +103,7 @@ func (r *Router) recipients(m *Message, ids []uint32, dst []*Subscription) []*Su
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return slices.DeleteFunc(dst, func(s *Subscription) bool {
-		return s.Shared() || !r.firstRetained(s, m.Topic)
+		return s.Shared() || !r.newRetained(s, m)
 	})
 }
 

@@ -3,6 +3,7 @@ package subscribers
 import (
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -60,12 +61,13 @@ var ErrTooLarge = errors.New("subscribers: payload over the maximum")
 // message once to each subscription. Without identifiers (MQTT 3.1.1) a
 // message goes to every subscription whose filter matches its topic.
 //
-// Retained messages: each subscription gets the retained message of a
+// Retained messages: each subscription gets the retained value of a
 // topic once, then live copies (without the retain flag, as in MQTT). The
-// broker sends the retained messages of a filter at each SUBSCRIBE, and a
-// subscription that attaches to a filter in use needs one; the router
-// remembers which retained topics each subscription has had and gives a
-// retained copy only to those that have not. An in-process router keeps
+// broker sends the retained messages of a filter at each SUBSCRIBE (when
+// a subscription attaches, and on each new connection, since they may
+// have changed meanwhile); the router remembers the last value each
+// subscription had on each retained topic and drops a retained copy that
+// brings nothing new (see [Router.Renewed]). An in-process router keeps
 // a retained message per topic and delivers it to subscriptions attached
 // later. A broker that applies No Local to retained messages too (the
 // embedded broker) does not send the router's own; an [Audience] that is
@@ -86,6 +88,8 @@ type Router struct {
 	attaches map[string]uint32         // with a remote: attachments so far, by filter
 	attached map[*Subscription]*joined // with a remote
 	retained map[string]Message        // without a remote
+	seed     maphash.Seed              // of the retained values' hashes
+	tracked  atomic.Int64              // retained values recorded, all subscriptions
 
 	tooLarge atomic.Uint64 // publications refused for their size
 	tap      atomic.Pointer[func(*Message)]
@@ -104,16 +108,17 @@ type wireFilter struct {
 }
 
 // joined is what the router keeps of an attached subscription: the
-// identifier it was subscribed with, and the topics of the retained
-// messages it has had (for messages without identifiers).
+// identifier it was subscribed with, its filter's at the last renewal,
+// and a hash of the last value it had on each retained topic (see
+// retainedvalues.go).
 type joined struct {
-	id   uint32
-	seen map[string]struct{}
+	id, renewed uint32
+	seen        map[string]uint64
 }
 
 // NewRouter returns a router as opts say.
 func NewRouter(opts RouterOptions) *Router {
-	r := &Router{remote: opts.Remote, opts: opts}
+	r := &Router{remote: opts.Remote, opts: opts, seed: maphash.MakeSeed()}
 	if r.remote != nil {
 		r.filters = make(map[string]*wireFilter)
 		r.slots = make(map[uint32]*wireFilter)
@@ -142,6 +147,7 @@ func (r *Router) Detach(s *Subscription) {
 		return
 	}
 	r.mu.Lock()
+	r.forget(r.attached[s])
 	delete(r.attached, s)
 	w := r.filters[s.Filter()]
 	w.subs = removed(w.subs, s)
@@ -263,7 +269,7 @@ func (r *Router) deliverRetained(s *Subscription, ms []Message) {
 	for i := range ms {
 		if r.remote != nil {
 			r.mu.Lock()
-			first := r.firstRetained(s, ms[i].Topic)
+			first := r.newRetained(s, &ms[i])
 			r.mu.Unlock()
 			if !first {
 				continue
@@ -327,6 +333,7 @@ func (r *Router) publish(m *Message, subs []*Subscription, out bool, offer *offe
 		return r.publishRetained(m, subs, offer)
 	}
 	n := offer.deliver(m, subs)
+	r.noteDelivered(m, subs)
 	if !out {
 		return n, nil
 	}
@@ -351,6 +358,7 @@ func (r *Router) publishRetained(m *Message, subs []*Subscription, offer *offeri
 	if r.remote == nil {
 		return n, nil
 	}
+	r.noteDelivered(m, subs)
 	return n, r.remote.Publish(*m)
 }
 

@@ -107,12 +107,11 @@ type Client struct {
 	counters
 }
 
-// wireState is a filter to subscribe at the broker, and whether it was
-// since its last attachment (a renewal on a new connection asks for no
-// retained messages then).
+// wireState is a filter to subscribe at the broker on connecting, and
+// whether it is the status topic's, which wants no retained message.
 type wireState struct {
-	w          subscribers.WireFilter
-	subscribed bool
+	w      subscribers.WireFilter
+	status bool
 }
 
 type counters struct {

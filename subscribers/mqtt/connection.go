@@ -99,7 +99,7 @@ func (c *Client) up(res connected) {
 	c.mu.Unlock()
 	if st := c.cfg.StatusTopic; st != "" {
 		// See reassertOnline; never any retained message.
-		ws = append(ws, wireState{w: subscribers.WireFilter{Filter: st, ID: ownID}, subscribed: true})
+		ws = append(ws, wireState{w: subscribers.WireFilter{Filter: st, ID: ownID}, status: true})
 	}
 	n := c.connects.Add(1)
 	if n > 1 {
@@ -130,8 +130,10 @@ func (c *Client) up(res connected) {
 // identifier).
 const renewConcurrency = 16
 
-// renew subscribes ws on l, asking for retained messages for the filters
-// not subscribed since they were attached; c.subMu is held.
+// renew subscribes ws on l, asking for their retained messages, which
+// may have changed while the process was away (the router drops those
+// its subscriptions had: see subscribers.Router.Renewed), the status
+// topic's aside; c.subMu is held.
 func (c *Client) renew(l link, ws []wireState) {
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, renewConcurrency)
@@ -143,10 +145,12 @@ func (c *Client) renew(l link, ws []wireState) {
 			defer func() { <-sem }()
 			ctx, cancel := context.WithTimeout(c.ctx, c.cfg.ConnectTimeout)
 			defer cancel()
-			err := l.subscribe(ctx, w.w, w.subscribed)
+			if !w.status {
+				c.router.Renewed(w.w.Filter, w.w.ID)
+			}
+			err := l.subscribe(ctx, w.w, !w.status)
 			switch {
 			case err == nil:
-				c.markSubscribed(w.w)
 			case c.refusals.add(c.log, err):
 			default:
 				c.log.Debug("mqtt: subscribe after connecting", "filter", w.w.Filter, "error", err)
@@ -154,16 +158,6 @@ func (c *Client) renew(l link, ws []wireState) {
 		}()
 	}
 	wg.Wait()
-}
-
-// markSubscribed records that w was subscribed, unless its filter was
-// attached again meanwhile.
-func (c *Client) markSubscribed(w subscribers.WireFilter) {
-	c.mu.Lock()
-	if s := c.wire[w.Filter]; s != nil && s.w.ID == w.ID {
-		s.subscribed = true
-	}
-	c.mu.Unlock()
 }
 
 // down stops using a connection that ended.

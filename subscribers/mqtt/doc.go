@@ -33,9 +33,13 @@
 //     the broker sends one copy per matching subscription (mosquitto) or
 //     one for all (mochi, HiveMQ; frameConn keeps all their identifiers,
 //     which paho alone would not).
-//   - Retain Handling: a subscription made again on a new connection asks
-//     for no retained messages; each subscription gets a retained message
-//     once, then live copies.
+//   - Retained messages: each new connection subscribes every filter
+//     again and asks for its retained messages, which may have changed
+//     while the client was away (a broker keeps no QoS 0 message for an
+//     absent client, and may lose a session); the router gives each
+//     subscription a topic's retained value once, then live copies (see
+//     [subscribers.Router.Renewed]). The status topic asks for none
+//     (Retain Handling).
 //   - Maximum Packet Size (MaxPayload and its headers) and Receive Maximum
 //     (see Config.ReceiveMaximum) in CONNECT; the broker's Maximum Packet
 //     Size from CONNACK bounds what the client publishes.

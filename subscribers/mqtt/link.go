@@ -18,9 +18,9 @@ type link interface {
 	// that the connection ended first and g may go on the next one.
 	publish(g *outgoing) error
 	// subscribe subscribes w, asking for the filter's retained messages
-	// unless renew (a subscription made again on a new connection). A
-	// refusal is a *RefusedError.
-	subscribe(ctx context.Context, w subscribers.WireFilter, renew bool) error
+	// when retained (MQTT 3.1.1 brokers always send them). A refusal is a
+	// *RefusedError.
+	subscribe(ctx context.Context, w subscribers.WireFilter, retained bool) error
 	// unsubscribe unsubscribes filters and waits for the broker's answer.
 	unsubscribe(ctx context.Context, filters ...string) error
 	// ack acknowledges it, a message received on this connection, once it

@@ -218,10 +218,10 @@ func (l *link5) publishError(g *outgoing, err error) error {
 	return err
 }
 
-func (l *link5) subscribe(ctx context.Context, w subscribers.WireFilter, renew bool) error {
+func (l *link5) subscribe(ctx context.Context, w subscribers.WireFilter, retained bool) error {
 	o := paho.SubscribeOptions{Topic: w.Filter, QoS: w.QoS, NoLocal: w.NoLocal}
-	if renew {
-		o.RetainHandling = 2 // the subscriptions had the retained messages
+	if !retained {
+		o.RetainHandling = 2 // send none
 	}
 	s := &paho.Subscribe{Subscriptions: []paho.SubscribeOptions{o}}
 	if w.ID != 0 && l.subIDs {

@@ -71,11 +71,10 @@ func (c *Client) subscribeFilter(w subscribers.WireFilter) error {
 	}
 	ctx, cancel := context.WithTimeout(c.ctx, c.cfg.ConnectTimeout)
 	defer cancel()
-	err := l.subscribe(ctx, w, false)
+	err := l.subscribe(ctx, w, true)
 	var refused *RefusedError
 	switch {
 	case err == nil:
-		c.markSubscribed(w)
 		return nil
 	case errors.As(err, &refused):
 		c.refusals.add(c.log, err)
