@@ -14,7 +14,9 @@
 // [Config]. It bounds its connections, what a client may send before it
 // has authenticated (64 KiB) and after (Config.MaxPacketSize), checking a
 // packet's size before it allocates memory for it, and [Broker.Stats]
-// counts what it refused. By default anyone may connect; [Config.Users] restricts
+// counts what it refused. It sends an MQTT 5 client at most its Receive
+// Maximum of QoS 1 and 2 messages unacknowledged, holding the others in
+// order. By default anyone may connect; [Config.Users] restricts
 // connections to named users. Its logs go to the given slog logger, with
 // the broker's routine messages demoted to Debug so that a running robot's
 // log shows only what needs attention.

@@ -60,6 +60,9 @@ func (l *listener) gate(tc *trackedConn, buf []byte) {
 		return
 	}
 	rc := &replayConn{Conn: c, tc: tc, pending: first}
+	if n := receiveMaximum(first); n > 0 && n < l.maxQueued {
+		rc.flow = newFlow(n, c)
+	}
 	select {
 	case <-l.quit:
 	case l.ready <- rc:
@@ -128,12 +131,24 @@ func packetSize(buf []byte) (int, error) {
 }
 
 // replayConn is a connection that passed its gate: its reads return the
-// bytes the gate read, then the connection's own.
+// bytes the gate read, then the connection's own. With an MQTT 5 client
+// whose Receive Maximum is below the broker's MaxQueued, its writes and
+// reads go through its flow.
 type replayConn struct {
 	net.Conn // *tls.Conn over tc, or tc
 	tc       *trackedConn
 	once     sync.Once
 	pending  []byte
+	flow     *flow
+}
+
+// Write is called by mochi, one packet or more, or a part of one, at a
+// time.
+func (c *replayConn) Write(p []byte) (int, error) {
+	if c.flow != nil {
+		return c.flow.write(p)
+	}
+	return c.Conn.Write(p)
 }
 
 // Read is called by mochi's goroutine for the connection only.
@@ -145,7 +160,14 @@ func (c *replayConn) Read(p []byte) (int, error) {
 		if len(c.pending) == 0 {
 			c.pending = nil
 		}
+		if c.flow != nil {
+			c.flow.read(p[:n])
+		}
 		return n, nil
 	}
-	return c.Conn.Read(p)
+	n, err := c.Conn.Read(p)
+	if c.flow != nil {
+		c.flow.read(p[:n])
+	}
+	return n, err
 }

@@ -20,13 +20,14 @@ import (
 // temporary errors (mochi's listener gives up on the first error), and
 // remembers every connection, so that Close can end them.
 type listener struct {
-	raw      net.Listener
-	tls      *tls.Config // nil for plain TCP
-	maxConns int
-	maxFirst int           // largest first packet, header included
-	deadline time.Duration // from accepting a connection to its first packet
-	counts   *counters
-	log      *slog.Logger
+	raw       net.Listener
+	tls       *tls.Config // nil for plain TCP
+	maxConns  int
+	maxFirst  int           // largest first packet, header included
+	maxQueued int           // Config.MaxQueued: mochi's bound on a client's messages in flight
+	deadline  time.Duration // from accepting a connection to its first packet
+	counts    *counters
+	log       *slog.Logger
 
 	ready chan net.Conn  // connections whose gate passed them, to Accept
 	quit  chan struct{}  // closed when the listener stops
@@ -41,7 +42,8 @@ type listener struct {
 func newListener(raw net.Listener, cfg Config, counts *counters, log *slog.Logger) *listener {
 	l := &listener{
 		raw: raw, tls: cfg.TLS, maxConns: cfg.MaxConnections, maxFirst: min(maxFirstPacket, cfg.MaxPacketSize),
-		deadline: connectTimeout, counts: counts, log: log,
+		maxQueued: cfg.MaxQueued,
+		deadline:  connectTimeout, counts: counts, log: log,
 		ready: make(chan net.Conn), quit: make(chan struct{}), conns: make(map[*trackedConn]struct{}),
 	}
 	l.wg.Add(1)

@@ -25,8 +25,8 @@ import (
 //     reconnection, and the quota shrinks for good); and the code that
 //     sends them takes a read lock twice, which deadlocks the client's
 //     connection against a publication to it. The hook turns mochi's send
-//     quota off, as it is for MQTT 3.1.1 clients: a client has at most
-//     MaxQueued messages in flight, the bound of its 3.1.1 clients.
+//     quota off, as it is for MQTT 3.1.1 clients, and the connection's
+//     flow (flow.go) holds the messages past the Receive Maximum instead.
 type mqtt5Hook struct {
 	mochi.HookBase
 }

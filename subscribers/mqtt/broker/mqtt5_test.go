@@ -134,7 +134,8 @@ func TestOwnPublicationToOwnSharedSubscription(t *testing.T) {
 
 // A client whose Receive Maximum is 2 and who acknowledges slowly gets
 // every message, in order: the broker does not use mochi's holding of
-// messages past the Receive Maximum, which reorders and loses them.
+// messages past the Receive Maximum, which reorders and loses them, but
+// its own (flow.go).
 func TestSmallReceiveMaximum(t *testing.T) {
 	b, err := broker.New(broker.Config{Listen: "127.0.0.1:0", Logger: quiet})
 	require.NoError(t, err)
