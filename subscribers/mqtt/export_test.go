@@ -48,5 +48,6 @@ func (i injected) hold()                                        {}
 func (i injected) release()                                     {}
 func (i injected) flushed(context.Context) bool                 { return true }
 func (i injected) done() <-chan struct{}                        { return nil }
+func (i injected) frames() *frameConn                           { return &frameConn{} }
 func (i injected) err() error                                   { return nil }
 func (i injected) close()                                       {}

@@ -11,20 +11,21 @@ import (
 )
 
 // fakeBroker is an MQTT 5 broker scripted by a test, for what no real
-// broker does: it accepts one connection, answers its CONNECT and
-// SUBSCRIBEs, and runs the test's script on the connection.
+// broker does: it accepts one connection a script, one after the other,
+// answers its CONNECT, SUBSCRIBEs and UNSUBSCRIBEs, and runs the script
+// on the connection.
 type fakeBroker struct {
-	ln     net.Listener
-	script func(c net.Conn, r *packetReader)
-	done   chan struct{}
-	acks   chan uint16 // the identifiers of the client's PUBACKs
+	ln      net.Listener
+	scripts []func(c net.Conn, r *packetReader)
+	done    chan struct{}
+	acks    chan uint16 // the identifiers of the client's PUBACKs
 }
 
-func newFakeBroker(t *testing.T, script func(c net.Conn, r *packetReader)) *fakeBroker {
+func newFakeBroker(t *testing.T, scripts ...func(c net.Conn, r *packetReader)) *fakeBroker {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
-	f := &fakeBroker{ln: ln, script: script, done: make(chan struct{}), acks: make(chan uint16, 16)}
+	f := &fakeBroker{ln: ln, scripts: scripts, done: make(chan struct{}), acks: make(chan uint16, 16)}
 	go f.serve()
 	t.Cleanup(func() {
 		_ = ln.Close()
@@ -37,10 +38,17 @@ func (f *fakeBroker) URL() string { return "tcp://" + f.ln.Addr().String() }
 
 func (f *fakeBroker) serve() {
 	defer close(f.done)
-	c, err := f.ln.Accept()
-	if err != nil {
-		return
+	for _, script := range f.scripts {
+		c, err := f.ln.Accept()
+		if err != nil {
+			return
+		}
+		f.run(c, script)
 	}
+}
+
+// run answers c's CONNECT and runs script on c.
+func (f *fakeBroker) run(c net.Conn, script func(c net.Conn, r *packetReader)) {
 	defer c.Close()
 	r := &packetReader{c: c, acks: f.acks, subs: make(chan struct{}, 16), gone: make(chan struct{})}
 	if p, err := packets.ReadPacket(c); err != nil || p.Type != packets.CONNECT {
@@ -51,13 +59,13 @@ func (f *fakeBroker) serve() {
 		return
 	}
 	go r.run()
-	f.script(c, r)
+	script(c, r)
 	// Keep the connection until the client goes.
 	<-r.gone
 }
 
-// packetReader reads what the client sends: it answers SUBSCRIBEs and
-// PINGREQs, and reports PUBACKs on acks.
+// packetReader reads what the client sends: it answers SUBSCRIBEs,
+// UNSUBSCRIBEs and PINGREQs, and reports PUBACKs on acks.
 type packetReader struct {
 	c    net.Conn
 	acks chan uint16
@@ -78,6 +86,10 @@ func (r *packetReader) run() {
 			sa := packets.Suback{PacketID: s.PacketID, Reasons: make([]byte, len(s.Subscriptions)), Properties: &packets.Properties{}}
 			_, _ = sa.WriteTo(r.c)
 			r.subs <- struct{}{}
+		case packets.UNSUBSCRIBE:
+			u := p.Content.(*packets.Unsubscribe)
+			ua := packets.Unsuback{PacketID: u.PacketID, Reasons: make([]byte, len(u.Topics)), Properties: &packets.Properties{}}
+			_, _ = ua.WriteTo(r.c)
 		case packets.PINGREQ:
 			_, _ = packets.NewControlPacket(packets.PINGRESP).WriteTo(r.c)
 		case packets.PUBACK:

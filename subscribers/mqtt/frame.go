@@ -26,8 +26,9 @@ import (
 //     identifiers is rewritten with them in one user property (see
 //     subids.go), since paho keeps only the last.
 //
-// It counts the PUBLISH packets it hands to paho (LeaveShared waits until
-// the intake has handled them).
+// It counts the PUBLISH packets it hands to paho, and the intake counts
+// those it handled, per connection (LeaveShared waits until the intake
+// has handled those that came before the broker's UNSUBACK).
 //
 // Writes go through its writer (framewrite.go).
 type frameConn struct {
@@ -42,16 +43,18 @@ type frameConn struct {
 	left  int         // what is left of the current packet in r, after pend
 	buf   []byte      // a PUBLISH read whole (MQTT 5), reused
 	out   []byte      // a rewritten PUBLISH, reused
+
+	// publishes counts the PUBLISH packets handed to paho, but QoS 2
+	// ones sent again (DUP), which paho may hand on or not; handled
+	// counts those of them that the intake handed over or dropped.
+	publishes, handled atomic.Uint64
 }
 
 // frameHooks are what the connections of a client tell it.
 type frameHooks struct {
 	// oversized is told of a PUBLISH over the limit, read past: its
-	// topic, QoS and whether the broker sent it before.
+	// topic and QoS.
 	oversized func(topic string, qos byte)
-	// publishes counts the PUBLISH packets handed to paho, but QoS 2
-	// ones sent again (DUP), which paho may hand on or not.
-	publishes atomic.Uint64
 }
 
 // readBuffer is the size of a connection's read buffer: paho reads each
@@ -114,7 +117,7 @@ func (f *frameConn) next() error {
 		return f.skip(h[0], rl)
 	}
 	if !(qos == 2 && dup) {
-		f.hooks.publishes.Add(1)
+		f.publishes.Add(1)
 	}
 	if !f.v5 {
 		f.pend, f.left = h, rl

@@ -1,6 +1,7 @@
 package mqtt_test
 
 import (
+	"context"
 	"net"
 	"runtime"
 	"testing"
@@ -54,4 +55,28 @@ func TestHugeHeaderNotAllocated(t *testing.T) {
 			t.Fatalf("no PUBACK %d", want)
 		}
 	}
+}
+
+// A connection that ends in the middle of a PUBLISH, then a new one:
+// LeaveShared, on the new connection, returns as soon as the broker
+// answered and what came before was handled, not when its context ends
+// (the PUBLISH cut short is never handled; the new connection's are).
+func TestLeaveSharedAfterACutPublish(t *testing.T) {
+	fb := newFakeBroker(t,
+		func(c net.Conn, r *packetReader) {
+			<-r.subs
+			// A QoS 1 PUBLISH's fixed header, a few bytes of it, and the end.
+			_, _ = c.Write([]byte{0x32, 100, 0, 3, 's', '/'})
+			_ = c.Close()
+		},
+		func(_ net.Conn, r *packetReader) { <-r.subs })
+	c := dialNoWait(t, fb.URL(), mqtt.Config{QoS: 1, StatusTopic: "-", MinBackoff: 10 * time.Millisecond})
+	ex := executor.New(executor.Options{Workers: 1})
+	_, err := ex.NewOwner("n", nil).Subscribe(c, "$share/g/s/#", func(subscribers.Message) {})
+	require.NoError(t, err)
+	startExecutor(t, ex)
+	eventually(t, "a reconnection", func() bool { return c.Stats().Reconnects == 1 && c.Connected() })
+	ctx, cancel := context.WithTimeout(context.Background(), waitFor)
+	defer cancel()
+	require.NoError(t, c.LeaveShared(ctx))
 }

@@ -35,6 +35,7 @@ type inbound struct {
 	id       uint32        // the subscription identifier it carries (MQTT 5), 0: none
 	ids      []uint32      // or, when it carries several, all of them
 	link     link          // the connection it came on, which acknowledges it
+	fc       *frameConn    // and its frames, which count it (nil when injected)
 	pid      uint16        // MQTT 5: its packet identifier
 	conn     uint64        // MQTT 5: its connection's number in the session
 	m3       paho3.Message // MQTT 3.1.1: the message, which acknowledges itself
@@ -50,7 +51,6 @@ type intake struct {
 	wake    chan struct{} // buffered: a pending wake-up
 	qos0    atomic.Int64  // QoS 0 messages in q or being handed over
 	n       atomic.Int64  // all messages in q or being handed over
-	handled atomic.Uint64 // counted messages handed over or dropped
 	acking  link          // the intake goroutine's: whose acknowledgements wait
 }
 
@@ -81,9 +81,7 @@ func (c *Client) onMessage(it *inbound) {
 			c.pendingFull.Add(1)
 			var buf [1]uint32
 			c.router.Refuse(&it.msg, it.idList(buf[:0]), subscribers.QueueFull)
-			if it.counted {
-				in.handled.Add(1)
-			}
+			it.handled()
 			return
 		}
 	}
@@ -105,8 +103,13 @@ func (in *intake) done(it *inbound) {
 		in.qos0.Add(-1)
 	}
 	in.n.Add(-1)
-	if it.counted {
-		in.handled.Add(1)
+	it.handled()
+}
+
+// handled counts it as handled on its connection (see frameConn).
+func (it *inbound) handled() {
+	if it.counted && it.fc != nil {
+		it.fc.handled.Add(1)
 	}
 }
 

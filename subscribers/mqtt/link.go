@@ -39,6 +39,9 @@ type link interface {
 	// flushed waits until the broker acknowledged every QoS 1 and 2
 	// publication handed over, or ctx ends, and reports which.
 	flushed(ctx context.Context) bool
+	// frames returns the connection's frames, which count the messages
+	// received and handled on it.
+	frames() *frameConn
 	// done is closed when the connection ended.
 	done() <-chan struct{}
 	// err is why it ended, once done is closed.

@@ -115,7 +115,7 @@ func (c *Client) describe3(err error) error {
 // onMessage is paho's handler of received messages.
 func (l *link3) onMessage(_ paho3.Client, pm paho3.Message) {
 	it := inbound{msg: subscribers.Message{Topic: pm.Topic(), Payload: pm.Payload(), QoS: pm.Qos(), Retained: pm.Retained()},
-		dup: pm.Duplicate(), link: l, m3: pm}
+		dup: pm.Duplicate(), link: l, fc: l.conn, m3: pm}
 	l.c.onMessage(&it)
 }
 
@@ -260,3 +260,5 @@ func (l *link3) close() {
 	l.pc.Disconnect(disconnectQuiesce)
 	l.end(errors.New("mqtt: disconnected"))
 }
+
+func (l *link3) frames() *frameConn { return l.conn }

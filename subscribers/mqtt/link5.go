@@ -135,7 +135,7 @@ func (c *Client) connectError(ca *paho.Connack, err error) error {
 func (l *link5) onPublish(p paho.PublishReceived) (bool, error) {
 	pb := p.Packet
 	it := inbound{msg: subscribers.Message{Topic: pb.Topic, Payload: pb.Payload, QoS: pb.QoS, Retained: pb.Retain},
-		dup: pb.Duplicate(), link: l, pid: pb.PacketID}
+		dup: pb.Duplicate(), link: l, fc: l.conn, pid: pb.PacketID}
 	if pb.QoS > 0 {
 		it.conn = l.c.sess5.current()
 	}
@@ -313,3 +313,5 @@ func (l *link5) close() {
 	l.end(errors.New("mqtt: disconnected"))
 	<-l.ended
 }
+
+func (l *link5) frames() *frameConn { return l.conn }

@@ -134,20 +134,20 @@ func (c *Client) LeaveShared(ctx context.Context) error {
 	if err := l.unsubscribe(ctx, filters...); err != nil {
 		return fmt.Errorf("mqtt: leave shared subscriptions: %w", err)
 	}
-	// The UNSUBACK was read after every PUBLISH that came before it;
-	// those reach the intake through paho's goroutines.
-	if err := c.drain(ctx, l, c.hooks.publishes.Load()); err != nil {
+	// The UNSUBACK was read after every PUBLISH that came before it on
+	// that connection; those reach the intake through paho's goroutines.
+	if err := c.drain(ctx, l, l.frames().publishes.Load()); err != nil {
 		return fmt.Errorf("mqtt: leave shared subscriptions: %w", err)
 	}
 	return nil
 }
 
-// drain waits until the intake has handled n messages, or the connection
-// l ends, or ctx ends.
+// drain waits until the intake has handled n messages of the connection
+// l, or l ends, or ctx ends.
 func (c *Client) drain(ctx context.Context, l link, n uint64) error {
 	tick := time.NewTicker(time.Millisecond)
 	defer tick.Stop()
-	for c.in.handled.Load() < n {
+	for l.frames().handled.Load() < n {
 		select {
 		case <-tick.C:
 		case <-l.done():
