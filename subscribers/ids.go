@@ -74,8 +74,9 @@ func (r *Router) nextID(w *wireFilter) uint32 {
 // filter's renewal on a new connection), unless it is a value they had
 // (see retainedvalues.go).
 // An identifier of no filter of the router's (a previous run's), or of a
-// filter that does not match topic, names none. r.mu must be held.
-func (r *Router) byID(id uint32, m *Message, dst []*Subscription) []*Subscription {
+// filter that does not match topic, names none. again says that the
+// broker sent m again (see Router.ReceiveAgain). r.mu must be held.
+func (r *Router) byID(id uint32, m *Message, again bool, dst []*Subscription) []*Subscription {
 	w := r.slots[id>>attachBits]
 	if w == nil || !Match(w.route, m.Topic) {
 		return dst
@@ -85,7 +86,7 @@ func (r *Router) byID(id uint32, m *Message, dst []*Subscription) []*Subscriptio
 	}
 	for _, s := range w.subs {
 		j := r.attached[s]
-		if (j.id == id || j.renewed == id) && r.newRetained(s, m) {
+		if (j.id == id || j.renewed == id) && r.newRetained(s, m, again) {
 			dst = append(dst, s)
 		}
 	}

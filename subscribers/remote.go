@@ -65,8 +65,22 @@ type Receipt struct {
 // it is for (see [Router]). With the Block policy it waits for room in a
 // full queue.
 func (r *Router) Receive(m *Message, ids []uint32) Receipt {
+	return r.receive(m, ids, false)
+}
+
+// ReceiveAgain is Receive of a message that the broker sent again (QoS 1
+// or 2, DUP) on a new connection of the session. A retained copy sent
+// again then goes only to the subscriptions that have no value of its
+// topic yet: the others had it (or, if they missed it, the new
+// connection's SUBSCRIBE brings the topic's current value), and it may be
+// older than what they had since.
+func (r *Router) ReceiveAgain(m *Message, ids []uint32) Receipt {
+	return r.receive(m, ids, true)
+}
+
+func (r *Router) receive(m *Message, ids []uint32, again bool) Receipt {
 	var buf [8]*Subscription
-	subs := r.recipients(m, ids, buf[:0])
+	subs := r.recipients(m, ids, again, buf[:0])
 	if !m.Retained {
 		r.noteDelivered(m, subs)
 	}
@@ -84,15 +98,15 @@ func (r *Router) Receive(m *Message, ids []uint32) Receipt {
 }
 
 // recipients appends the subscriptions that m, received with the
-// identifiers ids, is for: by identifier, or without any, every
-// subscription whose filter matches m's topic (a retained message only
-// the non-shared ones to which its value is news).
-func (r *Router) recipients(m *Message, ids []uint32, dst []*Subscription) []*Subscription {
+// identifiers ids (again: sent again), is for: by identifier, or without
+// any, every subscription whose filter matches m's topic (a retained
+// message only the non-shared ones to which its value is news).
+func (r *Router) recipients(m *Message, ids []uint32, again bool, dst []*Subscription) []*Subscription {
 	if len(ids) > 0 && r.remote != nil {
 		r.mu.Lock()
 		defer r.mu.Unlock()
 		for _, id := range ids {
-			dst = r.byID(id, m, dst)
+			dst = r.byID(id, m, again, dst)
 		}
 		return dst
 	}
@@ -103,7 +117,7 @@ func (r *Router) recipients(m *Message, ids []uint32, dst []*Subscription) []*Su
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return slices.DeleteFunc(dst, func(s *Subscription) bool {
-		return s.Shared() || !r.newRetained(s, m)
+		return s.Shared() || !r.newRetained(s, m, again)
 	})
 }
 
@@ -128,7 +142,7 @@ func (r *Router) Refuse(m *Message, ids []uint32, reason Reason) {
 		// Not recorded as had: a later copy of it may come whole.
 		subs = slices.DeleteFunc(r.index.Match(m.Topic, subs), (*Subscription).Shared)
 	} else {
-		subs = r.recipients(m, ids, subs)
+		subs = r.recipients(m, ids, false, subs)
 	}
 	for _, s := range subs {
 		s.Drop(reason)

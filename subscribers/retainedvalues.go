@@ -11,7 +11,10 @@ import "hash/maphash"
 // the last value the subscription had there (a retained copy, a live
 // message on that topic, or a retained publication of the process), and
 // drops a retained copy equal to it. A retained copy that differs is
-// news, and is delivered.
+// news, and is delivered, unless the broker sent it again (QoS 1 or 2,
+// DUP, after a reconnection): that one may be older than what the
+// subscription had since, and the new connection's SUBSCRIBE brings the
+// current value anyway.
 //
 // One case stays ambiguous, since a live message does not say whether it
 // was published retained: on a topic whose publishers mix retained and
@@ -25,14 +28,16 @@ func (r *Router) retainedValue(payload []byte) uint64 {
 }
 
 // newRetained reports whether the retained copy m is news to s, and
-// records it as s's value of m's topic. r.mu must be held.
-func (r *Router) newRetained(s *Subscription, m *Message) bool {
+// records it as s's value of m's topic. A copy sent again (again) is
+// news only to a subscription that has no value of the topic. r.mu must
+// be held.
+func (r *Router) newRetained(s *Subscription, m *Message, again bool) bool {
 	j := r.attached[s]
 	if j == nil {
 		return false
 	}
 	h := r.retainedValue(m.Payload)
-	if old, ok := j.seen[m.Topic]; ok && old == h {
+	if old, ok := j.seen[m.Topic]; ok && (old == h || again) {
 		return false
 	}
 	r.record(j, m.Topic, h)

@@ -269,7 +269,7 @@ func (r *Router) deliverRetained(s *Subscription, ms []Message) {
 	for i := range ms {
 		if r.remote != nil {
 			r.mu.Lock()
-			first := r.newRetained(s, &ms[i])
+			first := r.newRetained(s, &ms[i], false)
 			r.mu.Unlock()
 			if !first {
 				continue

@@ -45,13 +45,13 @@ type inbound struct {
 }
 
 type intake struct {
-	mu      sync.Mutex
-	q       []inbound
-	paused  atomic.Bool   // Pause: hold messages, neither deliver nor ack
-	wake    chan struct{} // buffered: a pending wake-up
-	qos0    atomic.Int64  // QoS 0 messages in q or being handed over
-	n       atomic.Int64  // all messages in q or being handed over
-	acking  link          // the intake goroutine's: whose acknowledgements wait
+	mu     sync.Mutex
+	q      []inbound
+	paused atomic.Bool   // Pause: hold messages, neither deliver nor ack
+	wake   chan struct{} // buffered: a pending wake-up
+	qos0   atomic.Int64  // QoS 0 messages in q or being handed over
+	n      atomic.Int64  // all messages in q or being handed over
+	acking link          // the intake goroutine's: whose acknowledgements wait
 }
 
 func (in *intake) init() { in.wake = make(chan struct{}, 1) }
@@ -199,7 +199,11 @@ func (c *Client) deliver(it *inbound) {
 	case own && len(ids) == 0:
 		// The client's own status subscription only.
 	default:
-		rc := c.router.Receive(&it.msg, ids)
+		receive := c.router.Receive
+		if it.dup {
+			receive = c.router.ReceiveAgain
+		}
+		rc := receive(&it.msg, ids)
 		switch {
 		case rc.Matched == 0:
 			if it.msg.Topic != c.cfg.StatusTopic {
