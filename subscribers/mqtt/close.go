@@ -60,10 +60,12 @@ func (c *Client) close() error {
 	}
 	c.mu.Lock()
 	c.closed.Store(true)
-	l := c.link
 	c.mu.Unlock()
 	c.cancel()
 	<-c.runDone
+	// Read once run ended: a connection made as Close began is the
+	// current one then, and is closed with the others' way.
+	l := c.current()
 	if l != nil {
 		c.sayOffline(l)
 	}

@@ -36,6 +36,10 @@ func (c *Client) run() {
 			continue
 		}
 		wait = c.cfg.MinBackoff
+		if c.ctx.Err() != nil {
+			res.l.close() // made as Close began
+			return
+		}
 		c.up(res)
 		select {
 		case <-res.l.done():

@@ -3,6 +3,7 @@ package mqtt_test
 import (
 	"io"
 	"net"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -19,6 +20,10 @@ type fakeBroker struct {
 	scripts []func(c net.Conn, r *packetReader)
 	done    chan struct{}
 	acks    chan uint16 // the identifiers of the client's PUBACKs
+
+	// holdPubcomp keeps the connections made after it is set from
+	// answering PUBRELs: QoS 2 publications stay unfinished.
+	holdPubcomp atomic.Bool
 }
 
 func newFakeBroker(t *testing.T, scripts ...func(c net.Conn, r *packetReader)) *fakeBroker {
@@ -50,7 +55,7 @@ func (f *fakeBroker) serve() {
 // run answers c's CONNECT and runs script on c.
 func (f *fakeBroker) run(c net.Conn, script func(c net.Conn, r *packetReader)) {
 	defer c.Close()
-	r := &packetReader{c: c, acks: f.acks, subs: make(chan struct{}, 16), gone: make(chan struct{})}
+	r := &packetReader{c: c, acks: f.acks, subs: make(chan struct{}, 16), pubs: make(chan string, 16), gone: make(chan struct{}), holdPubcomp: f.holdPubcomp.Load()}
 	if p, err := packets.ReadPacket(c); err != nil || p.Type != packets.CONNECT {
 		return
 	}
@@ -65,12 +70,16 @@ func (f *fakeBroker) run(c net.Conn, script func(c net.Conn, r *packetReader)) {
 }
 
 // packetReader reads what the client sends: it answers SUBSCRIBEs,
-// UNSUBSCRIBEs and PINGREQs, and reports PUBACKs on acks.
+// UNSUBSCRIBEs, PINGREQs and PUBLISHes (PUBACK, PUBREC, and PUBCOMP for
+// a PUBREL), reports PUBACKs on acks and the topics of PUBLISHes on pubs.
 type packetReader struct {
 	c    net.Conn
 	acks chan uint16
 	subs chan struct{}
+	pubs chan string
 	gone chan struct{}
+
+	holdPubcomp bool
 }
 
 func (r *packetReader) run() {
@@ -94,8 +103,29 @@ func (r *packetReader) run() {
 			_, _ = packets.NewControlPacket(packets.PINGRESP).WriteTo(r.c)
 		case packets.PUBACK:
 			r.acks <- p.Content.(*packets.Puback).PacketID
+		case packets.PUBLISH:
+			r.answer(p.Content.(*packets.Publish))
+		case packets.PUBREL:
+			if r.holdPubcomp {
+				continue
+			}
+			pc := packets.Pubcomp{PacketID: p.Content.(*packets.Pubrel).PacketID, Properties: &packets.Properties{}}
+			_, _ = pc.WriteTo(r.c)
 		}
 	}
+}
+
+// answer acknowledges pb and reports its topic.
+func (r *packetReader) answer(pb *packets.Publish) {
+	switch pb.QoS {
+	case 1:
+		pa := packets.Puback{PacketID: pb.PacketID, Properties: &packets.Properties{}}
+		_, _ = pa.WriteTo(r.c)
+	case 2:
+		pr := packets.Pubrec{PacketID: pb.PacketID, Properties: &packets.Properties{}}
+		_, _ = pr.WriteTo(r.c)
+	}
+	r.pubs <- pb.Topic
 }
 
 // writeHugePublish writes a QoS 1 PUBLISH on topic, identifier id, whose

@@ -31,6 +31,7 @@ type session5 struct {
 
 	mu      sync.Mutex
 	pubs    map[uint16]outgoing // unanswered QoS 1 and 2 publications
+	recd    map[uint16]struct{} // of them, QoS 2 ones the broker received (PUBREC)
 	handing *outgoing           // the publication being handed to paho
 	empty   chan struct{}       // closed when pubs is empty, while waited for
 
@@ -44,11 +45,13 @@ type session5 struct {
 var _ session.SessionManager = (*session5)(nil)
 
 func newSession5(c *Client) *session5 {
-	return &session5{State: state.NewInMemory(), c: c, pubs: make(map[uint16]outgoing)}
+	return &session5{State: state.NewInMemory(), c: c, pubs: make(map[uint16]outgoing), recd: make(map[uint16]struct{})}
 }
 
 // ConAckReceived starts a connection's session: with Session Present 0
-// the unanswered publications go back to the client's queue.
+// the unanswered publications go back to the client's queue, but the
+// QoS 2 ones that the broker received (PUBREC): it has them, and sending
+// them again would deliver them twice; they succeeded.
 func (s *session5) ConAckReceived(w io.Writer, cp *packets.Connect, ca *packets.Connack) error {
 	s.connMu.Lock()
 	s.conns++
@@ -56,15 +59,23 @@ func (s *session5) ConAckReceived(w io.Writer, cp *packets.Connect, ca *packets.
 	s.connMu.Unlock()
 	if !ca.SessionPresent {
 		s.mu.Lock()
-		lost := make([]outgoing, 0, len(s.pubs))
-		for _, g := range s.pubs {
-			lost = append(lost, g)
+		var lost, took []outgoing
+		for id, g := range s.pubs {
+			if _, ok := s.recd[id]; ok {
+				took = append(took, g)
+			} else {
+				lost = append(lost, g)
+			}
 		}
 		clear(s.pubs)
+		clear(s.recd)
 		s.signalEmpty()
 		s.mu.Unlock()
 		slices.SortFunc(lost, func(a, b outgoing) int { return int(a.seq - b.seq) })
 		s.c.requeue(lost)
+		for i := range took {
+			s.c.settled(&took[i], nil)
+		}
 	}
 	return s.State.ConAckReceived(w, cp, ca)
 }
@@ -115,6 +126,8 @@ func (s *session5) PacketReceived(recv *packets.ControlPacket, ch chan<- *packet
 	case *packets.Pubrec:
 		if p.ReasonCode >= 0x80 {
 			s.settle(p.PacketID, p.ReasonCode, p.Properties)
+		} else {
+			s.received(p.PacketID)
 		}
 	case *packets.Pubcomp:
 		s.settle(p.PacketID, p.ReasonCode, p.Properties)
@@ -122,10 +135,20 @@ func (s *session5) PacketReceived(recv *packets.ControlPacket, ch chan<- *packet
 	return s.State.PacketReceived(recv, ch)
 }
 
+// received records that the broker received the QoS 2 publication id.
+func (s *session5) received(id uint16) {
+	s.mu.Lock()
+	if _, ok := s.pubs[id]; ok {
+		s.recd[id] = struct{}{}
+	}
+	s.mu.Unlock()
+}
+
 func (s *session5) settle(id uint16, code byte, props *packets.Properties) {
 	s.mu.Lock()
 	g, ok := s.pubs[id]
 	delete(s.pubs, id)
+	delete(s.recd, id)
 	if len(s.pubs) == 0 {
 		s.signalEmpty()
 	}
