@@ -94,8 +94,10 @@ func (t *tree) checkSession(m *MQTT) {
 		t.errorAt("mqtt.keepalive", "must be whole seconds, not %v", k)
 	}
 	switch e := m.SessionExpiry; {
-	case e < 0 || e > MaxSessionExpiry:
-		t.errorAt("mqtt.session_expiry", "must be from 0s to %v, not %v", MaxSessionExpiry, e)
+	case e < time.Second || e > MaxSessionExpiry:
+		// 0 s would end the session with the connection: what
+		// clean_session: true says.
+		t.errorAt("mqtt.session_expiry", "must be from 1s to %v, not %v", MaxSessionExpiry, e)
 	case e%time.Second != 0:
 		t.errorAt("mqtt.session_expiry", "must be whole seconds, not %v", e)
 	}

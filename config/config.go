@@ -146,8 +146,8 @@ type MQTT struct {
 	// SessionExpiry). (optional) Defaults to false.
 	CleanSession bool `yaml:"clean_session"`
 	// SessionExpiry is how long the broker keeps the session of a
-	// disconnected instance (MQTT 5), in whole seconds. (optional)
-	// Defaults to DefaultSessionExpiry, one hour; at most
+	// disconnected instance (MQTT 5), in whole seconds from 1 s.
+	// (optional) Defaults to DefaultSessionExpiry, one hour; at most
 	// MaxSessionExpiry.
 	SessionExpiry time.Duration `yaml:"session_expiry"`
 	// KeepAlive is the MQTT keep-alive, in whole seconds: the client

@@ -290,3 +290,19 @@ func TestKeepAliveErrors(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, 5*time.Second, cfg.MQTT.KeepAlive)
 }
+
+// mqtt.session_expiry is whole seconds from 1 s (0 s would be a clean
+// session) to MQTT 5's largest.
+func TestSessionExpiryErrors(t *testing.T) {
+	for _, tc := range []struct{ value, want string }{
+		{"0s", `config.yaml:2: mqtt.session_expiry: must be from 1s to 1193046h28m15s, not 0s`},
+		{"1.5s", `config.yaml:2: mqtt.session_expiry: must be whole seconds, not 1.5s`},
+		{"1193047h", `config.yaml:2: mqtt.session_expiry: must be from 1s to 1193046h28m15s, not 1193047h0m0s`},
+	} {
+		_, err := config.Parse("config.yaml", []byte("mqtt:\n  session_expiry: "+tc.value+"\n"), nil)
+		require.EqualError(t, err, tc.want, tc.value)
+	}
+	cfg, err := config.Parse("config.yaml", []byte("mqtt:\n  session_expiry: 1s\n"), nil)
+	require.NoError(t, err)
+	require.Equal(t, time.Second, cfg.MQTT.SessionExpiry)
+}

@@ -159,7 +159,8 @@ type Config struct {
 	Logger *slog.Logger
 	// KeepAlive is the interval of MQTT keep-alive pings, in whole
 	// seconds (at least 1 s); a broker that does not answer a ping within
-	// PingTimeout is considered gone. Use at least 2 s with the embedded
+	// PingTimeout (MQTT 3.1.1; with MQTT 5, by the next ping) is
+	// considered gone. Use at least 2 s with the embedded
 	// broker, which drops a client silent for 1.5 × KeepAlive rounded
 	// down to whole seconds. (optional) Default to DefaultKeepAlive (30 s)
 	// and DefaultPingTimeout (10 s).
@@ -168,17 +169,15 @@ type Config struct {
 	// ConnectTimeout bounds one connection attempt (dial, TLS, CONNECT).
 	// (optional) Defaults to DefaultConnectTimeout, 10 s.
 	ConnectTimeout time.Duration
-	// WriteTimeout bounds the writing of a publication to the network and
-	// the wait of a Publish for the connection's writer; a write that
-	// takes longer counts as a lost connection. (optional) Defaults to
-	// DefaultWriteTimeout, 10 s.
+	// WriteTimeout bounds each write to the network (of at most 256 KiB);
+	// a write that takes longer counts as a lost connection. (optional)
+	// Defaults to DefaultWriteTimeout, 10 s.
 	WriteTimeout time.Duration
 	// MinBackoff and MaxBackoff bound the wait between connection
 	// attempts: it starts at MinBackoff and doubles up to MaxBackoff
-	// while the broker cannot be reached at start. Reconnection after a
-	// lost connection is paho's: at once, then from 1 s doubling up to
-	// MaxBackoff. (optional) Default to DefaultMinBackoff (250 ms) and
-	// DefaultMaxBackoff (10 s).
+	// while the broker cannot be reached, with jitter; after a lost
+	// connection the first attempt is at once. (optional) Default to
+	// DefaultMinBackoff (250 ms) and DefaultMaxBackoff (10 s).
 	MinBackoff time.Duration
 	MaxBackoff time.Duration
 }

@@ -2,7 +2,6 @@ package mqtt
 
 import (
 	"context"
-	"errors"
 	"math/rand/v2"
 	"sync"
 	"time"
@@ -202,6 +201,3 @@ func (c *Client) current() link {
 	defer c.mu.Unlock()
 	return c.link
 }
-
-// errTimeout reports an answer that did not come in time.
-var errTimeout = errors.New("mqtt: no answer from the broker in time")

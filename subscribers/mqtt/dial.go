@@ -5,7 +5,6 @@ import (
 	"crypto/tls"
 	"fmt"
 	"net"
-	"net/url"
 
 	paho3 "github.com/eclipse/paho.mqtt.golang"
 	"golang.org/x/net/proxy"
@@ -69,7 +68,3 @@ func dialTLS(ctx context.Context, d *net.Dialer, host string, cfg *tls.Config) (
 	}
 	return tc, nil
 }
-
-// brokerURL is the URL for paho.mqtt.golang, which dials through
-// openConnection: its scheme only matters to it.
-func (s *settings) brokerURL() *url.URL { return s.url }

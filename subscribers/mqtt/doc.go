@@ -91,7 +91,11 @@
 // publishes to the broker only and waits for its answer. QoS 1 and 2
 // publications made between connections are kept in order and sent on
 // the next one; those that the broker had not acknowledged when it lost
-// the session (Session Present 0) are sent again, in order. A publication
+// the session (Session Present 0) are sent again, in order, but for QoS 2
+// ones it had received (PUBREC), which count as published. The client
+// keeps its unanswered publications in memory: a restart of the process
+// loses them, while the broker keeps the session's messages for the
+// client. A publication
 // over Config.MaxPayload or the broker's Maximum Packet Size, or to a
 // topic outside Config.Writable, is refused at Publish and counted, never
 // sent.

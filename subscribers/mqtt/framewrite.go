@@ -127,11 +127,21 @@ func (w *writer) flush() {
 	}
 }
 
-// write writes b within the write deadline.
+// writeChunk is the most written under one write deadline: a large
+// batch on a slow link is not one write that must end in WriteTimeout.
+const writeChunk = 256 << 10
+
+// write writes b, each writeChunk within the write deadline.
 func (w *writer) write(b []byte) error {
-	if w.wdl > 0 {
-		_ = w.conn.SetWriteDeadline(time.Now().Add(w.wdl))
+	for len(b) > 0 {
+		n := min(len(b), writeChunk)
+		if w.wdl > 0 {
+			_ = w.conn.SetWriteDeadline(time.Now().Add(w.wdl))
+		}
+		if _, err := w.conn.Write(b[:n]); err != nil {
+			return err
+		}
+		b = b[n:]
 	}
-	_, err := w.conn.Write(b)
-	return err
+	return nil
 }

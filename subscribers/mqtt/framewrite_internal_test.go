@@ -17,6 +17,7 @@ type gateConn struct {
 	mu     sync.Mutex
 	writes [][]byte
 	gate   chan struct{} // a write waits for a receive from it, when not nil
+	dls    int           // write deadlines set
 }
 
 func (g *gateConn) Write(p []byte) (int, error) {
@@ -29,7 +30,12 @@ func (g *gateConn) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-func (g *gateConn) SetWriteDeadline(time.Time) error { return nil }
+func (g *gateConn) SetWriteDeadline(time.Time) error {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.dls++
+	return nil
+}
 
 func (g *gateConn) got() [][]byte {
 	g.mu.Lock()
@@ -80,4 +86,24 @@ func TestWriterPackets(t *testing.T) {
 	_, _ = w.Write([]byte("xyz"))
 	w.Unlock()
 	require.Equal(t, [][]byte{{0x30, 3, 'x', 'y', 'z'}}, g.got())
+}
+
+// A large batch is written in chunks, each with its own write deadline:
+// a slow link is not given one WriteTimeout for all of it.
+func TestWriterChunks(t *testing.T) {
+	g := &gateConn{}
+	w := &writer{conn: g, wdl: time.Second}
+	big := bytes.Repeat([]byte{7}, 2*writeChunk+10)
+	w.cork()
+	require.NoError(t, w.send(big[:writeChunk]))
+	require.NoError(t, w.send(big[writeChunk:]))
+	w.uncork()
+	got := g.got()
+	require.Len(t, got, 3)
+	require.Len(t, got[0], writeChunk)
+	require.Len(t, got[2], 10)
+	require.Equal(t, big, bytes.Join(got, nil))
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	require.Equal(t, 3, g.dls)
 }

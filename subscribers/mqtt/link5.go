@@ -178,6 +178,12 @@ func (l *link5) done() <-chan struct{} { return l.ended }
 func (l *link5) err() error            { return l.why }
 
 func (l *link5) publish(g *outgoing) error {
+	if l.ctx.Err() != nil {
+		// An ended connection: the session's publications of the next
+		// were sent again at its CONNACK, a publication stored now
+		// would wait for the one after.
+		return errRequeue
+	}
 	p := &paho.Publish{Topic: g.m.Topic, QoS: g.m.QoS, Retain: g.m.Retained, Payload: g.m.Payload}
 	if g.m.QoS == 0 {
 		if _, err := l.pc.PublishWithOptions(l.ctx, p, paho.PublishOptions{}); err != nil {
