@@ -168,7 +168,8 @@ func addHooks(srv *mochi.Server, cfg Config, counts *counters, log *slog.Logger)
 	hooks := []mochi.Hook{newAuthHook(cfg.Users, cfg.Anonymous, counts, log), newPacketIDHook(), newTakeoverHook(srv, log),
 		&endedSessionHook{srv: srv, log: log},
 		newStaleWillHook(srv), newStaleAckHook(srv), audience, &limitHook{counts: counts},
-		&mqtt5Hook{}}
+		&mqtt5Hook{},
+		newRetainGuardHook()} // last: see retainGuardHook
 	for _, h := range hooks {
 		if err := srv.AddHook(h, nil); err != nil {
 			return nil, fmt.Errorf("broker: %w", err)
