@@ -29,6 +29,9 @@ var badConfigs = []badConfig{
 	{"unknown node type", "unknown_type.yaml", []string{
 		`FILE:8: nodes[1].type: unknown node type "lidar" (known: bridge, heartbeat, imu_filter, sim_imu, sim_odom, sink, stage, watchdog)`,
 	}},
+	{"misspelt node type", "misspelt_type.yaml", []string{
+		`FILE:5: nodes[0].type: unknown node type "hearbeat"; did you mean "heartbeat"?`,
+	}},
 	{"bad params", "bad_params.yaml", []string{
 		`FILE:11: nodes[1].params.period: "fast" is not a duration`,
 	}},

@@ -1,7 +1,6 @@
 package config
 
 import (
-	"errors"
 	"fmt"
 	"net"
 	"net/url"
@@ -9,8 +8,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/robotexec/robotexec/internal/smallfile"
 )
 
 // check applies the defaults of empty strings, locates the nodes, resolves
@@ -165,28 +162,6 @@ func (t *tree) checkTLS(c *Config, scheme string, brokerOK bool) {
 			*p = filepath.Join(dir, *p)
 		}
 	}
-}
-
-// checkFiles reports the TLS files that cannot be read: missing, not
-// regular files, or over 1 MiB.
-func (c *Config) checkFiles() error {
-	if c.MQTT.TLS == nil {
-		return nil
-	}
-	var errs []error
-	for _, f := range []struct{ key, path string }{
-		{"ca", c.MQTT.TLS.CA}, {"cert", c.MQTT.TLS.Cert}, {"key", c.MQTT.TLS.Key},
-	} {
-		if f.path == "" {
-			continue
-		}
-		if err := smallfile.Check(f.path); err != nil {
-			e := c.Errorf("mqtt.tls."+f.key, "%s: %s", f.path, err)
-			e.Err = err
-			errs = append(errs, e)
-		}
-	}
-	return errors.Join(errs...)
 }
 
 func (t *tree) errorAt(path, format string, args ...any) {

@@ -188,7 +188,7 @@ func TestLoadErrors(t *testing.T) {
 	_, err = config.Load(dir)
 	require.Equal(t, dir+": is a directory", err.Error())
 
-	// The TLS files must exist; relative ones are looked for next to the
+	// The TLS files must exist and hold PEM; relative ones are looked for next to the
 	// config file.
 	path := filepath.Join(dir, "config.yaml")
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "ca.pem"), []byte("x"), 0o600))
@@ -198,6 +198,7 @@ func TestLoadErrors(t *testing.T) {
 	require.NotNil(t, cfg)
 	require.Equal(t, filepath.Join(dir, "ca.pem"), cfg.MQTT.TLS.CA)
 	require.Equal(t, []string{
+		path + ":4: mqtt.tls.ca: " + filepath.Join(dir, "ca.pem") + ": holds no PEM certificate",
 		path + ":5: mqtt.tls.cert: " + filepath.Join(dir, "client.pem") + ": no such file or directory",
 		path + ":6: mqtt.tls.key: " + dir + ": is a directory",
 	}, lines(err))

@@ -80,16 +80,22 @@ func suggest(name string, known []string) string {
 	if len(known) == 0 {
 		return " (none is allowed here)"
 	}
-	best, dist := "", 3
-	for _, k := range known {
-		if d := distance(strings.ToLower(name), k); d < dist && d < len(k) {
-			best, dist = k, d
-		}
-	}
-	if best != "" {
+	if best := Closest(name, known); best != "" {
 		return "; did you mean " + strconv.Quote(best) + "?"
 	}
 	return " (known keys: " + strings.Join(known, ", ") + ")"
+}
+
+// Closest returns the name of known closest to name, a misspelling of it
+// (at most two edits away, case ignored), or "" when none is that close.
+func Closest(name string, known []string) string {
+	best, dist := "", 3
+	for _, k := range known {
+		if d := distance(strings.ToLower(name), strings.ToLower(k)); d < dist && d < len(k) {
+			best, dist = k, d
+		}
+	}
+	return best
 }
 
 // distance is the Levenshtein distance of a and b.

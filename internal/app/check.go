@@ -27,13 +27,22 @@ func Check(cfg *config.Config, parseErr error) error {
 			continue // Parse reported it
 		}
 		if _, ok := nodes.Lookup(n.Type); !ok {
-			errs = append(errs, n.Errorf("type", "unknown node type %q (known: %s)", n.Type, strings.Join(nodes.TypeNames(), ", ")))
+			errs = append(errs, unknownType(n))
 			continue
 		}
 		_, err := nodes.Build(env, spec(n))
 		errs = append(errs, nodeErrors(n, err)...)
 	}
 	return config.Join(errs...)
+}
+
+// unknownType is the error of node n, whose type is not registered.
+func unknownType(n config.Node) error {
+	known := nodes.TypeNames()
+	if best := config.Closest(n.Type, known); best != "" {
+		return n.Errorf("type", "unknown node type %q; did you mean %q?", n.Type, best)
+	}
+	return n.Errorf("type", "unknown node type %q (known: %s)", n.Type, strings.Join(known, ", "))
 }
 
 func dryEnv(cfg *config.Config, logger *slog.Logger) *nodes.Env {

@@ -68,16 +68,14 @@ nodes:
 	requireFree(t, metricsAddr)
 }
 
-// TestStartBadTLS: a TLS CA file without a certificate fails the start
-// when the client is made, before it connects.
+// TestStartBadTLS: a TLS CA file without a certificate fails the check
+// of the config, with its line, before anything starts.
 func TestStartBadTLS(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "ca.pem"), []byte("not a certificate\n"), 0o644))
 	path := filepath.Join(dir, "config.yaml")
 	require.NoError(t, os.WriteFile(path, []byte("mqtt:\n  broker: ssl://127.0.0.1:1\n  tls: { ca: ca.pem }\n"), 0o644))
-	cfg, err := LoadAndCheck(path)
-	require.NoError(t, err)
-	_, err = Start(context.Background(), cfg, discardLogger(), Options{})
-	require.ErrorContains(t, err, "mqtt: tls ca: "+filepath.Join(dir, "ca.pem")+" holds no PEM certificate")
+	_, err := LoadAndCheck(path)
+	require.EqualError(t, err, path+":3: mqtt.tls.ca: "+filepath.Join(dir, "ca.pem")+": holds no PEM certificate")
 }

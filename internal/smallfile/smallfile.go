@@ -9,7 +9,11 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"time"
 )
+
+// readWait bounds a read that waits.
+const readWait = 2 * time.Second
 
 // Limit is the largest file Read and Check accept: 1 MiB.
 const Limit = 1 << 20
@@ -78,6 +82,10 @@ func Read(path string) ([]byte, error) {
 	if err := checkInfo(st); err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
+	// A regular file of the kernel's (/proc/kmsg) may wait for data that
+	// never comes: its reads are bounded (files that cannot wait ignore
+	// the deadline).
+	_ = f.SetReadDeadline(time.Now().Add(readWait))
 	// The file may have grown since: read one byte more than allowed.
 	data, err := io.ReadAll(io.LimitReader(f, Limit+1))
 	if err != nil {
