@@ -101,7 +101,9 @@ func hasFlags(fs *flag.FlagSet) bool {
 	return n > 0
 }
 
-// parseFlags parses args; -h prints the usage to stdout and asks for exit 0.
+// parseFlags parses args, whose flags may stand anywhere, before, between
+// or after the arguments (`--` ends the flags); -h prints the usage to
+// stdout and asks for exit 0. fs.Args() are then the arguments.
 func parseFlags(fs *flag.FlagSet, args []string, stdout io.Writer) (done bool, code int) {
 	for _, a := range args {
 		if a == "-h" || a == "-help" || a == "--help" {
@@ -113,9 +115,24 @@ func parseFlags(fs *flag.FlagSet, args []string, stdout io.Writer) (done bool, c
 			break
 		}
 	}
-	if err := fs.Parse(args); err != nil {
-		return true, ExitUsage
+	var positional []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return true, ExitUsage
+		}
+		rest := fs.Args()
+		if len(rest) == 0 {
+			break
+		}
+		if len(args) > len(rest) && args[len(args)-len(rest)-1] == "--" {
+			positional = append(positional, rest...) // after --
+			break
+		}
+		positional = append(positional, rest[0])
+		args = rest[1:]
 	}
+	// Parse stops at "--" and keeps what follows as the arguments.
+	_ = fs.Parse(append([]string{"--"}, positional...))
 	return false, 0
 }
 

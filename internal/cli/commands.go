@@ -20,7 +20,6 @@ import (
 	"github.com/robotexec/robotexec/internal/chrometrace"
 	"github.com/robotexec/robotexec/nodes"
 	"github.com/robotexec/robotexec/subscribers"
-	"github.com/robotexec/robotexec/subscribers/mqtt"
 )
 
 // shutdownGrace bounds a clean stop; past it the command exits anyway.
@@ -205,54 +204,6 @@ func cmdNodes(args []string, stdout, stderr io.Writer) int {
 	return ExitOK
 }
 
-// clientFlags are the connection flags of pub and echo.
-type clientFlags struct {
-	broker, username, password, protocol *string
-	timeout                              *time.Duration
-}
-
-func addClientFlags(fs interface {
-	String(name, value, usage string) *string
-	Duration(name string, value time.Duration, usage string) *time.Duration
-}) clientFlags {
-	return clientFlags{
-		broker:   fs.String("broker", mqtt.DefaultBroker, "broker URL: tcp://, ssl://, ws://"),
-		username: fs.String("username", "", "user name (optional)"),
-		password: fs.String("password", os.Getenv("MQTT_PASSWORD"), "password (optional; default $MQTT_PASSWORD)"),
-		timeout:  fs.Duration("timeout", 10*time.Second, "how long to wait for the broker"),
-		protocol: fs.String("protocol", mqtt.Protocol5, "MQTT version: 5, or 3.1.1 for brokers without MQTT 5"),
-	}
-}
-
-// dial connects a short-lived client: clean session, no status topic.
-func (f clientFlags) dial(ctx context.Context, stderr io.Writer, qos byte) (*mqtt.Client, error) {
-	c, err := mqtt.Dial(mqtt.Config{
-		Broker:       *f.broker,
-		ClientID:     fmt.Sprintf("robotexec-cli-%d-%d", os.Getpid(), time.Now().UnixNano()%1e6),
-		Username:     *f.username,
-		Password:     *f.password,
-		QoS:          qos,
-		Protocol:     *f.protocol,
-		CleanSession: true,
-		StatusTopic:  "-",
-		Logger:       slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelError})),
-	})
-	if err != nil {
-		return nil, err
-	}
-	wctx, cancel := context.WithTimeout(ctx, *f.timeout)
-	defer cancel()
-	if err := c.WaitConnected(wctx); err != nil {
-		last := c.LastError()
-		c.Close()
-		if last != nil {
-			return nil, last
-		}
-		return nil, fmt.Errorf("cannot connect to %s: %w", c.Broker(), err)
-	}
-	return c, nil
-}
-
 func cmdPub(args []string, stdout, stderr io.Writer) int {
 	fs := newFlags("pub", "[flags] TOPIC PAYLOAD", "Publish one message and wait until the broker has it.", stderr)
 	cf := addClientFlags(fs)
@@ -280,7 +231,7 @@ func cmdPub(args []string, stdout, stderr io.Writer) int {
 	c, err := cf.dial(ctx, stderr, byte(*qos))
 	if err != nil {
 		fmt.Fprintln(stderr, "robotexec pub:", err)
-		return ExitFailure
+		return exitFor(err)
 	}
 	defer c.Close()
 	p, err := c.Publisher(topic, byte(*qos), *retain)
@@ -324,7 +275,7 @@ func cmdEcho(args []string, stdout, stderr io.Writer) int {
 	c, err := cf.dial(ctx, stderr, byte(*qos))
 	if err != nil {
 		fmt.Fprintln(stderr, "robotexec echo:", err)
-		return ExitFailure
+		return exitFor(err)
 	}
 	defer c.Close()
 

@@ -63,7 +63,7 @@ func (g graphCmd) run(args []string, stdout, stderr io.Writer) ([]*instance, boo
 	c, err := cf.dial(ctx, stderr, 1)
 	if err != nil {
 		fmt.Fprintf(stderr, "robotexec %s: %v\n", name, err)
-		return nil, false, nil, ExitFailure
+		return nil, false, nil, exitFor(err)
 	}
 	defer c.Close()
 	ins, err := readInstances(ctx, c)

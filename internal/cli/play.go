@@ -62,7 +62,7 @@ func cmdPlay(args []string, stdout, stderr io.Writer) int {
 	c, err := cf.dial(ctx, stderr, p.qos)
 	if err != nil {
 		fmt.Fprintln(stderr, "robotexec play:", err)
-		return ExitFailure
+		return exitFor(err)
 	}
 	defer c.Close()
 	p.c = c

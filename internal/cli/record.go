@@ -49,7 +49,7 @@ func cmdRecord(version string, args []string, stdout, stderr io.Writer) int {
 	c, err := cf.dial(ctx, stderr, byte(*qos))
 	if err != nil {
 		fmt.Fprintln(stderr, "robotexec record:", err)
-		return ExitFailure
+		return exitFor(err)
 	}
 	defer c.Close()
 	rec, err := recording.Create(*out, recording.Options{Library: "robotexec " + app.Version(version)})

@@ -284,7 +284,7 @@ func runRate(kind rateKind, args []string, stdout, stderr io.Writer) int {
 	c, err := o.client.dial(ctx, stderr, 0)
 	if err != nil {
 		fmt.Fprintf(stderr, "robotexec topic %s: %v\n", kind.name, err)
-		return ExitFailure
+		return exitFor(err)
 	}
 	defer c.Close()
 	return o.watch(ctx, c, stdout, stderr)
