@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -89,4 +90,104 @@ nodes:
 			require.Equal(t, 100*time.Millisecond, at.Sub(times[i-1]), "one beat per 100 ms of recorded time")
 		}
 	}
+}
+
+// TestUseSimTimeJumpBack: a second play -clock into a running process
+// sets its clock back to the recording's start; the timers are re-armed
+// on the new time, so the heartbeat beats again, from a period after it,
+// without a restart, and the process says so in one log line.
+func TestUseSimTimeJumpBack(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	rec := filepath.Join(dir, "rec.mcap")
+	t0 := time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)
+	const span, period = 2 * time.Second, 100 * time.Millisecond
+	writeRecording(t, rec, t0, span, period)
+
+	port := freePort(t)
+	url := brokerURL(port)
+	cfg := filepath.Join(dir, "config.yaml")
+	writeFile(t, cfg, fmt.Sprintf(`executor: { workers: 2, use_sim_time: true }
+mqtt: { listen: 127.0.0.1:%d, client_id: simtime-jump-test, qos: 1 }
+nodes:
+  - { name: beat, type: heartbeat, params: { topic: robot/heartbeat, period: 100ms } }
+`, port))
+	run := startProc(t, robotexecBin, nil, "run", cfg)
+	run.stderr.waitFor(t, startup, "waiting for the clock topic")
+	// Started at t0 before the first play, so that it follows all of it.
+	clock0 := fmt.Sprintf(`{"time":%q}`, t0.Format(time.RFC3339Nano))
+	publishUntil(t, url, func() bool {
+		_, ok := run.stderr.find(func(l string) bool { return strings.Contains(l, "robotexec running") })
+		return ok
+	}, pubMsg{"clock", clock0})
+	watch := startProc(t, robotexecBin, nil, "echo", "-broker", url, "-qos", "1", "robot/heartbeat")
+	publishUntil(t, url, func() bool {
+		_, ok := watch.stdout.find(func(l string) bool { return l == "robot/heartbeat probe" })
+		return ok
+	}, pubMsg{"robot/heartbeat", "probe"})
+
+	endBeats := func() int {
+		times, _ := beatTimes(watch.stdout.all())
+		n := 0
+		for _, at := range times {
+			if at.Equal(t0.Add(span)) {
+				n++
+			}
+		}
+		return n
+	}
+	for i := 1; i <= 2; i++ {
+		p := runCmd(t, 2*quickExit, robotexecBin, nil, "play", "-broker", url, "-clock", "-rate", "5", rec)
+		require.Equal(t, 0, p.code, "%s", p)
+		deadline := time.Now().Add(traffic)
+		for endBeats() < i {
+			require.True(t, time.Now().Before(deadline), "play %d: no beat of the recording's end within %v; beats:\n%s",
+				i, traffic, strings.Join(watch.stdout.all(), "\n"))
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	run.signal(t, os.Interrupt)
+	require.Equal(t, 0, run.wait(t, quickExit), "%s", run)
+
+	// The same beats twice: one a period of recording time, from a period
+	// after its start, as the timer starts again from the new time.
+	var want []time.Time
+	for d := period; d <= span; d += period {
+		want = append(want, t0.Add(d))
+	}
+	times, err := beatTimes(watch.stdout.all())
+	require.NoError(t, err)
+	require.Equal(t, append(want, want...), times)
+	var jumps []string
+	for _, l := range run.stderr.all() {
+		if strings.Contains(l, "the clock went back") {
+			jumps = append(jumps, l)
+		}
+	}
+	require.Len(t, jumps, 1, "one jump back")
+	require.Contains(t, jumps[0], "timers re-armed")
+	require.Contains(t, jumps[0], "from="+t0.Add(span).Format(time.RFC3339Nano))
+	require.Contains(t, jumps[0], "to="+t0.Format(time.RFC3339Nano))
+}
+
+// beatTimes returns the times of the heartbeats among lines that robotexec
+// echo printed, leaving out the probes, and the first line it could not
+// read.
+func beatTimes(lines []string) ([]time.Time, error) {
+	var times []time.Time
+	for _, l := range lines {
+		if l == "robot/heartbeat probe" {
+			continue
+		}
+		var b struct{ Time string }
+		if err := json.Unmarshal([]byte(strings.TrimPrefix(l, "robot/heartbeat ")), &b); err != nil {
+			return times, fmt.Errorf("%q: %w", l, err)
+		}
+		at, err := time.Parse(time.RFC3339Nano, b.Time)
+		if err != nil {
+			return times, fmt.Errorf("%q: %w", l, err)
+		}
+		times = append(times, at)
+	}
+	return times, nil
 }

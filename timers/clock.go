@@ -8,8 +8,9 @@ import (
 // Clock tells the time and wakes its users at given times.
 //
 // A clock may also have optional capabilities, which a [Queue] on it finds
-// by type assertion when it is made: [GridClock], [StepClock], [LeadClock]
-// and [IdleLeadClock]. [Precise] has them all.
+// by type assertion when it is made: [GridClock], [StepClock], [LeadClock],
+// [IdleLeadClock] and [RewindClock]. [Precise] has the first four, [Sim]
+// the last.
 type Clock interface {
 	// Now returns the current time.
 	Now() time.Time
@@ -68,12 +69,27 @@ type IdleLeadClock interface {
 	IdleLead() (lead, after time.Duration)
 }
 
-// Precise has every optional capability.
+// RewindClock is a [Clock] whose time can be set back, as [Sim.Rewind]
+// does. A timer queue on it re-arms its timers each time it is, as rcl
+// does on a backward jump of ROS time: a timer whose next deadline is
+// more than its period (a one-shot timer: its delay) after the new time
+// starts again from the new time, as [Timer.Reset] would start it there;
+// the others keep their deadlines, which are at most a period away. A
+// timer that fell due before the jump, for a deadline that is now ahead,
+// is not called: it waits for its deadline by the same rule.
+type RewindClock interface {
+	// OnRewind registers f, called with the clock's new time each time
+	// the clock is set back, once it reads that time.
+	OnRewind(f func(to time.Time))
+}
+
+// Precise has every optional capability but RewindClock; Sim has that one.
 var (
 	_ GridClock     = Precise{}
 	_ StepClock     = Precise{}
 	_ LeadClock     = Precise{}
 	_ IdleLeadClock = Precise{}
+	_ RewindClock   = (*Sim)(nil)
 )
 
 // System is the wall clock: time.Now and Go runtime timers. The zero value

@@ -15,7 +15,10 @@
 // waiting for its next deadline.
 //
 // Two clocks come with the package: [System], the wall clock, and [Sim], a
-// simulated clock that tests step by hand.
+// simulated clock that tests step by hand. A Sim can also be set back
+// ([Sim.Rewind]), as the clock topic is when a playback starts over; a
+// queue on it then re-arms its timers on the new time, as rcl does on a
+// backward jump of ROS time (see [RewindClock]).
 //
 // An executor's workers also serve the queue themselves, between callbacks,
 // through the queue's [Fast] path, package executor's own.

@@ -90,6 +90,9 @@ func NewQueue(c Clock, set *waitset.Set) *Queue {
 		q.idleLead, q.idleAfter = l.IdleLead()
 	}
 	q.alarm = c.NewAlarm(q.ring)
+	if r, ok := c.(RewindClock); ok {
+		r.OnRewind(q.rewound)
+	}
 	return q
 }
 

@@ -7,12 +7,14 @@ import (
 
 // Sim is a simulated clock: time stands still until it is advanced (by a
 // test, or by the clock topic with use_sim_time), and alarms fire on the
-// advancing goroutine, in deadline order, each at its own time. Tests use
-// it to test timer logic deterministically.
+// advancing goroutine, in deadline order, each at its own time. It goes
+// back only when it is set back ([Sim.Rewind]). Tests use it to test timer
+// logic deterministically.
 type Sim struct {
-	mu     sync.Mutex
-	now    time.Time
-	alarms []*simAlarm
+	mu       sync.Mutex
+	now      time.Time
+	alarms   []*simAlarm
+	onRewind []func(to time.Time)
 }
 
 // NewSim returns a simulated clock that reads start.
@@ -69,6 +71,36 @@ func (s *Sim) AdvanceTo(t time.Time) {
 		s.mu.Unlock()
 		due.f()
 	}
+}
+
+// Rewind sets the clock back to t, as a clock topic does when its
+// playback starts over. No alarm fires: those set for later than t stay
+// set for their times. Then each function given to [Sim.OnRewind] is
+// called with t, in the order given, on the calling goroutine; a [Queue]
+// on the clock re-arms its timers there. A t that is not before the
+// clock's time does nothing: forward is [Sim.AdvanceTo]'s way.
+func (s *Sim) Rewind(t time.Time) {
+	s.mu.Lock()
+	if !t.Before(s.now) {
+		s.mu.Unlock()
+		return
+	}
+	s.now = t
+	fs := s.onRewind
+	s.mu.Unlock()
+	// Called outside the lock: they set alarms of the clock.
+	for _, f := range fs {
+		f(t)
+	}
+}
+
+// OnRewind registers f to be called with the clock's new time each time
+// [Sim.Rewind] sets it back, after the clock reads that time. It makes Sim
+// a [RewindClock].
+func (s *Sim) OnRewind(f func(to time.Time)) {
+	s.mu.Lock()
+	s.onRewind = append(s.onRewind[:len(s.onRewind):len(s.onRewind)], f)
+	s.mu.Unlock()
 }
 
 // Next returns the earliest time an alarm is set for, and false if none is

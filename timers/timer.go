@@ -131,7 +131,9 @@ func (t *Timer) ResetAt(deadline time.Time) {
 
 // Call serves a due timer; the executor calls it when the timer's callback
 // starts. It returns the event for the callback, and false if the call must
-// be skipped because the timer was canceled or reset since it fell due.
+// be skipped because the timer was canceled or reset since it fell due, or
+// because its clock went back before its deadline since (see
+// [RewindClock]: the timer is then re-armed).
 // A periodic timer is re-armed for its first deadline that has not passed
 // (one equal to now is due at once), skipping and counting the ones that
 // already passed.
@@ -146,6 +148,23 @@ func (t *Timer) Call() (Event, bool) {
 		defer q.rearm()
 	}
 	if t.state != due {
+		return Event{}, false
+	}
+	if t.next.After(now) {
+		// Read again under the lock: a Reset and a ring since now was
+		// read may have made the timer due again, for a later deadline.
+		now = q.clock.Now()
+	}
+	if t.next.After(now) {
+		// The clock went back before the deadline since the timer fell
+		// due (a RewindClock set back): it is not due at this time. It
+		// is re-armed as the queue re-arms its armed timers then.
+		if q.stopped {
+			t.state = idle
+			return Event{}, false
+		}
+		q.rewind(t, now)
+		q.push(t)
 		return Event{}, false
 	}
 	ev := Event{Expected: t.next, Actual: now}

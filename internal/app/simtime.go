@@ -78,24 +78,36 @@ func firstClock(ctx context.Context, mc mqtt.Config, topic string, logger *slog.
 
 // simClock steps the executor's simulated clock with the clock topic.
 type simClock struct {
-	sim       *timers.Sim
-	log       *slog.Logger
-	bad, back *ratelog.Limiter // the ignored messages' logs
+	sim  *timers.Sim
+	log  *slog.Logger
+	bad  *ratelog.Limiter // the log of the messages that do not parse
+	back *ratelog.Limiter // the log of the jumps back
 }
 
 // follow subscribes to the clock topic on ex: each message moves the
 // simulated time forward, firing the timers that fall due on the way, in
-// deadline order. A message that goes back in time, or does not parse, is
-// logged and ignored.
+// deadline order (a timer more than a period late skips and counts the
+// deadlines it missed). A message that does not parse is logged and
+// ignored.
+//
+// A message that goes back in time, by any amount, sets the clock back, as
+// ROS time jumps back when a playback starts over: the timers whose
+// deadlines are more than a period ahead start again from the new time
+// (timers.RewindClock), and the nodes' clocks read it. Nothing tells a
+// playback that starts over from messages out of order, and MQTT keeps one
+// publisher's messages in order, so every step back is taken as a jump;
+// a tiny one moves only the timers called within it, earlier by at most
+// the step.
 func (s *simClock) follow(ex *executor.Executor, src subscribers.Source, cfg *config.Config) error {
 	_, err := ex.NewOwner("clock", nil).Subscribe(src, cfg.Executor.ClockTopic, func(m subscribers.Message) {
 		t, err := parseClock(m.Payload)
-		switch {
+		switch now := s.sim.Now(); {
 		case err != nil:
 			s.bad.Log(s.log, slog.LevelWarn, "use_sim_time: ignored", "error", err)
-		case t.Before(s.sim.Now()):
-			s.back.Log(s.log, slog.LevelWarn, "use_sim_time: the clock went back: ignored",
-				"time", t.Format(time.RFC3339Nano), "now", s.sim.Now().Format(time.RFC3339Nano))
+		case t.Before(now):
+			s.back.Log(s.log, slog.LevelInfo, "use_sim_time: the clock went back: timers re-armed on the new time",
+				"from", now.Format(time.RFC3339Nano), "to", t.Format(time.RFC3339Nano))
+			s.sim.Rewind(t)
 		default:
 			s.sim.AdvanceTo(t)
 		}
@@ -115,7 +127,7 @@ func (a *App) newExecutor(ctx context.Context, mc mqtt.Config, logger *slog.Logg
 		if err != nil {
 			return err
 		}
-		sc = &simClock{sim: timers.NewSim(t0), log: logger, bad: ratelog.New(10 * time.Second), back: ratelog.New(10 * time.Second)}
+		sc = &simClock{sim: timers.NewSim(t0), log: logger, bad: ratelog.New(10 * time.Second), back: ratelog.New(time.Second)}
 		clock = sc.sim
 	}
 	a.ex = executor.New(a.obs.executorOptions(executor.Options{

@@ -22,8 +22,9 @@ import (
 type lockedBuffer = syncbuf.Buffer
 
 // The clock topic moves simulated time forward, firing the timers due on
-// the way in order; a message that goes back or does not parse is logged
-// and ignored.
+// the way in order; a message that does not parse is logged and ignored;
+// one that goes back sets the clock back, with a log line that says from
+// when to when, and the timers fire again from there.
 func TestSimClockFollows(t *testing.T) {
 	t0 := time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)
 	var logs lockedBuffer
@@ -61,12 +62,20 @@ func TestSimClockFollows(t *testing.T) {
 	logged := func(s string) func() bool {
 		return func() bool { return bytes.Contains([]byte(logs.String()), []byte(s)) }
 	}
-	require.NoError(t, pub.Publish([]byte(`{"time":"`+t0.Add(time.Millisecond).Format(time.RFC3339Nano)+`"}`)))
-	require.Eventually(t, logged("the clock went back: ignored"), 5*time.Second, time.Millisecond)
 	require.NoError(t, pub.Publish([]byte(`not json`)))
 	require.Eventually(t, logged("use_sim_time: ignored"), 5*time.Second, time.Millisecond)
-	require.Equal(t, t0.Add(300*time.Millisecond), sc.sim.Now(), "time never runs backwards")
+	require.Equal(t, t0.Add(300*time.Millisecond), sc.sim.Now(), "a bad message does not move the clock")
+
+	require.NoError(t, pub.Publish([]byte(`{"time":"`+t0.Add(time.Millisecond).Format(time.RFC3339Nano)+`"}`)))
+	require.Eventually(t, func() bool { return sc.sim.Now().Equal(t0.Add(time.Millisecond)) }, 5*time.Second, time.Millisecond, "the clock went back")
+	require.Eventually(t, logged(`use_sim_time: the clock went back: timers re-armed on the new time" from=2025-06-01T12:00:00.3Z to=2025-06-01T12:00:00.001Z`),
+		5*time.Second, time.Millisecond, "%s", &logs)
+	for d := 10 * time.Millisecond; d <= 200*time.Millisecond; d += 10 * time.Millisecond {
+		tick(d)
+	}
+	require.Eventually(t, func() bool { mu.Lock(); defer mu.Unlock(); return len(fired) == 4 }, 5*time.Second, time.Millisecond, "fired %v; log:\n%s", fired, logs.String())
 	mu.Lock()
-	require.Equal(t, []time.Time{t0.Add(100 * time.Millisecond), t0.Add(200 * time.Millisecond), t0.Add(300 * time.Millisecond)}, fired)
+	require.Equal(t, []time.Time{t0.Add(100 * time.Millisecond), t0.Add(200 * time.Millisecond), t0.Add(300 * time.Millisecond),
+		t0.Add(101 * time.Millisecond)}, fired, "a period after the new time")
 	mu.Unlock()
 }
