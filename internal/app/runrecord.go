@@ -38,10 +38,12 @@ type TimerCall struct {
 // runRecording records a run for replay: what enters its subscriptions
 // from outside (recording.Input), what its nodes publish
 // (recording.Output) and when their periodic timers run
-// (recording.TimerCall).
+// (recording.TimerCall). A write error stops the recording at once, and
+// only the recording: it is logged then, and the run goes on.
 type runRecording struct {
-	rec *recording.Recorder
-	log *slog.Logger
+	rec     *recording.Recorder
+	log     *slog.Logger
+	watched chan struct{} // closed when watch has returned
 }
 
 // openRunRecording creates the file at path and stores cfg's file in it.
@@ -55,7 +57,19 @@ func openRunRecording(path string, cfg *config.Config, logger *slog.Logger) (*ru
 		return nil, fmt.Errorf("-record: %w", err)
 	}
 	rec.Metadata(MetaConfig, map[string]string{"file": cfg.File, "yaml": string(data)})
-	return &runRecording{rec: rec, log: logger}, nil
+	r := &runRecording{rec: rec, log: logger, watched: make(chan struct{})}
+	go r.watch()
+	return r, nil
+}
+
+// watch logs the write error that stops the recording when it happens;
+// it returns when the recorder has stopped, at the latest when closed.
+func (r *runRecording) watch() {
+	defer close(r.watched)
+	<-r.rec.Done()
+	if err := r.rec.Err(); err != nil {
+		r.log.Error("recording stopped; the run goes on", "file", r.rec.Path(), "error", err, "messages", r.rec.Stats().Recorded)
+	}
 }
 
 // begin stores the run's start, the time of its clock before the nodes
@@ -91,16 +105,21 @@ func (r *runRecording) end(stop time.Time) error {
 		"dropped": fmt.Sprint(dropped),
 	})
 	st, err := r.rec.Close()
-	if err != nil {
-		return err
-	}
+	<-r.watched
 	level := slog.LevelInfo
-	if st.Dropped > 0 {
+	if st.Dropped > 0 || err != nil {
 		level = slog.LevelWarn
 	}
 	r.log.Log(context.Background(), level, "recording written", "file", r.rec.Path(), "messages", st.Recorded, "dropped", st.Dropped)
+	if err != nil {
+		// The cause was logged when it happened.
+		return fmt.Errorf("-record: %s: the recording stopped early, at a write error", r.rec.Path())
+	}
 	return nil
 }
 
 // abort closes the file of a run that did not start.
-func (r *runRecording) abort() { _, _ = r.rec.Close() }
+func (r *runRecording) abort() {
+	_, _ = r.rec.Close()
+	<-r.watched
+}

@@ -62,21 +62,25 @@ func cmdRecord(version string, args []string, stdout, stderr io.Writer) int {
 		ctx, cancel = context.WithTimeout(ctx, *duration)
 		defer cancel()
 	}
-	err = recordUntil(ctx, c, rec, fs.Args(), stderr)
+	printed, err := recordUntil(ctx, c, rec, fs.Args(), stderr)
 	st, cerr := rec.Close()
 	fmt.Fprintf(stderr, "robotexec record: %d messages recorded to %s, %d dropped\n", st.Recorded, rec.Path(), st.Dropped)
-	for _, e := range []error{err, cerr} {
-		if e != nil {
-			fmt.Fprintln(stderr, "robotexec record:", e)
-			return ExitFailure
-		}
+	if cerr != nil && !printed {
+		fmt.Fprintln(stderr, "robotexec record:", cerr)
+	}
+	if err != nil {
+		fmt.Fprintln(stderr, "robotexec record:", err)
+	}
+	if err != nil || cerr != nil {
+		return ExitFailure
 	}
 	return ExitOK
 }
 
-// recordUntil records what the filters match until ctx ends, then drains
-// what the subscriptions hold.
-func recordUntil(ctx context.Context, c *mqtt.Client, rec *recording.Recorder, filters []string, stderr io.Writer) error {
+// recordUntil records what the filters match until ctx ends or a write
+// error stops the recorder, which it prints at once (reporting true); then
+// it drains what the subscriptions hold.
+func recordUntil(ctx context.Context, c *mqtt.Client, rec *recording.Recorder, filters []string, stderr io.Writer) (bool, error) {
 	ex := executor.New(executor.Options{Workers: 1, Logger: slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))})
 	o := ex.NewOwner("record", nil)
 	for _, f := range filters {
@@ -84,17 +88,24 @@ func recordUntil(ctx context.Context, c *mqtt.Client, rec *recording.Recorder, f
 			rec.Record(m.Topic, m.Payload, m.Received)
 		}, executor.Depth(recordDepth), executor.Overflow(subscribers.Block))
 		if err != nil {
-			return err
+			return false, err
 		}
 	}
 	done := make(chan error, 1)
 	runCtx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	go func() { done <- ex.Run(runCtx) }()
-	<-ctx.Done()
+	printed := false
+	select {
+	case <-ctx.Done():
+	case <-rec.Done():
+		fmt.Fprintln(stderr, "robotexec record:", rec.Err())
+		printed = true
+	}
 	// What arrives from now on stays with the broker; what the
-	// subscriptions hold is recorded as the executor drains.
+	// subscriptions hold is recorded as the executor drains (or, after a
+	// write error, counted as dropped).
 	c.Pause()
 	cancel()
-	return <-done
+	return printed, <-done
 }

@@ -8,7 +8,11 @@
 // indexes. A message that finds the queue full is dropped and counted,
 // never silently lost: Close reports the counts. Each chunk reaches the
 // file as a whole, so a recorder killed with SIGKILL leaves a file whose
-// complete chunks [Scan] still reads.
+// complete chunks [Scan] still reads. A write error (a full disk, the file
+// size limit) stops the recorder at once, which [Recorder.Done] and
+// [Recorder.Err] tell: the file is cut back to its last complete record
+// and closed there with its summary and footer where they fit, and it
+// holds exactly the messages counted as recorded.
 //
 // Each topic gets a channel per payload kind: payloads that are valid JSON
 // go on a channel with message encoding "json" (no schema), which MCAP

@@ -1,16 +1,13 @@
 package recording
 
 import (
-	"bufio"
-	"encoding/json"
+	"errors"
 	"fmt"
-	"math"
+	"io/fs"
 	"os"
 	"sync"
 	"sync/atomic"
 	"time"
-
-	"github.com/foxglove/mcap/go/mcap"
 )
 
 const (
@@ -54,8 +51,10 @@ type Options struct {
 
 // Stats counts what a Recorder did.
 type Stats struct {
-	// Recorded counts messages written; Dropped those refused because
-	// the queue was full or the recorder closed.
+	// Recorded counts the messages the file holds: those of the chunks
+	// written whole. Dropped counts the others: refused because the
+	// queue was full or the recorder closed or stopped, or lost to a
+	// write error.
 	Recorded, Dropped uint64
 }
 
@@ -85,7 +84,10 @@ type item struct {
 	meta    map[string]string // metadata named topic, when not nil
 }
 
-// Recorder writes messages to an MCAP file.
+// Recorder writes messages to an MCAP file. The first write error (a full
+// disk, the file size limit, an I/O error) stops it at once: it takes no
+// more messages, cuts the file back to its last complete record, closes it
+// with a summary of what it holds there where that fits, and closes Done.
 type Recorder struct {
 	path  string
 	q     chan item
@@ -115,7 +117,7 @@ func Create(path string, opts Options) (*Recorder, error) {
 	w, err := newFileWriter(f, opts)
 	if err != nil {
 		_ = f.Close()
-		return nil, fmt.Errorf("recording: %s: %w", path, err)
+		return nil, describe(path, err)
 	}
 	r := &Recorder{path: path, q: make(chan item, opts.Queue), done: make(chan struct{})}
 	go r.run(w)
@@ -127,7 +129,7 @@ func (r *Recorder) Path() string { return r.path }
 
 // Record queues a message received (or published) at at; payload must not
 // be modified afterwards. It never waits: it reports false, and counts a
-// drop, when the queue is full or the recorder closed.
+// drop, when the queue is full or the recorder closed or stopped.
 func (r *Recorder) Record(topic string, payload []byte, at time.Time) bool {
 	return r.put(item{topic: topic, payload: payload, at: at})
 }
@@ -146,17 +148,17 @@ func (r *Recorder) Metadata(name string, values map[string]string) bool {
 func (r *Recorder) put(it item) bool {
 	r.mu.RLock()
 	defer r.mu.RUnlock()
-	if r.closed {
-		r.dropped.Add(1)
-		return false
+	if !r.closed {
+		select {
+		case r.q <- it:
+			return true
+		default:
+		}
 	}
-	select {
-	case r.q <- it:
-		return true
-	default:
+	if it.meta == nil {
 		r.dropped.Add(1)
-		return false
 	}
+	return false
 }
 
 // Stats returns the counts so far.
@@ -164,8 +166,24 @@ func (r *Recorder) Stats() Stats {
 	return Stats{Recorded: r.recorded.Load(), Dropped: r.dropped.Load()}
 }
 
+// Done returns a channel that is closed when the recorder has stopped:
+// at once after a write error, else when Close has closed the file.
+func (r *Recorder) Done() <-chan struct{} { return r.done }
+
+// Err returns the write error that stopped the recorder, naming the file
+// and the cause, once Done is closed; nil before, and after a clean Close.
+func (r *Recorder) Err() error {
+	select {
+	case <-r.done:
+		return r.err
+	default:
+		return nil
+	}
+}
+
 // Close writes what is queued, the summary and the footer, closes the
-// file and returns the counts and the first error met writing.
+// file and returns the counts and the error that stopped the recorder,
+// if any; Recorded is then exactly what the file holds.
 func (r *Recorder) Close() (Stats, error) {
 	r.close.Do(func() {
 		r.mu.Lock()
@@ -178,158 +196,67 @@ func (r *Recorder) Close() (Stats, error) {
 }
 
 // run is the writer goroutine. A chunk is written when it reaches the
-// chunk size, and at least once a second.
+// chunk size, and at least once a second. The first write error stops
+// it at once: see fail.
 func (r *Recorder) run(w *fileWriter) {
 	defer close(r.done)
 	tick := time.NewTicker(flushEvery)
 	defer tick.Stop()
 	for {
-		var it item
-		var ok bool
+		var err error
 		select {
-		case it, ok = <-r.q:
-		case <-tick.C:
-			if r.err == nil {
-				r.err = w.flush()
+		case it, ok := <-r.q:
+			switch {
+			case !ok:
+				if err = w.finish(); err == nil {
+					r.recorded.Store(w.recorded())
+					if err = w.f.Close(); err != nil {
+						r.err = describe(r.path, err)
+					}
+					return
+				}
+			case it.meta != nil:
+				err = w.metadata(it.topic, it.meta)
+			default:
+				err = w.message(it)
 			}
-			continue
+		case <-tick.C:
+			err = w.flush()
 		}
-		if !ok {
-			break
+		r.recorded.Store(w.recorded())
+		if err != nil {
+			r.fail(w, err)
+			return
 		}
-		r.write(w, it)
-	}
-	if err := w.close(); r.err == nil {
-		r.err = err
-	}
-	if r.err != nil {
-		r.err = fmt.Errorf("recording: %s: %w", r.path, r.err)
 	}
 }
 
-// write writes one item, counting it.
-func (r *Recorder) write(w *fileWriter, it item) {
-	switch {
-	case r.err != nil:
-		if it.meta == nil {
-			r.dropped.Add(1)
-		}
-	case it.meta != nil:
-		r.err = w.metadata(it.topic, it.meta)
-	default:
-		if r.err = w.message(it); r.err == nil {
-			r.recorded.Add(1)
-		} else {
+// fail stops the recorder after the write error err: it takes no more
+// messages, counts those queued and those the file does not hold as
+// dropped, and salvages the file, so that its count is Recorded.
+func (r *Recorder) fail(w *fileWriter, err error) {
+	r.mu.Lock()
+	r.closed = true
+	r.mu.Unlock()
+	// Nothing is sent from now on: the queue only empties.
+	for len(r.q) > 0 {
+		if it, ok := <-r.q; ok && it.meta == nil {
 			r.dropped.Add(1)
 		}
 	}
+	r.dropped.Add(w.lost())
+	r.err = describe(r.path, err)
+	if serr := w.salvage(); serr != nil {
+		r.err = errors.Join(r.err, describe(r.path, serr))
+	}
 }
 
-// chanKey names a channel: a topic, its payloads' encoding, the role and
-// node of its messages.
-type chanKey struct {
-	topic, encoding string
-	role            Role
-	node            string
-}
-
-// fileWriter owns the MCAP writer; only the writer goroutine uses it.
-type fileWriter struct {
-	f         *os.File
-	buf       *bufio.Writer
-	w         *mcap.Writer
-	chunk     *chunker
-	chunkSize int
-	channels  map[chanKey]uint16
-	seq       map[uint16]uint32
-}
-
-func newFileWriter(f *os.File, opts Options) (*fileWriter, error) {
-	buf := bufio.NewWriterSize(f, 1<<20)
-	// Unchunked: the chunker makes the chunks.
-	w, err := mcap.NewWriter(buf, &mcap.WriterOptions{IncludeCRC: true})
-	if err != nil {
-		return nil, err
+// describe returns err, met writing the file at path, naming the file
+// once: "recording: run.mcap: write: file too large".
+func describe(path string, err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) && pe.Path == path {
+		err = fmt.Errorf("%s: %w", pe.Op, pe.Err)
 	}
-	lib := "robotexec"
-	if opts.Library != "" {
-		lib = opts.Library
-	}
-	if err := w.WriteHeader(&mcap.Header{Profile: Profile, Library: lib}); err != nil {
-		return nil, err
-	}
-	c, err := newChunker()
-	if err != nil {
-		return nil, err
-	}
-	fw := &fileWriter{f: f, buf: buf, w: w, chunk: c, chunkSize: int(opts.ChunkSize),
-		channels: map[chanKey]uint16{}, seq: map[uint16]uint32{}}
-	return fw, buf.Flush()
-}
-
-func (fw *fileWriter) message(it item) error {
-	enc := BytesEncoding
-	if json.Valid(it.payload) {
-		enc = JSONEncoding
-	}
-	key := chanKey{it.topic, enc, it.role, it.node}
-	id, ok := fw.channels[key]
-	if !ok {
-		if len(fw.channels) >= math.MaxUint16 {
-			return fmt.Errorf("more than %d channels", math.MaxUint16)
-		}
-		id = uint16(len(fw.channels) + 1)
-		meta := map[string]string{}
-		if it.role != Plain {
-			meta[RoleKey] = string(it.role)
-		}
-		if it.node != "" {
-			meta[NodeKey] = it.node
-		}
-		// Written ahead of the chunk that first uses it.
-		if err := fw.w.WriteChannel(&mcap.Channel{ID: id, Topic: it.topic, MessageEncoding: enc, Metadata: meta}); err != nil {
-			return err
-		}
-		fw.channels[key] = id
-	}
-	fw.seq[id]++
-	t := uint64(it.at.UnixNano())
-	fw.chunk.add(&mcap.Message{ChannelID: id, Sequence: fw.seq[id], LogTime: t, PublishTime: t, Data: it.payload})
-	if fw.chunk.size() >= fw.chunkSize {
-		return fw.flush()
-	}
-	return nil
-}
-
-func (fw *fileWriter) metadata(name string, values map[string]string) error {
-	if err := fw.flush(); err != nil {
-		return err
-	}
-	if err := fw.w.WriteMetadata(&mcap.Metadata{Name: name, Metadata: values}); err != nil {
-		return err
-	}
-	return fw.buf.Flush()
-}
-
-// flush writes the chunk being built, and everything before it, to the
-// file.
-func (fw *fileWriter) flush() error {
-	if err := fw.chunk.flush(fw.w); err != nil {
-		return err
-	}
-	return fw.buf.Flush()
-}
-
-func (fw *fileWriter) close() error {
-	err := fw.flush()
-	if err == nil {
-		err = fw.w.Close()
-	}
-	if ferr := fw.buf.Flush(); err == nil {
-		err = ferr
-	}
-	if cerr := fw.f.Close(); err == nil {
-		err = cerr
-	}
-	return err
+	return fmt.Errorf("recording: %s: %w", path, err)
 }
