@@ -21,6 +21,8 @@ import (
 
 	paho "github.com/eclipse/paho.mqtt.golang"
 	"github.com/stretchr/testify/require"
+
+	"github.com/robotexec/robotexec/internal/mcapjs"
 )
 
 // fullLimitKiB is the recordings' size limit: more than a chunk (1 MiB),
@@ -192,28 +194,12 @@ func requireHolds(t *testing.T, path string, n int) {
 	}
 }
 
-// mcapjs is the directory of the independent MCAP reader, @mcap/core
+// mcapjsDir is the directory of the independent MCAP reader, @mcap/core
 // under Node (.ci/run installs it).
-const mcapjs = "internal/recording/testdata/mcapjs"
+const mcapjsDir = "internal/recording/testdata/mcapjs"
 
-// mcapjsNode returns the node binary, or ends the test when there is no
-// reader: a failure in CI, which installs it, a skip elsewhere, as for
-// the recording package's tests.
-func mcapjsNode(t *testing.T) string {
-	t.Helper()
-	node, err := exec.LookPath("node")
-	if err == nil {
-		_, err = os.Stat(filepath.Join(mcapjs, "node_modules", "@mcap", "core"))
-	}
-	if err != nil {
-		msg := fmt.Sprintf("the independent MCAP reader needs node and `npm ci` in %s: %v", mcapjs, err)
-		if os.Getenv("CI") != "" {
-			t.Fatal(msg)
-		}
-		t.Skip(msg)
-	}
-	return node
-}
+// mcapjsNode returns the node binary that runs the reader, installed.
+func mcapjsNode(t *testing.T) string { return mcapjs.Node(t, mcapjsDir) }
 
 // mcapJSRead is what the reader's scripts print, in part.
 type mcapJSRead struct {
@@ -223,7 +209,7 @@ type mcapJSRead struct {
 
 func readMcapJS(t *testing.T, node, script, path string) mcapJSRead {
 	t.Helper()
-	cmd := exec.Command(node, filepath.Join(mcapjs, script), path)
+	cmd := exec.Command(node, filepath.Join(mcapjsDir, script), path)
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()

@@ -4,7 +4,6 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
@@ -13,29 +12,16 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/robotexec/robotexec/internal/mcapjs"
 	"github.com/robotexec/robotexec/internal/recording"
 )
 
-// mcapjs is the directory of the independent reader: @mcap/core, the
+// mcapjsDir is the directory of the independent reader: @mcap/core, the
 // reference TypeScript library, under Node (.ci/run installs it).
-const mcapjs = "testdata/mcapjs"
+const mcapjsDir = "testdata/mcapjs"
 
-// nodeReader returns the node binary, or ends the test when there is no
-// reader: a failure in CI, which installs it, a skip elsewhere.
-func nodeReader(t *testing.T) string {
-	node, err := exec.LookPath("node")
-	if err == nil {
-		_, err = os.Stat(filepath.Join(mcapjs, "node_modules", "@mcap", "core"))
-	}
-	if err != nil {
-		msg := fmt.Sprintf("the independent MCAP reader needs node and `npm ci` in %s: %v", mcapjs, err)
-		if os.Getenv("CI") != "" {
-			t.Fatal(msg)
-		}
-		t.Skip(msg)
-	}
-	return node
-}
+// nodeReader returns the node binary that runs the reader, installed.
+func nodeReader(t *testing.T) string { return mcapjs.Node(t, mcapjsDir) }
 
 // A recording read by @mcap/core through its summary and indexes, with
 // CRCs checked: the same channels, counts, payloads, times and metadata.
@@ -62,7 +48,7 @@ func TestIndependentReader(t *testing.T) {
 	_, err = r.Close()
 	require.NoError(t, err)
 
-	out, err := exec.Command(node, filepath.Join(mcapjs, "read.mjs"), path).Output()
+	out, err := exec.Command(node, filepath.Join(mcapjsDir, "read.mjs"), path).Output()
 	require.NoError(t, err, "%s", out)
 	var got struct {
 		Profile      string `json:"profile"`

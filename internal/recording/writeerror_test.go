@@ -209,7 +209,7 @@ type jsRead struct {
 }
 
 func readJS(t *testing.T, node, script, path string) jsRead {
-	cmd := exec.Command(node, filepath.Join(mcapjs, script), path)
+	cmd := exec.Command(node, filepath.Join(mcapjsDir, script), path)
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
