@@ -6,6 +6,7 @@ package cli
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
 	"io"
 	"log/slog"
@@ -20,6 +21,8 @@ import (
 
 	"github.com/robotexec/robotexec/internal/app"
 	"github.com/robotexec/robotexec/internal/mqtttest"
+	"github.com/robotexec/robotexec/internal/testpki"
+	"github.com/robotexec/robotexec/subscribers/mqtt/broker"
 )
 
 const beatNode = "  - { name: beat, type: heartbeat, params: { topic: robot/heartbeat, period: 20ms } }\n"
@@ -128,4 +131,28 @@ func TestFlagsAnywhere(t *testing.T) {
 	r := startCLI("topic", "hz", "robot/heartbeat", "-n", "1", "-broker", a.url).wait(t, traffic)
 	require.Equal(t, ExitOK, r.code, "%s", r)
 	require.Contains(t, r.stdout, "average rate", "%s", r)
+}
+
+// -ca, -cert and -key connect to a TLS broker that requires a client
+// certificate; without -ca the broker's certificate is not trusted.
+func TestClientTLSFlags(t *testing.T) {
+	t.Parallel()
+	p := testpki.New(t)
+	b := mqtttest.Embedded(t, broker.Config{Anonymous: broker.AnonymousAllowed, TLS: &tls.Config{
+		Certificates: []tls.Certificate{p.Server},
+		ClientAuth:   tls.RequireAndVerifyClientCert,
+		ClientCAs:    p.CAPool,
+		MinVersion:   tls.VersionTLS12,
+	}})
+	url := b.Broker().URL()
+	files := []string{"-ca", p.CAFile, "-cert", p.CertFile, "-key", p.KeyFile}
+	r := cli(t, append([]string{"pub", "-broker", url, "-retain", "secure/x", "over tls"}, files...)...)
+	require.Equal(t, ExitOK, r.code, "%s", r)
+	r = startCLI(append([]string{"echo", "secure/x", "-n", "1", "-broker", url}, files...)...).wait(t, traffic)
+	require.Equal(t, ExitOK, r.code, "%s", r)
+	require.Equal(t, "secure/x over tls\n", r.stdout)
+
+	r = cli(t, "pub", "-broker", url, "-timeout", "1s", "-cert", p.CertFile, "-key", p.KeyFile, "secure/x", "untrusted")
+	require.Equal(t, ExitFailure, r.code, "%s", r)
+	require.Contains(t, r.stderr, "certificate", "%s", r)
 }
