@@ -70,6 +70,7 @@ func (t *tree) check(c *Config) {
 			t.errorAt("metrics.listen", "%s", msg)
 		}
 	}
+	t.checkView(&c.View)
 	t.checkNodes(c)
 }
 

@@ -67,6 +67,9 @@ type Config struct {
 	// Metrics configures the metrics and health endpoint. (optional)
 	// Defaults to none.
 	Metrics Metrics `yaml:"metrics"`
+	// View configures the live view, a Foxglove WebSocket server.
+	// (optional) Defaults to none.
+	View View `yaml:"view"`
 	// Nodes are the nodes to run, in file order. (optional) Defaults to
 	// none.
 	Nodes []Node `yaml:"nodes"`
@@ -220,6 +223,34 @@ type Metrics struct {
 	// Listen is the host:port of the HTTP server of Prometheus /metrics,
 	// /healthz and pprof. (optional) Defaults to "": no server.
 	Listen string `yaml:"listen"`
+}
+
+// View is the view: section: the live view, a WebSocket server of the
+// Foxglove WebSocket protocol (foxglove.websocket.v1).
+type View struct {
+	// Listen is the host:port of the live view. (optional) Defaults to
+	// "": no live view.
+	Listen string `yaml:"listen"`
+	// Users are who may connect to the live view (HTTP basic
+	// authentication), with the topics each may read (see and subscribe)
+	// and write (publish from a panel). (optional) Defaults to none.
+	Users []User `yaml:"users"`
+	// AllowAnonymous lets viewers without credentials in, with access to
+	// every topic, as mqtt.allow_anonymous does for the embedded broker.
+	// (optional) Defaults to true with no Users on a loopback Listen, else
+	// false; a non-loopback Listen without Users is an error unless it is
+	// true. See AnonymousAllowed.
+	AllowAnonymous *bool `yaml:"allow_anonymous"`
+}
+
+// AnonymousAllowed reports whether the live view lets viewers without
+// credentials in: AllowAnonymous when set, else whether there are no
+// users and the view listens on loopback only.
+func (v View) AnonymousAllowed() bool {
+	if v.AllowAnonymous != nil {
+		return *v.AllowAnonymous
+	}
+	return len(v.Users) == 0 && loopbackListen(v.Listen)
 }
 
 // Node is one entry of the nodes: list.

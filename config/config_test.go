@@ -265,7 +265,7 @@ func TestValidValues(t *testing.T) {
 			if strings.HasPrefix(tc.doc, "defaults:") {
 				// An unknown top-level key is an error even when it only
 				// holds an anchor.
-				require.Equal(t, []string{`config.yaml:1: defaults: unknown key (known keys: executor, mqtt, metrics, nodes)`}, lines(err))
+				require.Equal(t, []string{`config.yaml:1: defaults: unknown key (known keys: executor, mqtt, metrics, view, nodes)`}, lines(err))
 				require.Len(t, cfg.Nodes, 2)
 				require.Equal(t, []string{"a", "bridge", "g"}, []string{cfg.Nodes[0].Name, cfg.Nodes[0].Type, cfg.Nodes[0].Group})
 				require.Equal(t, []string{"b", "heartbeat", "g"}, []string{cfg.Nodes[1].Name, cfg.Nodes[1].Type, cfg.Nodes[1].Group})

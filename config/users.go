@@ -21,9 +21,46 @@ func (t *tree) checkUsers(c *Config, listenOK bool) {
 		}
 		return
 	}
+	t.checkUserList("mqtt.users", m.Users)
+	if listenOK && t.openToNetwork("mqtt", m.Listen, m.Users, m.AllowAnonymous) {
+		return
+	}
+	if listenOK {
+		t.checkOwnUser(m)
+	}
+}
+
+// checkView checks the view: section: a host:port to listen on, and its
+// users by the embedded broker's rule.
+func (t *tree) checkView(v *View) {
+	if v.Listen == "" {
+		if len(v.Users) > 0 {
+			t.errorAt("view.users", "only with view.listen")
+		}
+		if v.AllowAnonymous != nil {
+			t.errorAt("view.allow_anonymous", "only with view.listen")
+		}
+		return
+	}
+	t.checkUserList("view.users", v.Users)
+	if msg := checkHostPort(v.Listen, "127.0.0.1:8765"); msg != "" {
+		t.errorAt("view.listen", "%s", msg)
+		return
+	}
+	if t.openToNetwork("view", v.Listen, v.Users, v.AllowAnonymous) {
+		return
+	}
+	if len(v.Users) == 0 && !v.AnonymousAllowed() {
+		t.errorAt("view.allow_anonymous", "false with no view.users lets no viewer in: list the users")
+	}
+}
+
+// checkUserList checks that each of users, at path, has a unique username
+// and a password.
+func (t *tree) checkUserList(path string, users []User) {
 	seen := map[string]int{}
-	for i, u := range m.Users {
-		p := index("mqtt.users", i)
+	for i, u := range users {
+		p := index(path, i)
 		switch {
 		case u.Username == "":
 			t.errorAt(p+".username", "required")
@@ -36,13 +73,17 @@ func (t *tree) checkUsers(c *Config, listenOK bool) {
 			t.errorAt(p+".password", "required")
 		}
 	}
-	if listenOK && !loopbackListen(m.Listen) && len(m.Users) == 0 && (m.AllowAnonymous == nil || !*m.AllowAnonymous) {
-		t.errorAt("mqtt.listen", "%s is reachable from the network: name who may connect in mqtt.users, or set allow_anonymous: true to let anyone in", quote(m.Listen))
-		return
+}
+
+// openToNetwork reports, as an error at SECTION.listen, a listen address
+// reachable from the network with no users and anonymous access not
+// allowed explicitly.
+func (t *tree) openToNetwork(section, listen string, users []User, anonymous *bool) bool {
+	if loopbackListen(listen) || len(users) > 0 || (anonymous != nil && *anonymous) {
+		return false
 	}
-	if listenOK {
-		t.checkOwnUser(m)
-	}
+	t.errorAt(section+".listen", "%s is reachable from the network: name who may connect in %s.users, or set allow_anonymous: true to let anyone in", quote(listen), section)
+	return true
 }
 
 // checkOwnUser checks that robotexec's own client can connect to its

@@ -96,3 +96,15 @@ func TestCheckParseError(t *testing.T) {
 	require.True(t, strings.HasPrefix(got[0], path+`:1: executor.workerz: unknown key`), got[0])
 	require.True(t, strings.HasPrefix(got[1], path+`:3: nodes[0].type: unknown node type "lidar"`), got[1])
 }
+
+// TestViewUserFilters: the topic filters of view.users are checked as
+// those of mqtt.users are.
+func TestViewUserFilters(t *testing.T) {
+	t.Parallel()
+	path := writeConfig(t, "view:\n  listen: 127.0.0.1:0\n  users:\n    - { username: a, password: b, read: ['a/#/b'], write: ['$share/g/x'] }\n")
+	_, err := LoadAndCheck(path)
+	require.Equal(t, []string{
+		path + `:4: view.users[0].read[0]: topic filter "a/#/b": '#' must be the last level`,
+		path + `:4: view.users[0].write[0]: "$share/g/x": name the topics; access to them covers shared subscriptions too`,
+	}, strings.Split(err.Error(), "\n"))
+}

@@ -10,24 +10,32 @@ import (
 	"github.com/robotexec/robotexec/subscribers/mqtt/broker"
 )
 
-// userErrors checks the topic filters of mqtt.users, which config.Load
-// leaves to the packages that know MQTT's syntax.
+// userErrors checks the topic filters of mqtt.users and view.users, which
+// config.Load leaves to the packages that know MQTT's syntax.
 func userErrors(cfg *config.Config) []error {
 	var errs []error
-	for i, u := range cfg.MQTT.Users {
-		for _, fs := range []struct {
-			field   string
-			filters []string
-		}{{"read", u.Read}, {"write", u.Write}} {
-			for j, f := range fs.filters {
-				path := fmt.Sprintf("mqtt.users[%d].%s[%d]", i, fs.field, j)
-				switch err := subscribers.ValidateFilter(f); {
-				case err != nil:
-					errs = append(errs, cfg.Errorf(path, "%s", strings.TrimPrefix(err.Error(), "subscribers: ")))
-				case subscribers.Shared(f):
-					errs = append(errs, cfg.Errorf(path, "%q: name the topics; access to them covers shared subscriptions too", f))
-				}
-			}
+	for _, section := range []struct {
+		path  string
+		users []config.User
+	}{{"mqtt.users", cfg.MQTT.Users}, {"view.users", cfg.View.Users}} {
+		for i, u := range section.users {
+			errs = append(errs, filterErrors(cfg, fmt.Sprintf("%s[%d].read", section.path, i), u.Read)...)
+			errs = append(errs, filterErrors(cfg, fmt.Sprintf("%s[%d].write", section.path, i), u.Write)...)
+		}
+	}
+	return errs
+}
+
+// filterErrors checks filters, a user's list at path.
+func filterErrors(cfg *config.Config, path string, filters []string) []error {
+	var errs []error
+	for j, f := range filters {
+		p := fmt.Sprintf("%s[%d]", path, j)
+		switch err := subscribers.ValidateFilter(f); {
+		case err != nil:
+			errs = append(errs, cfg.Errorf(p, "%s", strings.TrimPrefix(err.Error(), "subscribers: ")))
+		case subscribers.Shared(f):
+			errs = append(errs, cfg.Errorf(p, "%q: name the topics; access to them covers shared subscriptions too", f))
 		}
 	}
 	return errs

@@ -1,0 +1,64 @@
+package config_test
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/robotexec/robotexec/config"
+)
+
+// TestView: the view: section is off by default; its users are parsed as
+// mqtt.users are, and who may connect follows the listen address as for
+// the embedded broker.
+func TestView(t *testing.T) {
+	require.Equal(t, config.View{}, mustParse(t, "", nil).View)
+	cfg := mustParse(t, `view:
+  listen: 0.0.0.0:8765
+  users:
+    - { username: ops, password: '${PW}', read: ['#'], write: [sensors/#] }
+`, map[string]string{"PW": "s3cret"})
+	require.Equal(t, "0.0.0.0:8765", cfg.View.Listen)
+	require.Equal(t, []config.User{{Username: "ops", Password: "s3cret", Read: []string{"#"}, Write: []string{"sensors/#"}}}, cfg.View.Users)
+	require.False(t, cfg.View.AnonymousAllowed())
+
+	for doc, want := range map[string]bool{
+		"view: {listen: '127.0.0.1:8765'}\n":                                                             true,
+		"view: {listen: 'localhost:0'}\n":                                                                true,
+		"view: {listen: '0.0.0.0:8765', allow_anonymous: true}\n":                                        true,
+		"view: {listen: '127.0.0.1:8765', allow_anonymous: true, users: [{username: a, password: b}]}\n": true,
+		"view: {listen: '127.0.0.1:8765', users: [{username: a, password: b}]}\n":                        false,
+	} {
+		require.Equal(t, want, mustParse(t, doc, nil).View.AnonymousAllowed(), doc)
+	}
+}
+
+func TestViewErrors(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		doc  string
+		want []string
+	}{
+		{"open to the network", "view:\n  listen: 0.0.0.0:8765\n",
+			[]string{`config.yaml:2: view.listen: "0.0.0.0:8765" is reachable from the network: name who may connect in view.users, or set allow_anonymous: true to let anyone in`}},
+		{"not host:port", "view:\n  listen: 8765\n",
+			[]string{`config.yaml:2: view.listen: must be host:port (e.g. 127.0.0.1:8765), not "8765"`}},
+		{"users without listen", "view:\n  users: [{username: a, password: b}]\n  allow_anonymous: false\n",
+			[]string{`config.yaml:2: view.users: only with view.listen`, `config.yaml:3: view.allow_anonymous: only with view.listen`}},
+		{"incomplete users", "view:\n  listen: 127.0.0.1:8765\n  users:\n    - username: a\n    - password: p\n    - {username: a, password: q}\n",
+			[]string{
+				`config.yaml:4: view.users[0].password: required`,
+				`config.yaml:5: view.users[1].username: required`,
+				`config.yaml:6: view.users[2].username: duplicate user "a" (first at line 4)`,
+			}},
+		{"nobody", "view:\n  listen: 127.0.0.1:8765\n  allow_anonymous: false\n",
+			[]string{`config.yaml:3: view.allow_anonymous: false with no view.users lets no viewer in: list the users`}},
+		{"unknown key", "view:\n  listen: 127.0.0.1:8765\n  port: 8765\n",
+			[]string{`config.yaml:3: view.port: unknown key (known keys: listen, users, allow_anonymous)`}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := parse(t, tc.doc, nil)
+			require.Equal(t, tc.want, lines(err))
+		})
+	}
+}
