@@ -11,6 +11,7 @@ import (
 	"github.com/robotexec/robotexec/config"
 	"github.com/robotexec/robotexec/executor"
 	"github.com/robotexec/robotexec/internal/ratelog"
+	"github.com/robotexec/robotexec/internal/view"
 	"github.com/robotexec/robotexec/nodes"
 	"github.com/robotexec/robotexec/subscribers/mqtt"
 	"github.com/robotexec/robotexec/subscribers/mqtt/broker"
@@ -29,7 +30,8 @@ type App struct {
 	obs    *observability
 	rec    *runRecording // with run -record
 	graph  *grapher
-	done   chan error // Run's result
+	view   *view.Server // with view.listen
+	done   chan error   // Run's result
 
 	version  string // as the graph topic reports it
 	stopOnce sync.Once
@@ -144,15 +146,15 @@ func (a *App) clientConfig(url string) mqtt.Config {
 	return mc
 }
 
-// buildNodes builds every node of the config on the executor, behind a
-// recording's taps with run -record.
+// buildNodes builds every node of the config on the executor, behind the
+// taps of a recording (run -record) and of the live view (view.listen).
 func (a *App) buildNodes() error {
 	router := a.client.Router()
 	e := NodeEnv(a.cfg, a.ex, router, a.log)
-	if a.rec != nil {
-		a.rec.begin(a.ex.Clock().Now())
-		a.rec.attach(e, router)
+	if err := a.startView(router); err != nil {
+		return err
 	}
+	a.attachTaps(e, router)
 	for _, n := range a.cfg.Nodes {
 		node, err := BuildNode(e, n)
 		if err != nil {
@@ -210,6 +212,7 @@ func (a *App) stop() error {
 	// Shared subscriptions leave their groups first, so that the other
 	// members take the whole load; what the broker gave this process
 	// before is still delivered.
+	a.closeView() // no viewer's publication enters while the executor drains
 	ctx, cancel := context.WithTimeout(context.Background(), leaveShared)
 	if err := a.client.LeaveShared(ctx); err != nil {
 		a.log.Warn("leaving shared subscriptions", "error", err)
@@ -241,6 +244,7 @@ func (a *App) stop() error {
 }
 
 func (a *App) close() {
+	a.closeView()
 	if a.rec != nil {
 		a.rec.abort()
 	}

@@ -99,6 +99,9 @@ func (o *observability) serve(a *App) {
 	if a.broker != nil {
 		src.Broker = a.broker
 	}
+	if a.view != nil {
+		src.View = a.view
+	}
 	c := metrics.NewCollector(src)
 	health := func() metrics.Health {
 		h := metrics.Health{Executor: stateNames[o.state.Load()], MQTT: "disconnected"}

@@ -78,13 +78,15 @@ func (r *runRecording) begin(start time.Time) {
 	r.rec.Metadata(MetaRun, map[string]string{"start": start.UTC().Format(time.RFC3339Nano)})
 }
 
-// attach records the inputs that router receives and what the nodes of
-// env publish.
-func (r *runRecording) attach(env *nodes.Env, router *subscribers.Router) {
-	router.TapInputs(func(m *subscribers.Message) {
-		r.rec.RecordAs(recording.Input, "", m.Topic, m.Payload, m.Received)
-	})
-	env.Hooks = &nodes.Hooks{
+// input records a message that the router received.
+func (r *runRecording) input(m *subscribers.Message) {
+	r.rec.RecordAs(recording.Input, "", m.Topic, m.Payload, m.Received)
+}
+
+// hooks returns the hooks that record what the nodes publish and when
+// their timers run.
+func (r *runRecording) hooks() *nodes.Hooks {
+	return &nodes.Hooks{
 		Published: func(node, topic string, payload []byte, at time.Time) {
 			r.rec.RecordAs(recording.Output, node, topic, payload, at)
 		},

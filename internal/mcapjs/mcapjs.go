@@ -7,11 +7,9 @@
 package mcapjs
 
 import (
-	"os"
-	"os/exec"
-	"path/filepath"
-	"syscall"
 	"testing"
+
+	"github.com/robotexec/robotexec/internal/npmci"
 )
 
 // Node returns the node binary that runs the reader in dir, after
@@ -19,41 +17,5 @@ import (
 // of several packages may ask at once: the install is under a file lock.
 func Node(t testing.TB, dir string) string {
 	t.Helper()
-	fail := func(what string, err error) {
-		t.Helper()
-		t.Fatalf("the independent MCAP reader: %s: %v; install it with: (cd %s && npm ci --no-audit --no-fund), with Node 18 or later", what, err, dir)
-	}
-	node, err := exec.LookPath("node")
-	if err != nil {
-		fail("no node", err)
-	}
-	if installed(dir) {
-		return node
-	}
-	lock, err := os.OpenFile(filepath.Join(dir, ".install.lock"), os.O_CREATE|os.O_RDWR, 0o644)
-	if err != nil {
-		fail("lock", err)
-	}
-	defer lock.Close()
-	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
-		fail("lock", err)
-	}
-	defer syscall.Flock(int(lock.Fd()), syscall.LOCK_UN) //nolint:errcheck // closed next
-	if installed(dir) {
-		return node // by another package's test meanwhile
-	}
-	cmd := exec.Command("npm", "ci", "--no-audit", "--no-fund")
-	cmd.Dir = dir
-	if out, err := cmd.CombinedOutput(); err != nil {
-		fail("npm ci failed:\n"+string(out), err)
-	}
-	if !installed(dir) {
-		fail("npm ci installed no @mcap/core", os.ErrNotExist)
-	}
-	return node
-}
-
-func installed(dir string) bool {
-	_, err := os.Stat(filepath.Join(dir, "node_modules", "@mcap", "core"))
-	return err == nil
+	return npmci.Node(t, dir, "the independent MCAP reader", "@mcap/core")
 }

@@ -1,10 +1,13 @@
 package metrics
 
 import (
+	"strconv"
+
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/robotexec/robotexec/executor"
 	"github.com/robotexec/robotexec/internal/observers"
+	"github.com/robotexec/robotexec/internal/view"
 	"github.com/robotexec/robotexec/subscribers"
 	"github.com/robotexec/robotexec/subscribers/mqtt"
 	"github.com/robotexec/robotexec/subscribers/mqtt/broker"
@@ -27,6 +30,11 @@ type Broker interface {
 	Stats() broker.Stats
 }
 
+// View is what a Collector reads of the live view; *view.Server has it.
+type View interface {
+	Stats() view.Stats
+}
+
 // Sources are what a Collector reads.
 type Sources struct {
 	// Executor lists the callbacks with their subscriptions, timers and
@@ -41,6 +49,9 @@ type Sources struct {
 	// Broker is the embedded broker whose connections and refusals are
 	// exported. (optional)
 	Broker Broker
+	// View is the live view whose connections and drops are exported.
+	// (optional)
+	View View
 }
 
 // Collector is a prometheus.Collector of robotexec's metrics; see the
@@ -61,6 +72,8 @@ type Collector struct {
 	refused           *prometheus.Desc
 	brokerConns       *prometheus.Desc
 	brokerRefused     *prometheus.Desc
+	viewConns         *prometheus.Desc
+	viewDropped       *prometheus.Desc
 
 	bounds []float64
 }
@@ -98,6 +111,10 @@ func NewCollector(src Sources) *Collector {
 			"Connections open to the embedded broker, those not yet authenticated included.", nil, nil),
 		brokerRefused: prometheus.NewDesc("robotexec_broker_refused_total",
 			"What the embedded broker refused: connections over mqtt.max_connections (max_connections), CONNECTs over 64 KiB (connect_too_large) or late (connect_timeout), packets over the maximum size (packet_too_large), publications outside the user's write filters (not_authorized).", []string{"reason"}, nil),
+		viewConns: prometheus.NewDesc("robotexec_view_connections",
+			"Viewers connected to the live view.", nil, nil),
+		viewDropped: prometheus.NewDesc("robotexec_view_dropped_total",
+			"Messages not sent to a viewer of the live view because its send queue was full, by connection (its number and address); connection=\"closed\" sums the connections that ended.", []string{"connection", "remote"}, nil),
 		bounds: observers.BucketBounds(),
 	}
 }
@@ -107,7 +124,7 @@ func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{
 		c.duration, c.latency, c.queueDepth, c.dropped, c.missed, c.panics,
 		c.connected, c.reconnects, c.received, c.published, c.publishFailures, c.refused,
-		c.brokerConns, c.brokerRefused,
+		c.brokerConns, c.brokerRefused, c.viewConns, c.viewDropped,
 	} {
 		ch <- d
 	}
@@ -195,6 +212,20 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	}
 	c.collectMQTT(ch)
 	c.collectBroker(ch)
+	c.collectView(ch)
+}
+
+// collectView sends the live view's metrics.
+func (c *Collector) collectView(ch chan<- prometheus.Metric) {
+	if c.src.View == nil {
+		return
+	}
+	st := c.src.View.Stats()
+	ch <- prometheus.MustNewConstMetric(c.viewConns, prometheus.GaugeValue, float64(len(st.Connections)))
+	ch <- prometheus.MustNewConstMetric(c.viewDropped, prometheus.CounterValue, float64(st.DroppedClosed), "closed", "")
+	for _, cs := range st.Connections {
+		ch <- prometheus.MustNewConstMetric(c.viewDropped, prometheus.CounterValue, float64(cs.Dropped), strconv.FormatUint(cs.ID, 10), cs.Remote)
+	}
 }
 
 // collectMQTT sends the MQTT client's metrics.

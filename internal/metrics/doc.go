@@ -23,8 +23,11 @@
 // quota_exceeded, packet_too_large, ...), and with the embedded broker
 // robotexec_broker_connections and robotexec_broker_refused_total (label
 // reason: max_connections, connect_too_large, connect_timeout,
-// packet_too_large, not_authorized). The histograms' buckets double
-// from 1 µs to 16.8 s. Callbacks that share a node and a callback name
+// packet_too_large, not_authorized), and with the live view
+// robotexec_view_connections and robotexec_view_dropped_total (labels
+// connection and remote: each viewer's messages dropped for its full send
+// queue; connection "closed" sums those of the viewers gone). The
+// histograms' buckets double from 1 µs to 16.8 s. Callbacks that share a node and a callback name
 // (two subscriptions of one node to the same filter) share their series.
 // The series of robotexec_messages_dropped_total without node and callback
 // are the MQTT client's own drops, before any subscription's queue

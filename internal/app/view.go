@@ -1,0 +1,89 @@
+package app
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/robotexec/robotexec/internal/view"
+	"github.com/robotexec/robotexec/nodes"
+	"github.com/robotexec/robotexec/subscribers"
+)
+
+// startView serves the live view of view.listen, if any: a viewer's
+// publication enters router as a node's does.
+func (a *App) startView(router *subscribers.Router) error {
+	v := a.cfg.View
+	if v.Listen == "" {
+		return nil
+	}
+	users := make([]view.User, len(v.Users))
+	for i, u := range v.Users {
+		users[i] = view.User{Username: u.Username, Password: u.Password, Read: u.Read, Write: u.Write}
+	}
+	qos := byte(a.cfg.MQTT.QoS)
+	s, err := view.Listen(view.Options{
+		Listen:    v.Listen,
+		Name:      "robotexec " + a.cfg.MQTT.ClientID,
+		Users:     users,
+		Anonymous: v.AnonymousAllowed(),
+		Publish: func(topic string, payload []byte) error {
+			_, err := router.Publish(subscribers.Message{Topic: topic, Payload: payload, QoS: qos})
+			return err
+		},
+		MaxPayload: int(a.cfg.MQTT.MaxPayload),
+		Logger:     a.log.With("component", "view"),
+	})
+	if err != nil {
+		return fmt.Errorf("view.listen: %w", err)
+	}
+	a.view = s
+	a.log.Info("serving the live view", "addr", s.Addr().String(), "protocol", view.Subprotocol)
+	return nil
+}
+
+// attachTaps shows a recording (run -record) and the live view what
+// router receives and what the nodes of e publish.
+func (a *App) attachTaps(e *nodes.Env, router *subscribers.Router) {
+	var inputs []func(*subscribers.Message)
+	var published []func(node, topic string, payload []byte, at time.Time)
+	if a.rec != nil {
+		a.rec.begin(a.ex.Clock().Now())
+		e.Hooks = a.rec.hooks()
+		inputs = append(inputs, a.rec.input)
+		published = append(published, e.Hooks.Published)
+	}
+	if v := a.view; v != nil {
+		inputs = append(inputs, func(m *subscribers.Message) { v.Observe(m.Topic, m.Payload, m.Received) })
+		published = append(published, func(_, topic string, payload []byte, at time.Time) { v.Observe(topic, payload, at) })
+	}
+	switch len(inputs) {
+	case 0:
+		return
+	case 1:
+		router.TapInputs(inputs[0])
+	default:
+		router.TapInputs(func(m *subscribers.Message) {
+			for _, f := range inputs {
+				f(m)
+			}
+		})
+	}
+	if e.Hooks == nil {
+		e.Hooks = &nodes.Hooks{}
+	}
+	e.Hooks.Published = func(node, topic string, payload []byte, at time.Time) {
+		for _, f := range published {
+			f(node, topic, payload, at)
+		}
+	}
+}
+
+// closeView closes the live view, if any.
+func (a *App) closeView() {
+	if a.view != nil {
+		if err := a.view.Close(); err != nil {
+			a.log.Warn("live view", "error", err)
+		}
+		a.view = nil
+	}
+}

@@ -1,0 +1,228 @@
+package view
+
+import (
+	"encoding/binary"
+	"sync"
+	"sync/atomic"
+
+	"github.com/gorilla/websocket"
+)
+
+// Opcodes of the binary messages.
+const (
+	opMessageData       = 0x01 // server to viewer
+	opClientMessageData = 0x01 // viewer to server
+)
+
+// maxControl bounds the text messages waiting for a connection's writer;
+// status messages beyond it are dropped (a viewer that floods the server
+// with bad requests gets fewer answers).
+const maxControl = 256
+
+// frame is a message waiting in a connection's send queue.
+type frame struct {
+	sub     uint32
+	ch      *channel
+	ts      uint64
+	payload []byte
+}
+
+// conn is a viewer's connection: its reader (serve) handles the viewer's
+// requests, its writer (write) sends what the server has for it.
+type conn struct {
+	s    *Server
+	ws   *websocket.Conn
+	user *User
+	id   uint64
+
+	out    chan frame    // the bounded send queue
+	queued atomic.Int64  // payload bytes in out
+	wakeC  chan struct{} // control messages or channels to announce
+	done   chan struct{} // closed by close
+	once   sync.Once
+
+	sent, dropped atomic.Uint64
+
+	mu         sync.Mutex
+	control    [][]byte            // text messages for the writer
+	advertised int                 // channels of the registry looked at
+	shown      map[uint32]bool     // channels advertised to the viewer
+	subs       map[uint32]*channel // the viewer's subscriptions, by id
+	pubs       map[uint32]string   // the viewer's channels, by id: topics
+}
+
+func newConn(s *Server, ws *websocket.Conn, u *User, id uint64) *conn {
+	return &conn{
+		s: s, ws: ws, user: u, id: id,
+		out:   make(chan frame, s.opts.Queue),
+		wakeC: make(chan struct{}, 1),
+		done:  make(chan struct{}),
+		shown: map[uint32]bool{},
+		subs:  map[uint32]*channel{},
+		pubs:  map[uint32]string{},
+	}
+}
+
+// serve runs the connection until it ends: the writer in a goroutine, the
+// reader here; then it drops the viewer's subscriptions.
+func (c *conn) serve() {
+	c.ws.SetReadLimit(int64(c.s.opts.MaxPayload) + 64<<10)
+	c.sendJSON(c.serverInfo())
+	c.wake()
+	written := make(chan struct{})
+	go func() {
+		defer close(written)
+		c.write()
+	}()
+	c.read()
+	c.close()
+	<-written
+	c.mu.Lock()
+	for id, ch := range c.subs {
+		ch.unsubscribe(viewSub{c, id})
+	}
+	c.mu.Unlock()
+}
+
+// close ends the connection; the reader and the writer return.
+func (c *conn) close() {
+	c.once.Do(func() {
+		close(c.done)
+		c.ws.Close()
+	})
+}
+
+// wake tells the writer that there is something to send besides messages.
+func (c *conn) wake() {
+	select {
+	case c.wakeC <- struct{}{}:
+	default:
+	}
+}
+
+// offer queues a message for the viewer, or drops and counts it when the
+// queue is full. It never blocks.
+func (c *conn) offer(f frame) {
+	n := int64(len(f.payload))
+	if c.queued.Load()+n > int64(c.s.opts.QueueBytes) {
+		c.dropped.Add(1)
+		return
+	}
+	select {
+	case c.out <- f:
+		c.queued.Add(n)
+	default:
+		c.dropped.Add(1)
+	}
+}
+
+// write sends, until the connection ends, the control messages and new
+// advertisements first, then the queued messages.
+func (c *conn) write() {
+	defer c.close()
+	for {
+		select {
+		case <-c.done:
+			return
+		case <-c.wakeC:
+			if c.flushControl() != nil {
+				return
+			}
+		case f := <-c.out:
+			c.queued.Add(-int64(len(f.payload)))
+			if c.flushControl() != nil || c.writeData(f) != nil {
+				return
+			}
+		}
+	}
+}
+
+// flushControl writes the waiting text messages and advertises the
+// channels the viewer has not seen and may read.
+func (c *conn) flushControl() error {
+	c.mu.Lock()
+	msgs := c.control
+	c.control = nil
+	news := c.s.reg.from(c.advertised)
+	c.advertised += len(news)
+	var ads []advertised
+	for _, ch := range news {
+		if matches(c.user.Read, ch.topic) {
+			c.shown[ch.id] = true
+			ads = append(ads, advertisement(ch))
+		}
+	}
+	c.mu.Unlock()
+	if len(ads) > 0 {
+		b, err := marshal(advertiseMsg{Op: "advertise", Channels: ads})
+		if err != nil {
+			return err
+		}
+		msgs = append(msgs, b)
+	}
+	for _, m := range msgs {
+		if err := c.ws.WriteMessage(websocket.TextMessage, m); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// writeData sends a message, unless the viewer unsubscribed meanwhile.
+func (c *conn) writeData(f frame) error {
+	c.mu.Lock()
+	live := c.subs[f.sub] == f.ch
+	c.mu.Unlock()
+	if !live {
+		return nil
+	}
+	w, err := c.ws.NextWriter(websocket.BinaryMessage)
+	if err != nil {
+		return err
+	}
+	var hdr [13]byte
+	hdr[0] = opMessageData
+	binary.LittleEndian.PutUint32(hdr[1:], f.sub)
+	binary.LittleEndian.PutUint64(hdr[5:], f.ts)
+	if _, err := w.Write(hdr[:]); err != nil {
+		return err
+	}
+	if _, err := w.Write(f.payload); err != nil {
+		return err
+	}
+	if err := w.Close(); err != nil {
+		return err
+	}
+	c.sent.Add(1)
+	return nil
+}
+
+// read handles the viewer's messages until the connection ends.
+func (c *conn) read() {
+	for {
+		typ, data, err := c.ws.ReadMessage()
+		if err != nil {
+			return
+		}
+		switch typ {
+		case websocket.TextMessage:
+			c.handleOp(data)
+		case websocket.BinaryMessage:
+			c.handleBinary(data)
+		}
+	}
+}
+
+// sendJSON queues a text message for the writer.
+func (c *conn) sendJSON(v any) {
+	b, err := marshal(v)
+	if err != nil {
+		return
+	}
+	c.mu.Lock()
+	if len(c.control) < maxControl {
+		c.control = append(c.control, b)
+	}
+	c.mu.Unlock()
+	c.wake()
+}

@@ -1,0 +1,39 @@
+// Package view is robotexec's live view: a WebSocket server of the
+// Foxglove WebSocket protocol (subprotocol foxglove.websocket.v1), so that
+// Foxglove and Lichtblick connect to a running robot.
+//
+// The process shows the server what it sees with [Server.Observe]: each
+// topic becomes a channel when its first message is observed, with the
+// json encoding and a JSON Schema inferred from that message when the
+// payload is JSON (a later payload of the topic that is not JSON goes on a
+// second channel of the topic), and the raw encoding [RawEncoding]
+// otherwise. A viewer subscribes to channels and gets their messages as
+// Message Data frames stamped with the time given to Observe, in
+// nanoseconds. With [Options.Publish], viewers may advertise channels of
+// their own (capability clientPublish, encoding json) and publish on
+// them: each message is handed to Publish, as a node's publication, and
+// observed.
+//
+// Viewers authenticate with HTTP basic authentication on the WebSocket
+// upgrade when the server has users; each user reads (sees and
+// subscribes to) and writes (publishes on) the topics its filters match.
+// An anonymous viewer, when allowed, reads and writes every topic.
+//
+// # A slow viewer never slows the robot
+//
+// Observe never blocks and never waits for a viewer: each connection has a
+// bounded send queue ([Options.Queue] messages and [Options.QueueBytes]
+// bytes); a message that does not fit is dropped and counted for that
+// connection ([Stats]). Advertisements are not queued: each connection's
+// writer reads the channels it has not announced yet when it is ready to,
+// so none is ever lost. The number of channels is bounded
+// ([Options.MaxChannels]); the topics beyond it are not shown, and are
+// counted.
+//
+// # Concurrency
+//
+// A Server is safe for concurrent use: Observe is called from the
+// executor's workers and the MQTT client at once. Each connection has one
+// reader goroutine (the HTTP handler's) and one writer goroutine, both
+// owned by the Server and ended by Close.
+package view

@@ -1,0 +1,163 @@
+package robotexec_test
+
+// End-to-end tests of the live view: robotexec run of the demo with
+// view.listen, watched and driven by the reference client of the Foxglove
+// WebSocket protocol (FoxgloveClient of @foxglove/ws-protocol, under Node).
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math/big"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/robotexec/robotexec/internal/npmci"
+)
+
+// foxglovejsDir is the directory of the reference client and its script.
+const foxglovejsDir = "internal/view/testdata/foxglovejs"
+
+// viewClientRun is what client.mjs prints.
+type viewClientRun struct {
+	ServerInfo struct {
+		Name               string
+		Capabilities       []string
+		SupportedEncodings []string
+	}
+	Channels []struct {
+		ID                          int
+		Topic, Encoding, SchemaName string
+		Schema                      string
+	}
+	Statuses []json.RawMessage
+	Window   struct {
+		Received, Parsed        int
+		FirstNs, LastNs, WallNs string
+		Ordered                 bool
+	}
+	Probe, Seen, Error string
+}
+
+// TestViewFoxgloveClient: robotexec run of the demo with view.listen
+// serves the Foxglove WebSocket protocol to its reference client: every
+// topic of the demo is advertised (JSON, with a schema), the 100 Hz IMU
+// topic streams at its rate with receive times in nanoseconds, and a
+// message the client publishes on a topic that the demo's bridge
+// subscribes comes back on the bridge's output. The metrics count the
+// viewer's drops.
+func TestViewFoxgloveClient(t *testing.T) {
+	t.Parallel()
+	node := npmci.Node(t, foxglovejsDir, "the Foxglove WebSocket reference client", "@foxglove/ws-protocol")
+	viewPort, metricsPort := freePort(t), freePort(t)
+	cfg := configOnPort(t, "examples/config.yaml", freePort(t))
+	data, err := os.ReadFile(cfg)
+	require.NoError(t, err)
+	writeFile(t, cfg, string(data)+fmt.Sprintf("\nview:\n  listen: 127.0.0.1:%d\nmetrics:\n  listen: 127.0.0.1:%d\n", viewPort, metricsPort))
+	run := startRun(t, robotexecBin, cfg)
+	run.stderr.waitFor(t, startup, "serving the live view")
+
+	plan := `{"subscribe":"robot/imu0/data","windowMs":1000,"publish":"sensors/view/raw","expect":"robot/view/data","timeoutMs":30000}`
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, node, filepath.Join(foxglovejsDir, "client.mjs"), fmt.Sprintf("ws://127.0.0.1:%d/", viewPort), plan)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	var got viewClientRun
+	require.NoError(t, json.Unmarshal(out, &got), "client.mjs printed %q; stderr: %s", out, stderr.String())
+	require.NoError(t, err, "client.mjs: %s; stderr: %s", out, stderr.String())
+	require.Empty(t, got.Error)
+	require.Empty(t, got.Statuses, "the server reported problems")
+
+	require.Contains(t, got.ServerInfo.Capabilities, "clientPublish")
+	require.Equal(t, []string{"json"}, got.ServerInfo.SupportedEncodings)
+	topics := map[string]string{}
+	for _, c := range got.Channels {
+		require.Equal(t, "json", c.Encoding, "%s", c.Topic)
+		require.Equal(t, "jsonschema", schemaEncodingOf(t, c.Schema), "%s", c.Topic)
+		topics[c.Topic] = c.Schema
+	}
+	for _, topic := range []string{"sensors/imu0/raw", "robot/imu0/data", "sensors/odom/raw", "robot/odom/data", "robot/imu0/filtered", "robot/heartbeat", "robot/view/data"} {
+		require.Contains(t, topics, topic, "advertised: %v", got.Channels)
+	}
+	require.Contains(t, topics["robot/imu0/data"], `"ax":{"type":"number"}`)
+
+	w := got.Window
+	require.GreaterOrEqual(t, w.Parsed, 90, "robot/imu0/data (100 Hz) in 1 s")
+	require.Equal(t, w.Received, w.Parsed, "every message is a JSON object")
+	require.True(t, w.Ordered, "receive times go forward")
+	first, last, wall := ns(t, w.FirstNs), ns(t, w.LastNs), ns(t, w.WallNs)
+	require.InDelta(t, 1e9, float64(last-first), 0.5e9, "the receive times of 1 s of messages")
+	require.InDelta(t, float64(wall), float64(last), 5e9, "receive times are Unix nanoseconds")
+
+	require.NotEmpty(t, got.Probe)
+	require.Equal(t, got.Probe, got.Seen, "the bridge passed the client's publication on")
+
+	metrics := httpGet(t, fmt.Sprintf("http://127.0.0.1:%d/metrics", metricsPort))
+	require.Contains(t, metrics, `robotexec_view_dropped_total{connection="closed",remote=""} 0`)
+	require.Contains(t, metrics, "robotexec_view_connections 0")
+
+	run.signal(t, os.Interrupt)
+	require.Equal(t, 0, run.wait(t, stopWithin), "%s", run)
+}
+
+// schemaEncodingOf returns "jsonschema" when s is a JSON Schema of an
+// object.
+func schemaEncodingOf(t *testing.T, s string) string {
+	t.Helper()
+	var v struct{ Type string }
+	require.NoError(t, json.Unmarshal([]byte(s), &v), "schema %q", s)
+	if v.Type == "object" {
+		return "jsonschema"
+	}
+	return ""
+}
+
+func ns(t *testing.T, s string) int64 {
+	t.Helper()
+	n, ok := new(big.Int).SetString(s, 10)
+	require.True(t, ok && n.IsInt64(), "%q is not a time in nanoseconds", s)
+	return n.Int64()
+}
+
+func httpGet(t *testing.T, url string) string {
+	t.Helper()
+	c := http.Client{Timeout: quickExit}
+	resp, err := c.Get(url)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	require.Equal(t, http.StatusOK, resp.StatusCode, "%s", b)
+	return string(b)
+}
+
+// TestValidateView: a live view on a network address with no users is a
+// config error with its line unless allow_anonymous is true.
+func TestValidateView(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		name, config, want string
+		code               int
+	}{
+		{"open", "view:\n  listen: 0.0.0.0:8765\n", `open.yaml:2: view.listen: "0.0.0.0:8765" is reachable from the network: name who may connect in view.users, or set allow_anonymous: true to let anyone in`, 2},
+		{"anonymous", "view:\n  listen: 0.0.0.0:8765\n  allow_anonymous: true\n", "anonymous.yaml: valid, 0 nodes", 0},
+		{"users", "view:\n  listen: 0.0.0.0:8765\n  users: [{username: ops, password: pw, read: ['#']}]\n", "users.yaml: valid, 0 nodes", 0},
+	} {
+		path := filepath.Join(dir, tc.name+".yaml")
+		writeFile(t, path, tc.config)
+		r := runCmd(t, quickExit, robotexecBin, nil, "validate", path)
+		require.Equal(t, tc.code, r.code, "%s", r)
+		require.Contains(t, r.stdout+r.stderr, tc.want, "%s", r)
+	}
+}
