@@ -100,20 +100,33 @@ func (c *conn) wake() {
 	}
 }
 
-// offer queues a message for the viewer, or drops and counts it when the
-// queue is full. It never blocks.
+// offer queues a message for the viewer. When the queue is full it
+// drops the oldest queued messages for it, as ROS's KEEP_LAST, so that
+// the viewer sees the latest; each drop is counted. It never blocks.
 func (c *conn) offer(f frame) {
 	n := int64(len(f.payload))
-	if c.queued.Load()+n > int64(c.s.opts.QueueBytes) {
+	if n > int64(c.s.opts.QueueBytes) {
 		c.dropped.Add(1)
 		return
 	}
-	select {
-	case c.out <- f:
-		c.queued.Add(n)
-	default:
-		c.dropped.Add(1)
+	// A few tries: producers and the writer take from the queue at once.
+	for range 4 {
+		if c.queued.Load()+n <= int64(c.s.opts.QueueBytes) {
+			select {
+			case c.out <- f:
+				c.queued.Add(n)
+				return
+			default:
+			}
+		}
+		select {
+		case old := <-c.out:
+			c.queued.Add(-int64(len(old.payload)))
+			c.dropped.Add(1)
+		default:
+		}
 	}
+	c.dropped.Add(1)
 }
 
 // write sends, until the connection ends, the control messages and new

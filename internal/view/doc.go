@@ -23,8 +23,9 @@
 //
 // Observe never blocks and never waits for a viewer: each connection has a
 // bounded send queue ([Options.Queue] messages and [Options.QueueBytes]
-// bytes); a message that does not fit is dropped and counted for that
-// connection ([Stats]). Advertisements are not queued: each connection's
+// bytes); when a message does not fit, the oldest queued ones make room
+// for it (a viewer sees the latest, as ROS's KEEP_LAST), and each message
+// dropped is counted for that connection ([Stats]). Advertisements are not queued: each connection's
 // writer reads the channels it has not announced yet when it is ready to,
 // so none is ever lost. The number of channels is bounded
 // ([Options.MaxChannels]); the topics beyond it are not shown, and are
