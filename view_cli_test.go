@@ -65,19 +65,7 @@ func TestViewFoxgloveClient(t *testing.T) {
 	run := startRun(t, robotexecBin, cfg)
 	run.stderr.waitFor(t, startup, "serving the live view")
 
-	plan := `{"subscribe":"robot/imu0/data","windowMs":1000,"publish":"sensors/view/raw","expect":"robot/view/data","timeoutMs":30000}`
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, node, filepath.Join(foxglovejsDir, "client.mjs"), fmt.Sprintf("ws://127.0.0.1:%d/", viewPort), plan)
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	var got viewClientRun
-	require.NoError(t, json.Unmarshal(out, &got), "client.mjs printed %q; stderr: %s", out, stderr.String())
-	require.NoError(t, err, "client.mjs: %s; stderr: %s", out, stderr.String())
-	require.Empty(t, got.Error)
-	require.Empty(t, got.Statuses, "the server reported problems")
-
+	got := runViewClient(t, node, viewPort, demoPlan)
 	require.Contains(t, got.ServerInfo.Capabilities, "clientPublish")
 	require.Equal(t, []string{"json"}, got.ServerInfo.SupportedEncodings)
 	topics := map[string]string{}
@@ -90,7 +78,45 @@ func TestViewFoxgloveClient(t *testing.T) {
 		require.Contains(t, topics, topic, "advertised: %v", got.Channels)
 	}
 	require.Contains(t, topics["robot/imu0/data"], `"ax":{"type":"number"}`)
+	requireDemoStream(t, got)
 
+	metrics := httpGet(t, fmt.Sprintf("http://127.0.0.1:%d/metrics", metricsPort))
+	require.Contains(t, metrics, `robotexec_view_dropped_total{connection="closed",remote=""} 0`)
+	require.Contains(t, metrics, "robotexec_view_connections 0")
+
+	run.signal(t, os.Interrupt)
+	require.Equal(t, 0, run.wait(t, stopWithin), "%s", run)
+}
+
+// demoPlan is what client.mjs does against the demo: it watches the IMU
+// topic for 1 s, then publishes on a topic that the demo's bridge passes
+// on.
+const demoPlan = `{"subscribe":"robot/imu0/data","windowMs":1000,"publish":"sensors/view/raw","expect":"robot/view/data","timeoutMs":30000}`
+
+// runViewClient runs client.mjs with plan against the live view on port
+// and returns what it saw; the run must end without an error or a status
+// of the server.
+func runViewClient(t *testing.T, node string, port int, plan string) viewClientRun {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, node, filepath.Join(foxglovejsDir, "client.mjs"), fmt.Sprintf("ws://127.0.0.1:%d/", port), plan)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	var got viewClientRun
+	require.NoError(t, json.Unmarshal(out, &got), "client.mjs printed %q; stderr: %s", out, stderr.String())
+	require.NoError(t, err, "client.mjs: %s; stderr: %s", out, stderr.String())
+	require.Empty(t, got.Error)
+	require.Empty(t, got.Statuses, "the server reported problems")
+	return got
+}
+
+// requireDemoStream checks what client.mjs saw of demoPlan: the 100 Hz
+// IMU topic streamed at its rate with receive times in nanoseconds, and
+// its publication came back through the demo's bridge.
+func requireDemoStream(t *testing.T, got viewClientRun) {
+	t.Helper()
 	w := got.Window
 	require.GreaterOrEqual(t, w.Parsed, 90, "robot/imu0/data (100 Hz) in 1 s")
 	require.Equal(t, w.Received, w.Parsed, "every message is a JSON object")
@@ -101,13 +127,6 @@ func TestViewFoxgloveClient(t *testing.T) {
 
 	require.NotEmpty(t, got.Probe)
 	require.Equal(t, got.Probe, got.Seen, "the bridge passed the client's publication on")
-
-	metrics := httpGet(t, fmt.Sprintf("http://127.0.0.1:%d/metrics", metricsPort))
-	require.Contains(t, metrics, `robotexec_view_dropped_total{connection="closed",remote=""} 0`)
-	require.Contains(t, metrics, "robotexec_view_connections 0")
-
-	run.signal(t, os.Interrupt)
-	require.Equal(t, 0, run.wait(t, stopWithin), "%s", run)
 }
 
 // schemaEncodingOf returns "jsonschema" when s is a JSON Schema of an

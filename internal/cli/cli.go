@@ -39,6 +39,7 @@ func commands(version string) []command {
 		{"replay", "[-check] [-o FILE] RECORDING [CONFIG]", "re-run a recorded run's nodes offline on its inputs; -check compares the outputs", cmdReplay},
 		{"node", "list|info [flags]", "see the instances and nodes on the broker, from their graph topics", cmdNode},
 		{"topic", "list|hz|bw [flags]", "see the topics on the broker: who publishes and subscribes, rates, bandwidth", cmdTopic},
+		{"view", "[-broker URL] [-listen ADDR] [FILTER...]", "serve the live view (Foxglove WebSocket protocol) of the broker's messages, with no nodes", cmdView},
 		{"bench", "[flags]", "run the executor benchmark suite on this machine and print a table", cmdBench},
 		{"version", "", "print the version", withVersion(cmdVersion, version)},
 	}

@@ -21,7 +21,7 @@ import (
 const BrokerEnv = "ROBOTEXEC_BROKER"
 
 // clientFlags are the connection flags of the client commands (pub,
-// echo, record, play, node, topic).
+// echo, record, play, node, topic, view).
 type clientFlags struct {
 	fs                                   *flag.FlagSet
 	broker, username, password, protocol *string

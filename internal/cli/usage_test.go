@@ -99,6 +99,7 @@ func TestCommandHelp(t *testing.T) {
 		"topic list": {"-t", "-json"},
 		"topic hz":   {"-window", "-n", "-timeout", "-json"},
 		"topic bw":   {"-window", "-n", "-timeout", "-json"},
+		"view":       {"-broker", "-listen", "-qos", "-config"},
 	}
 	for i, name := range names {
 		help := []string{"-h", "-help", "--help"}[i%3]
@@ -128,7 +129,7 @@ func TestBadFlags(t *testing.T) {
 		{"pub", "-qos", "one", "a", "b"}, {"echo", "-n", "many", "a"}, {"record", "-duration", "long", "a/#"},
 		{"info", "-yaml", "f.mcap"}, {"play", "-rate", "fast", "f.mcap"}, {"replay", "-quick", "f.mcap"},
 		{"node", "list", "-all"}, {"topic", "hz", "-window", "wide", "t"}, {"bench", "-budget", "soon"},
-		{"version", "-short"},
+		{"view", "-qos", "high"}, {"version", "-short"},
 	} {
 		t.Run(strings.Join(args, " "), func(t *testing.T) {
 			t.Parallel()

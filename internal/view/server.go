@@ -59,6 +59,12 @@ type Options struct {
 	// is called with each message a viewer publishes, from that viewer's
 	// reader goroutine. (optional) Defaults to nil: viewers only watch.
 	Publish func(topic string, payload []byte) error
+	// Echoed says that the server is shown the viewers' publications
+	// again by whoever observes (robotexec view gets them back from the
+	// broker it subscribes to), so that it does not observe them itself.
+	// (optional) Defaults to false: each publication is observed once
+	// Publish returns.
+	Echoed bool
 	// MaxPayload bounds the messages a viewer sends. (optional) Defaults
 	// to 1 MiB.
 	MaxPayload int
@@ -255,12 +261,14 @@ func (s *Server) Observe(topic string, payload []byte, at time.Time) {
 }
 
 // publish publishes a viewer's message through Options.Publish and
-// observes it.
+// observes it, unless Options.Echoed.
 func (s *Server) publish(topic string, payload []byte) error {
 	if err := s.opts.Publish(topic, payload); err != nil {
 		return err
 	}
-	s.Observe(topic, payload, time.Now())
+	if !s.opts.Echoed {
+		s.Observe(topic, payload, time.Now())
+	}
 	return nil
 }
 
