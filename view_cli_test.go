@@ -45,6 +45,11 @@ type viewClientRun struct {
 		Ordered                 bool
 	}
 	Probe, Seen, Error string
+	// Graph is the connection graph as the updates left it: topic → IDs.
+	Graph struct {
+		Published, Subscribed map[string][]string
+		Updates               int
+	}
 }
 
 // TestViewFoxgloveClient: robotexec run of the demo with view.listen
@@ -52,21 +57,29 @@ type viewClientRun struct {
 // topic of the demo is advertised (JSON, with a schema), the 100 Hz IMU
 // topic streams at its rate with receive times in nanoseconds, and a
 // message the client publishes on a topic that the demo's bridge
-// subscribes comes back on the bridge's output. The metrics count the
-// viewer's drops.
+// subscribes comes back on the bridge's output. The connection graph has
+// the demo's nodes and those of another instance on its broker. The
+// metrics count the viewer's drops.
 func TestViewFoxgloveClient(t *testing.T) {
 	t.Parallel()
 	node := npmci.Node(t, foxglovejsDir, "the Foxglove WebSocket reference client", "@foxglove/ws-protocol")
-	viewPort, metricsPort := freePort(t), freePort(t)
-	cfg := configOnPort(t, "examples/config.yaml", freePort(t))
+	viewPort, metricsPort, demoPort := freePort(t), freePort(t), freePort(t)
+	cfg := configOnPort(t, "examples/config.yaml", demoPort)
 	data, err := os.ReadFile(cfg)
 	require.NoError(t, err)
 	writeFile(t, cfg, string(data)+fmt.Sprintf("\nview:\n  listen: 127.0.0.1:%d\nmetrics:\n  listen: 127.0.0.1:%d\n", viewPort, metricsPort))
 	run := startRun(t, robotexecBin, cfg)
 	run.stderr.waitFor(t, startup, "serving the live view")
+	peer := startPipeline(t, pipelineOptions{broker: brokerURL(demoPort), clientID: "view-peer",
+		nodes: "  - { name: peer_beat, type: heartbeat, params: { topic: peer/hb, period: 1s } }\n"})
 
-	got := runViewClient(t, node, viewPort, demoPlan)
+	got := runViewClient(t, node, viewPort, demoPlan(`{"node":"imu0","topic":"sensors/imu0/raw"},{"node":"peer_beat","topic":"peer/hb"}`))
 	require.Contains(t, got.ServerInfo.Capabilities, "clientPublish")
+	require.Contains(t, got.ServerInfo.Capabilities, "connectionGraph")
+	requireDemoGraph(t, got)
+	require.Equal(t, []string{"peer_beat@view-peer"}, got.Graph.Published["peer/hb"])
+	peer.signal(t, os.Interrupt)
+	require.Equal(t, 0, peer.wait(t, stopWithin), "%s", peer)
 	require.Equal(t, []string{"json"}, got.ServerInfo.SupportedEncodings)
 	topics := map[string]string{}
 	for _, c := range got.Channels {
@@ -90,8 +103,30 @@ func TestViewFoxgloveClient(t *testing.T) {
 
 // demoPlan is what client.mjs does against the demo: it watches the IMU
 // topic for 1 s, then publishes on a topic that the demo's bridge passes
-// on.
-const demoPlan = `{"subscribe":"robot/imu0/data","windowMs":1000,"publish":"sensors/view/raw","expect":"robot/view/data","timeoutMs":30000}`
+// on; it subscribes to the connection graph and waits for graph, a JSON
+// list of {"node", "topic"} it publishes on.
+func demoPlan(graph string) string {
+	return `{"subscribe":"robot/imu0/data","windowMs":1000,"publish":"sensors/view/raw","expect":"robot/view/data",` +
+		`"graph":[` + graph + `],"timeoutMs":30000}`
+}
+
+// requireDemoGraph checks the demo's nodes in the connection graph that
+// client.mjs saw: publishers and subscribers, topics and filters.
+func requireDemoGraph(t *testing.T, got viewClientRun) {
+	t.Helper()
+	g := got.Graph
+	require.Positive(t, g.Updates)
+	one := func(ids []string, node string) {
+		t.Helper()
+		require.Len(t, ids, 1, "%v", g)
+		require.True(t, strings.HasPrefix(ids[0], node+"@"), "%v", g)
+	}
+	one(g.Published["sensors/imu0/raw"], "imu0")
+	one(g.Published["robot/heartbeat"], "heartbeat")
+	one(g.Subscribed["sensors/+/raw"], "sensor_bridge")
+	one(g.Subscribed["robot/imu0/data"], "imu_filter")
+	one(g.Subscribed["robot/+/data"], "sensor_watchdog")
+}
 
 // runViewClient runs client.mjs with plan against the live view on port
 // and returns what it saw; the run must end without an error or a status

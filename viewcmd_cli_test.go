@@ -33,7 +33,8 @@ func demoOn(t *testing.T, url string) string {
 // another process, serves the reference client the topics its filters
 // match (and no others), streams the 100 Hz IMU topic at its rate, and
 // publishes the client's message to the broker, where the demo's bridge
-// passes it on. SIGINT ends it with exit 0.
+// passes it on. Its connection graph is the demo's, from its graph topic.
+// SIGINT ends it with exit 0.
 func TestViewCommand(t *testing.T) {
 	t.Parallel()
 	node := npmci.Node(t, foxglovejsDir, "the Foxglove WebSocket reference client", "@foxglove/ws-protocol")
@@ -44,9 +45,11 @@ func TestViewCommand(t *testing.T) {
 	v := startProc(t, robotexecBin, nil, "view", "robot/#", "-broker", url, "sensors/#", "-listen", fmt.Sprintf("127.0.0.1:%d", viewPort))
 	v.stderr.waitFor(t, startup, "serving the live view")
 
-	got := runViewClient(t, node, viewPort, demoPlan)
+	got := runViewClient(t, node, viewPort, demoPlan(`{"node":"imu0","topic":"sensors/imu0/raw"}`))
 	require.Equal(t, "robotexec view", got.ServerInfo.Name)
 	require.Contains(t, got.ServerInfo.Capabilities, "clientPublish")
+	require.Contains(t, got.ServerInfo.Capabilities, "connectionGraph")
+	requireDemoGraph(t, got)
 	topics := map[string]bool{}
 	for _, c := range got.Channels {
 		require.Equal(t, "json", c.Encoding, "%s", c.Topic)

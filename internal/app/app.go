@@ -31,6 +31,7 @@ type App struct {
 	rec    *runRecording // with run -record
 	graph  *grapher
 	view   *view.Server // with view.listen
+	viewGr *GraphFeed   // the view's connection graph
 	done   chan error   // Run's result
 
 	version  string // as the graph topic reports it

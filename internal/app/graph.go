@@ -45,6 +45,9 @@ func (g *grapher) publish() {
 		return
 	}
 	g.last = b
+	if f := g.a.viewGr; f != nil {
+		f.Own(b)
+	}
 	if err := g.a.client.Keep(graph.Topic(g.a.cfg.MQTT.ClientID), b); err != nil {
 		g.a.log.Warn("graph topic: publish", "error", err)
 	}

@@ -10,7 +10,8 @@ import (
 )
 
 // startView serves the live view of view.listen, if any: a viewer's
-// publication enters router as a node's does.
+// publication enters router as a node's does, and the connection graph
+// is kept from the graph topics.
 func (a *App) startView(router *subscribers.Router) error {
 	v := a.cfg.View
 	if v.Listen == "" {
@@ -30,13 +31,18 @@ func (a *App) startView(router *subscribers.Router) error {
 			_, err := router.Publish(subscribers.Message{Topic: topic, Payload: payload, QoS: qos})
 			return err
 		},
-		MaxPayload: int(a.cfg.MQTT.MaxPayload),
-		Logger:     a.log.With("component", "view"),
+		ConnectionGraph: true,
+		MaxPayload:      int(a.cfg.MQTT.MaxPayload),
+		Logger:          a.log.With("component", "view"),
 	})
 	if err != nil {
 		return fmt.Errorf("view.listen: %w", err)
 	}
 	a.view = s
+	// The owner's name is no node's: node names have no parentheses.
+	if a.viewGr, err = FeedGraph(a.ex.NewOwner("(view)", nil), a.client, s, a.cfg.MQTT.ClientID); err != nil {
+		return fmt.Errorf("view: %w", err)
+	}
 	a.log.Info("serving the live view", "addr", s.Addr().String(), "protocol", view.Subprotocol)
 	return nil
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/robotexec/robotexec/config"
 	"github.com/robotexec/robotexec/executor"
+	"github.com/robotexec/robotexec/internal/app"
 	"github.com/robotexec/robotexec/internal/view"
 	"github.com/robotexec/robotexec/subscribers"
 	"github.com/robotexec/robotexec/subscribers/mqtt"
@@ -104,11 +105,11 @@ func viewOptions(cf clientFlags, listen string, filters []string, qos int) (view
 		users[i] = view.User{Username: u.Username, Password: u.Password, Read: u.Read, Write: u.Write}
 	}
 	return view.Options{Listen: v.Listen, Name: "robotexec view", Users: users,
-		Anonymous: v.AnonymousAllowed(), Echoed: true}, nil
+		Anonymous: v.AnonymousAllowed(), Echoed: true, ConnectionGraph: true}, nil
 }
 
-// feedView shows s every message that filters match on c's broker until
-// ctx ends.
+// feedView shows s every message that filters match on c's broker, and
+// the connection graph of the instances there, until ctx ends.
 func feedView(ctx context.Context, c *mqtt.Client, s *view.Server, filters []string, logger *slog.Logger) error {
 	ex := executor.New(executor.Options{Workers: 1, Logger: logger})
 	o := ex.NewOwner("view", nil)
@@ -119,6 +120,9 @@ func feedView(ctx context.Context, c *mqtt.Client, s *view.Server, filters []str
 		if err != nil {
 			return err
 		}
+	}
+	if _, err := app.FeedGraph(ex.NewOwner("graph", nil), c, s, ""); err != nil {
+		return err
 	}
 	return ex.Run(ctx)
 }

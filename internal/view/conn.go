@@ -49,6 +49,12 @@ type conn struct {
 	shown      map[uint32]bool     // channels advertised to the viewer
 	subs       map[uint32]*channel // the viewer's subscriptions, by id
 	pubs       map[uint32]string   // the viewer's channels, by id: topics
+
+	// The connection graph: whether the viewer subscribes to it, whether
+	// it is to get it in whole, what it was sent, and of which version.
+	graphOn, graphPending bool
+	graphSent             Graph
+	graphVersion          uint64
 }
 
 func newConn(s *Server, ws *websocket.Conn, u *User, id uint64) *conn {
@@ -150,8 +156,9 @@ func (c *conn) write() {
 	}
 }
 
-// flushControl writes the waiting text messages and advertises the
-// channels the viewer has not seen and may read.
+// flushControl writes the waiting text messages, the connection graph's
+// update, and advertises the channels the viewer has not seen and may
+// read.
 func (c *conn) flushControl() error {
 	c.mu.Lock()
 	msgs := c.control
@@ -165,7 +172,15 @@ func (c *conn) flushControl() error {
 			ads = append(ads, advertisement(ch))
 		}
 	}
+	graph := c.graphUpdate()
 	c.mu.Unlock()
+	if graph != nil {
+		b, err := marshal(graph)
+		if err != nil {
+			return err
+		}
+		msgs = append(msgs, b)
+	}
 	if len(ads) > 0 {
 		b, err := marshal(advertiseMsg{Op: "advertise", Channels: ads})
 		if err != nil {

@@ -14,6 +14,10 @@
 // them: each message is handed to Publish, as a node's publication, and
 // observed.
 //
+// With [Options.ConnectionGraph], viewers may subscribe to the connection
+// graph that [Server.SetGraph] sets (capability connectionGraph): they get
+// it in whole, then what changed.
+//
 // Viewers authenticate with HTTP basic authentication on the WebSocket
 // upgrade when the server has users; each user reads (sees and
 // subscribes to) and writes (publishes on) the topics its filters match.

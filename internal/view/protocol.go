@@ -89,6 +89,9 @@ func (c *conn) serverInfo() serverInfoMsg {
 		m.Capabilities = append(m.Capabilities, "clientPublish")
 		m.SupportedEncodings = []string{JSONEncoding}
 	}
+	if c.s.opts.ConnectionGraph {
+		m.Capabilities = append(m.Capabilities, "connectionGraph")
+	}
 	return m
 }
 
@@ -121,6 +124,14 @@ func (c *conn) handleOp(data []byte) {
 		for _, id := range r.ChannelIDs {
 			delete(c.pubs, id)
 		}
+		c.mu.Unlock()
+	case "subscribeConnectionGraph", "unsubscribeConnectionGraph":
+		if !c.s.opts.ConnectionGraph {
+			c.status(levelError, "op %q: this server has no connection graph", r.Op)
+			return
+		}
+		c.mu.Lock()
+		c.subscribeGraph(r.Op == "subscribeConnectionGraph")
 		c.mu.Unlock()
 	default:
 		c.status(levelWarning, "op %q is not supported", r.Op)

@@ -65,6 +65,10 @@ type Options struct {
 	// (optional) Defaults to false: each publication is observed once
 	// Publish returns.
 	Echoed bool
+	// ConnectionGraph gives viewers the connectionGraph capability: they
+	// may subscribe to the graph that SetGraph sets. (optional) Defaults
+	// to false.
+	ConnectionGraph bool
 	// MaxPayload bounds the messages a viewer sends. (optional) Defaults
 	// to 1 MiB.
 	MaxPayload int
@@ -94,6 +98,7 @@ type Server struct {
 	conns  map[*conn]struct{}
 	closed bool
 	nextID uint64
+	graph  graphState
 	wg     sync.WaitGroup // the connections' handlers and writers
 	served chan struct{}  // closed when Serve has returned
 

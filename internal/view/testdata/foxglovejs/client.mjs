@@ -6,18 +6,21 @@
 //   node client.mjs URL PLAN
 //
 // PLAN is JSON: {"subscribe": TOPIC, "windowMs": N, "publish": TOPIC,
-// "expect": TOPIC, "timeoutMs": N}. The client waits for TOPIC subscribe
-// to be advertised, subscribes to it and counts the messages it receives
-// and parses as JSON in windowMs from the first; then it advertises a
-// channel on publish, publishes a probe on it until the probe comes back
-// on expect (a node of the robot passed it on), and ends.
+// "expect": TOPIC, "graph": [{"node": NAME, "topic": T}...], "timeoutMs": N}.
+// The client waits for TOPIC subscribe to be advertised, subscribes to it
+// and counts the messages it receives and parses as JSON in windowMs from
+// the first; then it advertises a channel on publish, publishes a probe on
+// it until the probe comes back on expect (a node of the robot passed it
+// on). With graph, it subscribes to the connection graph from the start,
+// keeps it from the updates, and also waits until each node
+// (NAME@INSTANCE) publishes on its topic T in it. Then it ends.
 import WebSocket from "ws";
 import protocol from "@foxglove/ws-protocol";
 
 const { FoxgloveClient } = protocol;
 const [url, planJSON] = process.argv.slice(2);
 const plan = JSON.parse(planJSON);
-const out = { serverInfo: null, channels: [], statuses: [], window: null, probe: null, seen: null };
+const out = { serverInfo: null, channels: [], statuses: [], window: null, probe: null, seen: null, graph: null };
 const decoder = new TextDecoder();
 const channels = new Map(); // topic → advertised channel (JSON first)
 const advertised = []; // resolvers waiting for topics
@@ -46,6 +49,29 @@ client.on("advertise", (chans) => {
   for (const w of advertised.splice(0)) w();
 });
 client.on("message", ({ subscriptionId, timestamp, data }) => handlers.get(subscriptionId)?.(timestamp, data));
+
+// The connection graph, kept from the updates: topic → IDs.
+const graph = { published: {}, subscribed: {}, updates: 0 };
+const graphWaiters = [];
+client.on("connectionGraphUpdate", (u) => {
+  graph.updates++;
+  for (const t of u.publishedTopics) graph.published[t.name] = t.publisherIds;
+  for (const t of u.subscribedTopics) graph.subscribed[t.name] = t.subscriberIds;
+  for (const name of u.removedTopics) {
+    delete graph.published[name];
+    delete graph.subscribed[name];
+  }
+  for (const w of graphWaiters.splice(0)) w();
+});
+
+// graphHas resolves once each node publishes on its topic in the
+// connection graph.
+async function graphHas(wanted) {
+  const publishes = ({ node, topic }) => (graph.published[topic] ?? []).some((id) => id.startsWith(`${node}@`));
+  const has = () => wanted.every(publishes);
+  while (!has()) await new Promise((resolve) => graphWaiters.push(resolve));
+  out.graph = graph;
+}
 
 // channel resolves with the channel of topic once advertised.
 async function channel(topic) {
@@ -103,8 +129,10 @@ async function roundTrip(topic, expect) {
 
 client.on("open", async () => {
   try {
+    if (plan.graph) client.subscribeConnectionGraph();
     out.window = await watch(plan.subscribe, plan.windowMs);
     await roundTrip(plan.publish, plan.expect);
+    if (plan.graph) await graphHas(plan.graph);
     finish(0);
   } catch (e) {
     finish(1, String(e?.stack ?? e));
