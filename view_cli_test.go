@@ -45,11 +45,23 @@ type viewClientRun struct {
 		Ordered                 bool
 	}
 	Probe, Seen, Error string
+	// Params are the answers to getParameters and setParameters, and the
+	// status that refused the set.
+	Params struct {
+		Got, AfterSet []viewParam
+		Refusal       string
+	}
 	// Graph is the connection graph as the updates left it: topic → IDs.
 	Graph struct {
 		Published, Subscribed map[string][]string
 		Updates               int
 	}
+}
+
+// viewParam is a parameter as client.mjs prints it.
+type viewParam struct {
+	Name  string
+	Value any
 }
 
 // TestViewFoxgloveClient: robotexec run of the demo with view.listen
@@ -58,8 +70,9 @@ type viewClientRun struct {
 // topic streams at its rate with receive times in nanoseconds, and a
 // message the client publishes on a topic that the demo's bridge
 // subscribes comes back on the bridge's output. The connection graph has
-// the demo's nodes and those of another instance on its broker. The
-// metrics count the viewer's drops.
+// the demo's nodes and those of another instance on its broker; the
+// nodes' params are parameters, read-only. The metrics count the viewer's
+// drops.
 func TestViewFoxgloveClient(t *testing.T) {
 	t.Parallel()
 	node := npmci.Node(t, foxglovejsDir, "the Foxglove WebSocket reference client", "@foxglove/ws-protocol")
@@ -73,9 +86,14 @@ func TestViewFoxgloveClient(t *testing.T) {
 	peer := startPipeline(t, pipelineOptions{broker: brokerURL(demoPort), clientID: "view-peer",
 		nodes: "  - { name: peer_beat, type: heartbeat, params: { topic: peer/hb, period: 1s } }\n"})
 
-	got := runViewClient(t, node, viewPort, demoPlan(`{"node":"imu0","topic":"sensors/imu0/raw"},{"node":"peer_beat","topic":"peer/hb"}`))
+	got := runViewClient(t, node, viewPort, demoPlan(`"graph":[{"node":"imu0","topic":"sensors/imu0/raw"},{"node":"peer_beat","topic":"peer/hb"}],`+
+		`"params":{"get":["/imu0/rate","/sensor_bridge/from","/imu_filter/alpha","/nope"],"set":"/imu0/rate"}`))
 	require.Contains(t, got.ServerInfo.Capabilities, "clientPublish")
 	require.Contains(t, got.ServerInfo.Capabilities, "connectionGraph")
+	require.Contains(t, got.ServerInfo.Capabilities, "parameters")
+	require.Equal(t, []viewParam{{"/imu0/rate", 100.0}, {"/sensor_bridge/from", "sensors/+/raw"}, {"/imu_filter/alpha", 0.1}}, got.Params.Got)
+	require.Equal(t, []viewParam{{"/imu0/rate", 100.0}}, got.Params.AfterSet, "read-only: the value is the config's")
+	require.Contains(t, got.Params.Refusal, "read-only")
 	requireDemoGraph(t, got)
 	require.Equal(t, []string{"peer_beat@view-peer"}, got.Graph.Published["peer/hb"])
 	peer.signal(t, os.Interrupt)
@@ -103,11 +121,10 @@ func TestViewFoxgloveClient(t *testing.T) {
 
 // demoPlan is what client.mjs does against the demo: it watches the IMU
 // topic for 1 s, then publishes on a topic that the demo's bridge passes
-// on; it subscribes to the connection graph and waits for graph, a JSON
-// list of {"node", "topic"} it publishes on.
-func demoPlan(graph string) string {
+// on; extra are more fields of the plan (graph, params).
+func demoPlan(extra string) string {
 	return `{"subscribe":"robot/imu0/data","windowMs":1000,"publish":"sensors/view/raw","expect":"robot/view/data",` +
-		`"graph":[` + graph + `],"timeoutMs":30000}`
+		extra + `,"timeoutMs":30000}`
 }
 
 // requireDemoGraph checks the demo's nodes in the connection graph that

@@ -45,10 +45,11 @@ func TestViewCommand(t *testing.T) {
 	v := startProc(t, robotexecBin, nil, "view", "robot/#", "-broker", url, "sensors/#", "-listen", fmt.Sprintf("127.0.0.1:%d", viewPort))
 	v.stderr.waitFor(t, startup, "serving the live view")
 
-	got := runViewClient(t, node, viewPort, demoPlan(`{"node":"imu0","topic":"sensors/imu0/raw"}`))
+	got := runViewClient(t, node, viewPort, demoPlan(`"graph":[{"node":"imu0","topic":"sensors/imu0/raw"}]`))
 	require.Equal(t, "robotexec view", got.ServerInfo.Name)
 	require.Contains(t, got.ServerInfo.Capabilities, "clientPublish")
 	require.Contains(t, got.ServerInfo.Capabilities, "connectionGraph")
+	require.NotContains(t, got.ServerInfo.Capabilities, "parameters", "no nodes, no parameters")
 	requireDemoGraph(t, got)
 	topics := map[string]bool{}
 	for _, c := range got.Channels {

@@ -2,8 +2,11 @@ package app
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"time"
 
+	"github.com/robotexec/robotexec/config"
 	"github.com/robotexec/robotexec/internal/view"
 	"github.com/robotexec/robotexec/nodes"
 	"github.com/robotexec/robotexec/subscribers"
@@ -32,6 +35,7 @@ func (a *App) startView(router *subscribers.Router) error {
 			return err
 		},
 		ConnectionGraph: true,
+		Parameters:      nodeParameters(a.cfg),
 		MaxPayload:      int(a.cfg.MQTT.MaxPayload),
 		Logger:          a.log.With("component", "view"),
 	})
@@ -92,4 +96,22 @@ func (a *App) closeView() {
 		}
 		a.view = nil
 	}
+}
+
+// nodeParameters returns the params of the nodes of cfg, as the live
+// view's parameters: /NODE/PARAM, node by node in the config's order,
+// each node's params sorted, with the values the config gives (a
+// duration is its string, "100ms").
+func nodeParameters(cfg *config.Config) []view.Parameter {
+	ps := []view.Parameter{}
+	for _, n := range cfg.Nodes {
+		var params map[string]any
+		if err := n.Params.Decode(&params); err != nil {
+			continue // the node's type decoded them: Check passed
+		}
+		for _, k := range slices.Sorted(maps.Keys(params)) {
+			ps = append(ps, view.Parameter{Name: "/" + n.Name + "/" + k, Value: params[k]})
+		}
+	}
+	return ps
 }

@@ -18,6 +18,9 @@
 // graph that [Server.SetGraph] sets (capability connectionGraph): they get
 // it in whole, then what changed.
 //
+// With [Options.Parameters], viewers may read them (capability
+// parameters); a setParameters is refused with a status.
+//
 // Viewers authenticate with HTTP basic authentication on the WebSocket
 // upgrade when the server has users; each user reads (sees and
 // subscribes to) and writes (publishes on) the topics its filters match.

@@ -59,7 +59,12 @@ type request struct {
 		Topic    string `json:"topic"`
 		Encoding string `json:"encoding"`
 	} `json:"channels"`
-	ChannelIDs []uint32 `json:"channelIds"`
+	ChannelIDs     []uint32 `json:"channelIds"`
+	ParameterNames []string `json:"parameterNames"`
+	Parameters     []struct {
+		Name string `json:"name"`
+	} `json:"parameters"`
+	ID string `json:"id"`
 }
 
 func advertisement(ch *channel) advertised {
@@ -91,6 +96,9 @@ func (c *conn) serverInfo() serverInfoMsg {
 	}
 	if c.s.opts.ConnectionGraph {
 		m.Capabilities = append(m.Capabilities, "connectionGraph")
+	}
+	if c.s.opts.Parameters != nil {
+		m.Capabilities = append(m.Capabilities, "parameters")
 	}
 	return m
 }
@@ -133,6 +141,18 @@ func (c *conn) handleOp(data []byte) {
 		c.mu.Lock()
 		c.subscribeGraph(r.Op == "subscribeConnectionGraph")
 		c.mu.Unlock()
+	case "getParameters", "setParameters":
+		if c.s.opts.Parameters == nil {
+			c.status(levelError, "op %q: this server has no parameters", r.Op)
+		} else if r.Op == "getParameters" {
+			c.getParameters(r.ParameterNames, r.ID)
+		} else {
+			names := make([]string, len(r.Parameters))
+			for i, p := range r.Parameters {
+				names[i] = p.Name
+			}
+			c.setParameters(names, r.ID)
+		}
 	default:
 		c.status(levelWarning, "op %q is not supported", r.Op)
 	}

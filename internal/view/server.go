@@ -69,6 +69,10 @@ type Options struct {
 	// may subscribe to the graph that SetGraph sets. (optional) Defaults
 	// to false.
 	ConnectionGraph bool
+	// Parameters, when not nil, give viewers the parameters capability,
+	// read-only: getParameters answers with them, setParameters is
+	// refused. (optional) Defaults to nil: no parameters.
+	Parameters []Parameter
 	// MaxPayload bounds the messages a viewer sends. (optional) Defaults
 	// to 1 MiB.
 	MaxPayload int

@@ -6,21 +6,24 @@
 //   node client.mjs URL PLAN
 //
 // PLAN is JSON: {"subscribe": TOPIC, "windowMs": N, "publish": TOPIC,
-// "expect": TOPIC, "graph": [{"node": NAME, "topic": T}...], "timeoutMs": N}.
+// "expect": TOPIC, "graph": [{"node": NAME, "topic": T}...],
+// "params": {"get": [NAME...], "set": NAME}, "timeoutMs": N}.
 // The client waits for TOPIC subscribe to be advertised, subscribes to it
 // and counts the messages it receives and parses as JSON in windowMs from
 // the first; then it advertises a channel on publish, publishes a probe on
 // it until the probe comes back on expect (a node of the robot passed it
 // on). With graph, it subscribes to the connection graph from the start,
 // keeps it from the updates, and also waits until each node
-// (NAME@INSTANCE) publishes on its topic T in it. Then it ends.
+// (NAME@INSTANCE) publishes on its topic T in it. With params, it gets
+// the parameters get, then tries to set the parameter set to 0 and
+// gets the answer and the status that refuses it. Then it ends.
 import WebSocket from "ws";
 import protocol from "@foxglove/ws-protocol";
 
 const { FoxgloveClient } = protocol;
 const [url, planJSON] = process.argv.slice(2);
 const plan = JSON.parse(planJSON);
-const out = { serverInfo: null, channels: [], statuses: [], window: null, probe: null, seen: null, graph: null };
+const out = { serverInfo: null, channels: [], statuses: [], window: null, probe: null, seen: null, graph: null, params: null };
 const decoder = new TextDecoder();
 const channels = new Map(); // topic → advertised channel (JSON first)
 const advertised = []; // resolvers waiting for topics
@@ -40,7 +43,10 @@ const client = new FoxgloveClient({ ws: new WebSocket(url, [FoxgloveClient.SUPPO
 client.on("error", (e) => out.statuses.push({ client: String(e) }));
 client.on("close", () => finish(1, "the server closed the connection"));
 client.on("serverInfo", (info) => (out.serverInfo = info));
-client.on("status", (s) => out.statuses.push(s));
+client.on("status", (s) => {
+  if (out.params && s.message.startsWith("setParameters")) out.params.refusal = s.message;
+  else out.statuses.push(s);
+});
 client.on("advertise", (chans) => {
   for (const c of chans) {
     out.channels.push({ id: c.id, topic: c.topic, encoding: c.encoding, schemaName: c.schemaName, schema: c.schema });
@@ -71,6 +77,30 @@ async function graphHas(wanted) {
   const has = () => wanted.every(publishes);
   while (!has()) await new Promise((resolve) => graphWaiters.push(resolve));
   out.graph = graph;
+}
+
+// Answers to getParameters and setParameters, by id.
+const paramAnswers = new Map();
+const paramWaiters = [];
+client.on("parameterValues", ({ parameters, id }) => {
+  paramAnswers.set(id, parameters);
+  for (const w of paramWaiters.splice(0)) w();
+});
+
+async function paramAnswer(id) {
+  while (!paramAnswers.has(id)) await new Promise((resolve) => paramWaiters.push(resolve));
+  return paramAnswers.get(id);
+}
+
+// params gets the parameters names, then tries to set name to 0 and
+// waits for the answer and the refusal.
+async function params(names, name) {
+  out.params = { got: null, afterSet: null, refusal: null };
+  client.getParameters(names, "get");
+  out.params.got = await paramAnswer("get");
+  client.setParameters([{ name, value: 0 }], "set");
+  out.params.afterSet = await paramAnswer("set");
+  while (out.params.refusal === null) await new Promise((resolve) => setTimeout(resolve, 10));
 }
 
 // channel resolves with the channel of topic once advertised.
@@ -133,6 +163,7 @@ client.on("open", async () => {
     out.window = await watch(plan.subscribe, plan.windowMs);
     await roundTrip(plan.publish, plan.expect);
     if (plan.graph) await graphHas(plan.graph);
+    if (plan.params) await params(plan.params.get, plan.params.set);
     finish(0);
   } catch (e) {
     finish(1, String(e?.stack ?? e));
