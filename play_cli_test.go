@@ -152,9 +152,10 @@ func playRoundTrip(t *testing.T, url string) {
 	t.Logf("timing error from the median latency: p50 %v, p99 %v, max %v; the first message's %v",
 		errs[len(errs)/2], p99, errs[len(errs)-1], offsets[0]-median)
 	// On an idle machine p99 is under 1 ms (BENCHMARKS.md); beside the
-	// rest of the suite on two cores it reaches a few ms. 20 ms still
-	// fails playback that ignores or misscales the timing (2 s of it).
-	require.LessOrEqual(t, p99, 20*time.Millisecond)
+	// rest of the suite on two cores it reaches a few ms, and on an
+	// overloaded machine a stall of 100 ms was seen. 250 ms still fails
+	// playback that ignores or misscales the timing (2 s of it).
+	require.LessOrEqual(t, p99, 250*time.Millisecond)
 
 	// -topics: only play/b.
 	only := filepath.Join(dir, "only.mcap")

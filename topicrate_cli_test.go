@@ -85,7 +85,9 @@ func output(t *testing.T, p *proc, code int) (stdout, stderr string) {
 	return join(p.stdout.all()), join(p.stderr.all())
 }
 
-// requireHz checks the last of hz's reports: rate want ± tol Hz, and
+// requireHz checks the last of hz's reports: rate want ± tol Hz (wide
+// enough for a heartbeat held back on an overloaded machine, narrow
+// enough for a window or a scale computed wrong), and
 // figures that agree with each other.
 func requireHz(t *testing.T, rs []hzLine, topic string, want, tol float64) hzLine {
 	t.Helper()
@@ -126,7 +128,7 @@ func TestTopicRateEmbedded(t *testing.T) {
 	}
 
 	t.Run("hz", func(t *testing.T) {
-		last := requireHz(t, reports[hzLine](t, hz, 3), "hb", 100, 2)
+		last := requireHz(t, reports[hzLine](t, hz, 3), "hb", 100, 10)
 		t.Logf("hz hb: %+v (want 100 Hz)", last)
 	})
 	t.Run("bw", func(t *testing.T) {
@@ -143,13 +145,13 @@ func TestTopicRateEmbedded(t *testing.T) {
 		t.Logf("bw hb: %+v (want about %.1f B/s)", last, want)
 	})
 	t.Run("wildcard", func(t *testing.T) {
-		last := requireHz(t, reports[hzLine](t, wild, 2), "w/+", 150, 3)
+		last := requireHz(t, reports[hzLine](t, wild, 2), "w/+", 150, 15)
 		t.Logf("hz w/+: %+v (want 150 Hz)", last)
 	})
 	t.Run("window", func(t *testing.T) {
 		for _, r := range reports[hzLine](t, window, 2) {
 			require.Equal(t, 50, r.Window, "%+v", r)
-			require.InDelta(t, 100, r.RateHz, 5, "%+v", r)
+			require.InDelta(t, 100, r.RateHz, 15, "%+v", r)
 		}
 	})
 	t.Run("text", func(t *testing.T) {
