@@ -37,7 +37,7 @@ const (
 )
 
 // docPorts are the fixed addresses the pages' commands listen on.
-var docPorts = []string{"127.0.0.1:1883", "127.0.0.1:9090", "127.0.0.1:8765", "127.0.0.1:18830"}
+var docPorts = []string{"127.0.0.1:1883", "127.0.0.1:9090", "127.0.0.1:8765", "127.0.0.1:8766", "127.0.0.1:18830"}
 
 // docEnv is the environment of the commands: the test's, without the
 // variables that would point them elsewhere, and PATH starting with an
