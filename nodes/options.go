@@ -58,7 +58,7 @@ func Depth(n int) Option { return func(o *options) { o.depth = n } }
 func Overflow(p subscribers.Policy) Option { return func(o *options) { o.overflow = &p } }
 
 // Needs makes a callback run only while it holds the named resources,
-// exclusively (seed 002): callbacks of any node that need a common resource
+// exclusively: callbacks of any node that need a common resource
 // never overlap, and each resource serves them in the order they became
 // ready. Resources are shared by name across the nodes of one executor,
 // e.g. Needs("odom", "imu") for a fusion callback.

@@ -5,8 +5,8 @@
 //
 //	robotexec run config.yaml
 //
-// See the README for the config file and SPEC-level details of every
-// subcommand; 'robotexec -h' lists them.
+// docs/config.md describes the config file and docs/cli.md every command;
+// 'robotexec -h' lists them.
 package main
 
 import (

@@ -44,7 +44,7 @@ func (s *suite) bridgeMosquitto(d time.Duration) Metric {
 }
 
 // withMosquitto starts mosquitto on a free loopback port with the
-// README's settings (persistence in a temporary directory,
+// settings of docs/mqtt.md (persistence in a temporary directory,
 // set_tcp_nodelay, max_queued_messages 100000, max_inflight_messages 1000:
 // MQTT 5 clients may then have 1,000 QoS 1 publications in flight, not
 // 20), calls f with its URL, and

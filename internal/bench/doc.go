@@ -27,7 +27,7 @@
 //   - mqtt bridge msgs/s: QoS 1 messages through the embedded broker and the
 //     bridge node, versus the faster of two raw forwarders measured in the
 //     same repetitions, paho.mqtt.golang's (MQTT 3.1.1) and paho.golang's
-//     (MQTT 5.0). Target ratio ≥ 0.8; via mosquitto (the README's
+//     (MQTT 5.0). Target ratio ≥ 0.8; via mosquitto (docs/mqtt.md's
 //     settings, max_inflight_messages 1000 among them), ≥ 0.9.
 //   - pipeline 5 hops via mosquitto: the process's CPU time per message of
 //     a 5-stage pipeline on one MQTT client of mosquitto, local first

@@ -129,7 +129,7 @@ func compareOutputs(want, got map[string][]recorded) string {
 
 // notReplayable names the node behind a difference.
 func notReplayable(node string) string {
-	return fmt.Sprintf("node %q is not replayable, or differs from the recorded run (see README: Replay)", node)
+	return fmt.Sprintf("node %q is not replayable, or differs from the recorded run (see docs/recording.md: Replayable nodes)", node)
 }
 
 // count counts the messages of outputs.

@@ -77,7 +77,7 @@ func TestReplayChanged(t *testing.T) {
 		{"a param changed", strings.Replace(text, "alpha: 0.1", "alpha: 0.2", 1), []string{
 			"robotexec replay -check: robot/imu0/filtered: message 1 of 49 differs:\n  recorded {",
 			"\n  replayed {",
-			`node "imu_filter" is not replayable, or differs from the recorded run (see README: Replay)`,
+			`node "imu_filter" is not replayable, or differs from the recorded run (see docs/recording.md: Replayable nodes)`,
 		}},
 		{"a node added", text + "  - { name: extra, type: heartbeat, params: { topic: robot/extra, period: 500ms } }\n", []string{
 			"robotexec replay -check: robot/extra: the replay published ",
