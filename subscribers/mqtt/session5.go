@@ -35,6 +35,13 @@ type session5 struct {
 	handing *outgoing           // the publication being handed to paho
 	empty   chan struct{}       // closed when pubs is empty, while waited for
 
+	// addMu keeps a connection's CONNACK out while a publication is
+	// being added: paho's State.AddToSession reads the send quota
+	// without its lock, and ConAckReceived replaces it (v0.23.0; the
+	// race detector saw it across a reconnection). Adding ends soon
+	// once the old connection is lost, which comes first.
+	addMu sync.RWMutex
+
 	// connMu orders acknowledgements with connections: conn is the
 	// connection's number, 0 between connections.
 	connMu sync.RWMutex
@@ -77,6 +84,8 @@ func (s *session5) ConAckReceived(w io.Writer, cp *packets.Connect, ca *packets.
 			s.c.settled(&took[i], nil)
 		}
 	}
+	s.addMu.Lock()
+	defer s.addMu.Unlock()
 	return s.State.ConAckReceived(w, cp, ca)
 }
 
@@ -98,7 +107,10 @@ func (s *session5) current() uint64 {
 // AddToSession records which publication a PUBLISH's identifier stands
 // for.
 func (s *session5) AddToSession(ctx context.Context, p session.Packet, resp chan<- packets.ControlPacket) error {
-	if err := s.State.AddToSession(ctx, p, resp); err != nil {
+	s.addMu.RLock()
+	err := s.State.AddToSession(ctx, p, resp)
+	s.addMu.RUnlock()
+	if err != nil {
 		return err
 	}
 	if pb, ok := p.(*packets.Publish); ok {
