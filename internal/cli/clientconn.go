@@ -131,8 +131,8 @@ func dialable(listen string) string {
 }
 
 // dial connects a short-lived client: clean session, no status topic. A
-// refused connection fails at once; a broker that does not answer, after
-// -timeout.
+// refused connection or CONNECT fails at once; a broker that does not
+// answer, after -timeout.
 func (f clientFlags) dial(ctx context.Context, stderr io.Writer, qos byte) (*mqtt.Client, error) {
 	mc, err := f.settings(qos)
 	if err != nil {
@@ -150,6 +150,19 @@ func (f clientFlags) dial(ctx context.Context, stderr io.Writer, qos byte) (*mqt
 	return c, nil
 }
 
+// refusedNow reports whether a connection attempt failed in a way that
+// waiting will not mend: the connection or the credentials refused.
+func refusedNow(err error) bool {
+	var re *mqtt.RefusedError
+	switch {
+	case err == nil:
+		return false
+	case errors.Is(err, syscall.ECONNREFUSED), errors.Is(err, mqtt.ErrNotAuthorized):
+		return true
+	}
+	return errors.As(err, &re) && re.Op == "connect"
+}
+
 // waitConnected waits until c is connected, it is refused, or timeout.
 // The errors name the broker's URL.
 func waitConnected(ctx context.Context, c *mqtt.Client, timeout time.Duration) error {
@@ -159,7 +172,7 @@ func waitConnected(ctx context.Context, c *mqtt.Client, timeout time.Duration) e
 	defer tick.Stop()
 	for !c.Connected() {
 		last := c.LastError()
-		if last != nil && errors.Is(last, syscall.ECONNREFUSED) {
+		if refusedNow(last) {
 			return last
 		}
 		select {

@@ -84,8 +84,11 @@ func TestClientConfigCredentials(t *testing.T) {
 		assert.NoError(t, a.Shutdown(ctx))
 	})
 	echoOne(t, "-config", path, "robot/heartbeat")
-	r := cli(t, "echo", "-broker", fmt.Sprintf("tcp://127.0.0.1:%d", port), "-timeout", "2s", "-n", "1", "robot/heartbeat")
+	start := time.Now()
+	r := cli(t, "echo", "-broker", fmt.Sprintf("tcp://127.0.0.1:%d", port), "-n", "1", "robot/heartbeat")
 	require.Equal(t, ExitFailure, r.code, "%s", r)
+	require.Contains(t, r.stderr, "anonymous connections are not allowed", "%s", r)
+	require.Less(t, time.Since(start), 5*time.Second, "refused at once, not after the 10 s timeout: %s", r)
 }
 
 // A refused connection ends the command at once, naming the URL, even
