@@ -110,7 +110,12 @@ func TestRetainedSubscriptionIdentifier(t *testing.T) {
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = b.Close() })
 	other := dialV5(t, b.Addr(), "other", 100, nil)
+	// mochi acknowledges a publication before it routes it: other's own
+	// copy says it was routed, before self subscribes (else self may get
+	// it live too).
+	other.subscribe(t, "r/t", 1, false)
 	other.publish(t, "r/t", "kept", true)
+	other.waitFor(t, 1)
 	self := dialV5(t, b.Addr(), "self", 100, nil)
 	self.subscribe(t, "r/#", 7, true)
 	self.subscribe(t, "r/+", 9, true)
