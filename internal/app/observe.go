@@ -71,7 +71,8 @@ func newObservability(cfg *config.Config, opts Options) (*observability, error) 
 	if opts.TraceRuns > 0 {
 		o.trace = chrometrace.New(o.workers, opts.TraceRuns)
 	}
-	if o.server != nil || o.trace != nil {
+	// The live view's page shows the callbacks' figures too.
+	if o.server != nil || o.trace != nil || cfg.View.Listen != "" {
 		o.runs = observers.New(observers.Options{Workers: o.workers, Trace: o.trace})
 	}
 	return o, nil
@@ -87,12 +88,13 @@ func (o *observability) executorOptions(opts executor.Options) executor.Options 
 }
 
 // serve starts serving metrics, health and pprof for a, whose executor
-// and client exist and whose nodes are built.
+// and client exist and whose nodes are built, and gives the live view's
+// page the callbacks' figures.
 func (o *observability) serve(a *App) {
 	if o.runs != nil {
 		o.runs.Register(a.ex.Callbacks())
 	}
-	if o.server == nil {
+	if o.server == nil && a.view == nil {
 		return
 	}
 	src := metrics.Sources{Executor: a.ex, Runs: o.runs, MQTT: a.client}
@@ -110,7 +112,14 @@ func (o *observability) serve(a *App) {
 		}
 		return h
 	}
-	o.server.Serve(metrics.Handler(metrics.NewRegistry(c), health, a.log.With("component", "metrics")))
+	reg := metrics.NewRegistry(c)
+	if a.view != nil {
+		a.view.SetStats(metrics.SummaryHandler(reg))
+	}
+	if o.server == nil {
+		return
+	}
+	o.server.Serve(metrics.Handler(reg, health, a.log.With("component", "metrics")))
 	a.log.Info("serving metrics", "addr", o.server.Addr().String(), "paths", "/metrics /healthz /debug/pprof/", "clock", o.runs.Clock())
 }
 

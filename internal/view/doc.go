@@ -21,9 +21,15 @@
 // With [Options.Parameters], viewers may read them (capability
 // parameters); a setParameters is refused with a status.
 //
+// Any other request to the listener is for robotexec's own page, whose
+// files are embedded: plain JavaScript that speaks the protocol to the
+// server that served it, and reads each callback's figures from
+// /stats.json, which [Server.SetStats] serves.
+//
 // Viewers authenticate with HTTP basic authentication on the WebSocket
-// upgrade when the server has users; each user reads (sees and
-// subscribes to) and writes (publishes on) the topics its filters match.
+// upgrade (and on the page's requests) when the server has users; each
+// user reads (sees and subscribes to) and writes (publishes on) the
+// topics its filters match.
 // An anonymous viewer, when allowed, reads and writes every topic.
 //
 // # A slow viewer never slows the robot

@@ -107,6 +107,7 @@ type Server struct {
 	served chan struct{}  // closed when Serve has returned
 
 	droppedClosed atomic.Uint64 // drops of connections that ended
+	stats         atomic.Pointer[http.Handler]
 }
 
 // Listen binds opts.Listen and serves the live view there until Close.
@@ -178,17 +179,18 @@ func (s *Server) Close() error {
 }
 
 // handle serves a request: a WebSocket upgrade of the Foxglove protocol
-// becomes a connection; anything else gets a line saying what is here.
+// becomes a connection; anything else is for the page. Both need the
+// same credentials, so that a browser that was asked for them on the page
+// sends them again on the page's upgrade.
 func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
-	if !websocket.IsWebSocketUpgrade(r) {
-		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-		fmt.Fprintf(w, "robotexec live view: connect a Foxglove WebSocket client (%s) to ws://%s/\n", Subprotocol, r.Host)
-		return
-	}
 	user, ok := s.authenticate(r)
 	if !ok {
 		w.Header().Set("WWW-Authenticate", `Basic realm="robotexec view"`)
 		http.Error(w, "unauthorized", http.StatusUnauthorized)
+		return
+	}
+	if !websocket.IsWebSocketUpgrade(r) {
+		s.servePage(w, r)
 		return
 	}
 	if !slices.Contains(websocket.Subprotocols(r), Subprotocol) {
