@@ -59,7 +59,7 @@ func docEnv(t *testing.T) []string {
 
 // withMosquitto returns env with the directory of the mosquitto broker
 // on PATH, for a block that starts one. Without mosquitto the page's
-// test is skipped, or fails under CI, as the other tests that need it.
+// test fails naming the install command, as the other tests that need it.
 func withMosquitto(t *testing.T, env []string) []string {
 	t.Helper()
 	path, ok := mqtttest.MosquittoPath()
