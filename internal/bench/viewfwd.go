@@ -197,6 +197,9 @@ func runAttached(workers int, d time.Duration, h *Histogram, attach func(*viewRi
 		return ViewCost{}, err
 	}
 	defer a.detach()
+	if err := awaitDelivery(a.delivered); err != nil {
+		return ViewCost{}, err
+	}
 	time.Sleep(warm)
 	h.Reset()
 	cpu, n, delivered, err := r.measure(d/2, a.delivered)
@@ -209,6 +212,19 @@ func runAttached(workers int, d time.Duration, h *Histogram, attach func(*viewRi
 	perBase := float64(baseCPU) / float64(baseN)
 	return ViewCost{Received: n, Delivered: delivered, Added: cpu - time.Duration(perBase*float64(n)),
 		P99: h.Percentile(0.99), Elapsed: d / 2}, nil
+}
+
+// awaitDelivery waits until delivered counts a message: the viewers have
+// subscribed, or echo's client, at most pipelineWait.
+func awaitDelivery(delivered func() int64) error {
+	deadline := time.Now().Add(pipelineWait)
+	for delivered() == 0 {
+		if time.Now().After(deadline) {
+			return fmt.Errorf("bench: view forwarding: nothing delivered in %v", pipelineWait)
+		}
+		time.Sleep(time.Millisecond)
+	}
+	return nil
 }
 
 // ViewForwarding measures the live view forwarding the traffic of
