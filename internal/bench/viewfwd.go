@@ -134,16 +134,22 @@ func (r *viewRig) publish() {
 }
 
 // measure returns the process's CPU time and the messages the node
-// received over d, and what delivered counted meanwhile.
-func (r *viewRig) measure(d time.Duration, delivered func() int64) (cpu time.Duration, received, n int64, err error) {
+// received over d, and what delivered counted meanwhile. When delivered
+// counts nothing in d (a stalled process on a loaded machine), the window
+// lasts until it does, at most pipelineWait more; elapsed is its length.
+func (r *viewRig) measure(d time.Duration, delivered func() int64) (cpu, elapsed time.Duration, received, n int64, err error) {
 	cpu0, ok := processCPU()
 	if !ok {
-		return 0, 0, 0, errors.New("bench: the process's CPU time cannot be read here")
+		return 0, 0, 0, 0, errors.New("bench: the process's CPU time cannot be read here")
 	}
+	start := time.Now()
 	got0, del0 := r.got.Load(), delivered()
 	time.Sleep(d)
+	for delivered() == del0 && time.Since(start) < d+pipelineWait {
+		time.Sleep(time.Millisecond)
+	}
 	cpu1, _ := processCPU()
-	return cpu1 - cpu0, r.got.Load() - got0, delivered() - del0, nil
+	return cpu1 - cpu0, time.Since(start), r.got.Load() - got0, delivered() - del0, nil
 }
 
 // close stops the traffic, the node and the broker.
@@ -184,8 +190,7 @@ func runAttached(workers int, d time.Duration, h *Histogram, attach func(*viewRi
 	defer r.close()
 	warm := min(max(d/10, 20*time.Millisecond), 200*time.Millisecond)
 	time.Sleep(warm)
-	none := func() int64 { return 0 }
-	baseCPU, baseN, _, err := r.measure(d/2, none)
+	baseCPU, _, baseN, _, err := r.measure(d/2, r.got.Load)
 	if err != nil {
 		return ViewCost{}, err
 	}
@@ -202,7 +207,7 @@ func runAttached(workers int, d time.Duration, h *Histogram, attach func(*viewRi
 	}
 	time.Sleep(warm)
 	h.Reset()
-	cpu, n, delivered, err := r.measure(d/2, a.delivered)
+	cpu, elapsed, n, delivered, err := r.measure(d/2, a.delivered)
 	if err != nil {
 		return ViewCost{}, err
 	}
@@ -211,7 +216,7 @@ func runAttached(workers int, d time.Duration, h *Histogram, attach func(*viewRi
 	}
 	perBase := float64(baseCPU) / float64(baseN)
 	return ViewCost{Received: n, Delivered: delivered, Added: cpu - time.Duration(perBase*float64(n)),
-		P99: h.Percentile(0.99), Elapsed: d / 2}, nil
+		P99: h.Percentile(0.99), Elapsed: elapsed}, nil
 }
 
 // awaitDelivery waits until delivered counts a message: the viewers have
