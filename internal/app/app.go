@@ -32,6 +32,7 @@ type App struct {
 	graph  *grapher
 	view   *view.Server // with view.listen
 	viewGr *GraphFeed   // the view's connection graph
+	sim    *simClock    // with executor.use_sim_time
 	done   chan error   // Run's result
 
 	version  string // as the graph topic reports it

@@ -10,6 +10,7 @@ import (
 	"github.com/robotexec/robotexec/config"
 	"github.com/robotexec/robotexec/executor"
 	"github.com/robotexec/robotexec/internal/ratelog"
+	"github.com/robotexec/robotexec/internal/view"
 	"github.com/robotexec/robotexec/subscribers"
 	"github.com/robotexec/robotexec/subscribers/mqtt"
 	"github.com/robotexec/robotexec/timers"
@@ -82,6 +83,9 @@ type simClock struct {
 	log  *slog.Logger
 	bad  *ratelog.Limiter // the log of the messages that do not parse
 	back *ratelog.Limiter // the log of the jumps back
+	// view, when not nil, is told each new time (the time capability).
+	// Set before the executor runs.
+	view *view.Server
 }
 
 // follow subscribes to the clock topic on ex: each message moves the
@@ -111,6 +115,9 @@ func (s *simClock) follow(ex *executor.Executor, src subscribers.Source, cfg *co
 		default:
 			s.sim.AdvanceTo(t)
 		}
+		if err == nil && s.view != nil {
+			s.view.SetTime(s.sim.Now())
+		}
 	}, executor.Name("clock"), executor.Depth(1))
 	return err
 }
@@ -138,5 +145,6 @@ func (a *App) newExecutor(ctx context.Context, mc mqtt.Config, logger *slog.Logg
 	if sc == nil {
 		return nil
 	}
+	a.sim = sc
 	return sc.follow(a.ex, a.client, cfg)
 }

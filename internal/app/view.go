@@ -14,7 +14,8 @@ import (
 
 // startView serves the live view of view.listen, if any: a viewer's
 // publication enters router as a node's does, and the connection graph
-// is kept from the graph topics.
+// is kept from the graph topics. With executor.use_sim_time, viewers get
+// the executor's time (the time capability).
 func (a *App) startView(router *subscribers.Router) error {
 	v := a.cfg.View
 	if v.Listen == "" {
@@ -35,6 +36,7 @@ func (a *App) startView(router *subscribers.Router) error {
 			return err
 		},
 		ConnectionGraph: true,
+		Time:            a.sim != nil,
 		Parameters:      nodeParameters(a.cfg),
 		MaxPayload:      int(a.cfg.MQTT.MaxPayload),
 		Logger:          a.log.With("component", "view"),
@@ -43,6 +45,10 @@ func (a *App) startView(router *subscribers.Router) error {
 		return fmt.Errorf("view.listen: %w", err)
 	}
 	a.view = s
+	if a.sim != nil {
+		s.SetTime(a.ex.Clock().Now())
+		a.sim.view = s
+	}
 	// The owner's name is no node's: node names have no parentheses.
 	if a.viewGr, err = FeedGraph(a.ex.NewOwner("(view)", nil), a.client, s, a.cfg.MQTT.ClientID); err != nil {
 		return fmt.Errorf("view: %w", err)
@@ -63,7 +69,13 @@ func (a *App) attachTaps(e *nodes.Env, router *subscribers.Router) {
 		published = append(published, e.Hooks.Published)
 	}
 	if v := a.view; v != nil {
-		inputs = append(inputs, func(m *subscribers.Message) { v.Observe(m.Topic, m.Payload, m.Received) })
+		observe := func(m *subscribers.Message) { v.Observe(m.Topic, m.Payload, m.Received) }
+		if a.sim != nil {
+			// The executor's time, as the nodes' publications are stamped.
+			clock := a.ex.Clock()
+			observe = func(m *subscribers.Message) { v.Observe(m.Topic, m.Payload, clock.Now()) }
+		}
+		inputs = append(inputs, observe)
 		published = append(published, func(_, topic string, payload []byte, at time.Time) { v.Observe(topic, payload, at) })
 	}
 	switch len(inputs) {

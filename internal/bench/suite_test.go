@@ -143,3 +143,36 @@ func TestConfigErrors(t *testing.T) {
 		require.True(t, strings.HasPrefix(err.Error(), "bench: "), err.Error())
 	}
 }
+
+// TestRunView runs the view forwarding group alone on a tiny budget: both
+// rows measured, every viewer's frame counted, the notes' figures read.
+func TestRunView(t *testing.T) {
+	cfg := small()
+	cfg.Only = []string{"view"}
+	cfg.Repeat = 1
+	cfg.Budget = 300 * time.Millisecond
+	rep, err := bench.Run(context.Background(), cfg)
+	require.NoError(t, err)
+	require.Len(t, rep.Metrics, 2)
+	cpu, p99 := rep.Metrics[0], rep.Metrics[1]
+	require.Equal(t, "view forwarding (us cpu/msg)", cpu.Name)
+	require.Equal(t, "view forwarding p99 (us)", p99.Name)
+	for _, m := range rep.Metrics {
+		require.Empty(t, m.Error, "%s", m.Name)
+		require.Equal(t, "echo", m.BaselineName)
+		require.Len(t, m.Samples.Value, 1)
+		require.Len(t, m.Samples.Baseline, 1)
+		require.NotNil(t, m.OK, "%s: its target is judged", m.Name)
+	}
+	// The CPU figures are differences of two windows of a busy process:
+	// on a tiny budget, under the race detector, they are noise.
+	require.Positive(t, p99.Value)
+	require.Positive(t, p99.Baseline)
+	require.Len(t, cpu.Figures, 1)
+	// Both viewers read: more than one frame per message received. The
+	// count is of the frames read within the measured window, which a
+	// viewer's queue shifts: a short window is not exactly two.
+	require.Greater(t, cpu.Figures[0].Value, 1.0)
+	require.Less(t, cpu.Figures[0].Value, float64(bench.ViewViewers+1))
+	require.Regexp(t, `Received [0-9.k]+ vs [0-9.k]+ msgs/s`, cpu.Note)
+}

@@ -11,6 +11,7 @@ import (
 // Opcodes of the binary messages.
 const (
 	opMessageData       = 0x01 // server to viewer
+	opTime              = 0x02 // server to viewer
 	opClientMessageData = 0x01 // viewer to server
 )
 
@@ -42,6 +43,7 @@ type conn struct {
 	once   sync.Once
 
 	sent, dropped atomic.Uint64
+	timeSent      int64 // the time last sent, in ns; the writer's
 
 	mu         sync.Mutex
 	control    [][]byte            // text messages for the writer
@@ -193,6 +195,22 @@ func (c *conn) flushControl() error {
 			return err
 		}
 	}
+	return c.writeTime()
+}
+
+// writeTime sends the server's time when it changed since last sent.
+func (c *conn) writeTime() error {
+	t := c.s.now.Load()
+	if !c.s.opts.Time || t == 0 || t == c.timeSent {
+		return nil
+	}
+	var b [9]byte
+	b[0] = opTime
+	binary.LittleEndian.PutUint64(b[1:], uint64(t))
+	if err := c.ws.WriteMessage(websocket.BinaryMessage, b[:]); err != nil {
+		return err
+	}
+	c.timeSent = t
 	return nil
 }
 

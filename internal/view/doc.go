@@ -18,6 +18,12 @@
 // graph that [Server.SetGraph] sets (capability connectionGraph): they get
 // it in whole, then what changed.
 //
+// With [Options.Time], viewers get the time that [Server.SetTime] sets
+// (capability time): Time messages, the latest time when a connection's
+// writer is ready, so a slow viewer skips times. robotexec run sets it
+// from the executor's clock under executor.use_sim_time, and stamps the
+// messages with that clock.
+//
 // With [Options.Parameters], viewers may read them (capability
 // parameters); a setParameters is refused with a status.
 //

@@ -100,6 +100,9 @@ func (c *conn) serverInfo() serverInfoMsg {
 	if c.s.opts.Parameters != nil {
 		m.Capabilities = append(m.Capabilities, "parameters")
 	}
+	if c.s.opts.Time {
+		m.Capabilities = append(m.Capabilities, "time")
+	}
 	return m
 }
 

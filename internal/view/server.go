@@ -69,6 +69,12 @@ type Options struct {
 	// may subscribe to the graph that SetGraph sets. (optional) Defaults
 	// to false.
 	ConnectionGraph bool
+	// Time gives viewers the time capability: the server sends them the
+	// time that SetTime sets, as it changes, and the time a viewer
+	// connects at. The messages' stamps are what Observe is given: the
+	// caller stamps them with the same clock. (optional) Defaults to
+	// false: the messages' receive times are the wall clock's.
+	Time bool
 	// Parameters, when not nil, give viewers the parameters capability,
 	// read-only: getParameters answers with them, setParameters is
 	// refused. (optional) Defaults to nil: no parameters.
@@ -106,6 +112,7 @@ type Server struct {
 	wg     sync.WaitGroup // the connections' handlers and writers
 	served chan struct{}  // closed when Serve has returned
 
+	now           atomic.Int64  // the time of SetTime, in ns; 0 before
 	droppedClosed atomic.Uint64 // drops of connections that ended
 	stats         atomic.Pointer[http.Handler]
 }
@@ -269,6 +276,15 @@ func (s *Server) wakeAll() {
 // kept.
 func (s *Server) Observe(topic string, payload []byte, at time.Time) {
 	s.reg.observe(topic, payload, uint64(at.UnixNano()))
+}
+
+// SetTime sets the server's time, which viewers get with Options.Time:
+// each connection sends the latest time set when it is ready to (a viewer
+// that is slow to read skips times, never falls behind).
+func (s *Server) SetTime(t time.Time) {
+	if s.now.Swap(t.UnixNano()) != t.UnixNano() && s.opts.Time {
+		s.wakeAll()
+	}
 }
 
 // publish publishes a viewer's message through Options.Publish and
