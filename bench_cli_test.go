@@ -48,6 +48,7 @@ var benchMetrics = []string{
 	"dispatch throughput", "dispatch throughput via bus", "dispatch latency p50", "dispatch latency p99", "dispatch latency p99.9",
 	"per-event cost 100k vs 10", "timer lateness p99", "timer lateness p99, go timers", "mqtt bridge", "mqtt bridge via mosquitto",
 	"pipeline 5 hops p50", "pipeline 5 hops p99", "pipeline 5 hops p50 vs broker hop", "pipeline 5 hops via mosquitto",
+	"view forwarding", "view forwarding p99",
 	"allocs per event", "bytes per idle subscription", "bytes per timer",
 }
 
