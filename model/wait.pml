@@ -1,0 +1,190 @@
+/*
+ * wait.pml: the wait set (package waitset), the run queue and the idle
+ * stack (executor/runqueue.go, executor/park.go).
+ *
+ * Inlines use the locals of their caller: z (an entity), v (a worker),
+ * ready, delta, j.
+ */
+
+/* Set.push: the entity entered waiting ∩ wait set. A timer is due from now
+ * until a worker commits to start it (the ghost due). */
+inline push(e) {
+	if
+	:: isTimer(e) -> pendT!e; due[e] = 1
+	:: else -> pendS!e
+	fi;
+	EV(Ready, e)
+}
+
+/* Entity.enter and Set.push, without the wake-up (Fast.TriggerQuiet);
+ * ready says whether the trigger made the entity ready. */
+inline enterPush(e) {
+	ready = (!inset[e] && !muted[e] && st[e] == WAITING);
+	inset[e] = 1;
+	if
+	:: ready -> push(e)
+	:: else
+	fi
+}
+
+/* Entity.take: waiting ∩ wait set to queued, as part of a batch. */
+inline take(e) {
+	assert(st[e] == WAITING && inset[e]);
+	st[e] = QUEUED;
+	inset[e] = 0
+}
+
+/* worker.signal: a non-blocking send on the worker's wake channel. */
+inline signal(w2) {
+	if
+	:: len(wakech[w2]) == 0 -> wakech[w2]!1
+	:: else
+	fi
+}
+
+/* Executor.popIdle: the most recently parked worker, or NONE. */
+inline popIdle() {
+	if
+	:: nidle > 0 -> nidle--; v = idle[nidle]; idle[nidle] = NONE
+	:: else -> v = NONE
+	fi
+}
+
+/* Executor.wake: unpark one idle worker, if any. nidle is read without the
+ * lock; the pop and the signal are one step. */
+inline wake() {
+	if
+	:: nidle == 0
+	:: else ->
+		atomic {
+			popIdle();
+			if
+			:: v != NONE -> signal(v)
+			:: else
+			fi;
+			v = 0
+		}
+	fi
+}
+
+/* Executor.unpark: remove worker me from the idle stack if it is there;
+ * j is NONE if it was not. */
+inline unpark(me) {
+	j = 0;
+	do
+	:: j < nidle && idle[j] != me -> j++
+	:: else -> break
+	od;
+	if
+	:: j < nidle ->
+		do
+		:: j + 1 < nidle -> idle[j] = idle[j + 1]; j++
+		:: else -> break
+		od;
+		nidle--;
+		idle[nidle] = NONE;
+		j = 0
+	:: else -> j = NONE
+	fi
+}
+
+/* Executor.wakeAllLocked: empty the idle stack, waking every worker on it. */
+inline wakeAll() {
+	do
+	:: nidle > 0 -> nidle--; signal(idle[nidle]); idle[nidle] = NONE
+	:: else -> break
+	od
+}
+
+/* Fast.TakeTimers: the pending timers become a batch of their own in the
+ * timer lane. */
+inline takeTimers() {
+	do
+	:: len(pendT) > 0 -> pendT?z; take(z); laneT!z; EV(Enqueue, z)
+	:: else -> break
+	od
+}
+
+/* Fast.TakeWith: one batch of the pending timers, then the held
+ * subscriptions (queued already), then the pending subscriptions. */
+inline takeWith() {
+	takeTimers();
+	do
+	:: len(held) > 0 -> held?z; laneS!z; EV(Enqueue, z)
+	:: else -> break
+	od;
+	do
+	:: len(pendS) > 0 -> pendS?z; take(z); laneS!z; EV(Enqueue, z)
+	:: else -> break
+	od
+}
+
+/* Executor.popLocked: the head of the timer lane, after taking the pending
+ * timers into it, else the head of the subscriptions' lane. The timer lane's
+ * change goes into timersWaiting, with a taken timer still counted until it
+ * starts (since f68617a). */
+inline popLocked() {
+	if
+	:: len(pendT) > 0 -> takeTimers()
+	:: else
+	fi;
+	x = NONE;
+	if
+	:: len(laneT) > 0 -> laneT?x
+	:: else
+	fi;
+	delta = len(laneT) - laneTimers;
+#ifndef BUG_F68617A
+	if
+	:: x != NONE -> delta++
+	:: else
+	fi;
+#endif
+	timersWaiting = timersWaiting + delta;
+	laneTimers = len(laneT);
+	if
+	:: x == NONE && len(laneS) > 0 -> laneS?x
+	:: else
+	fi
+}
+
+/* Executor.holdLocked and Fast.Hold: the entity this worker finished ready
+ * again goes to the held list (a timer to the timers' stack), after the
+ * subscriptions pending before it. */
+inline holdLocked() {
+	if
+	:: requeue[me] != NONE ->
+		y = requeue[me];
+		requeue[me] = NONE;
+		if
+		:: isTimer(y) -> push(y)
+		:: else ->
+			do
+			:: len(pendS) > 0 -> pendS?z; take(z); held!z
+			:: else -> break
+			od;
+			held!y;
+			EV(Ready, y)
+		fi
+	:: else
+	fi
+}
+
+/* Executor.dequeueLocked: hold, pop, or take a new batch and pop. more says
+ * whether more work is ready. Timers first: a subscription is taken only
+ * when no timer is pending or queued. */
+inline dequeueLocked() {
+	holdLocked();
+	popLocked();
+	if
+	:: x == NONE -> takeWith(); popLocked()
+	:: else
+	fi;
+	if
+	:: x != NONE ->
+		EV(Dequeue, x);
+		assert(isTimer(x) || (len(laneT) == 0 && len(pendT) == 0))
+	:: else
+	fi;
+	more = (len(laneT) + len(laneS) + len(held) + len(pendT) + len(pendS) > 0)
+}

@@ -1,0 +1,415 @@
+/*
+ * worker.pml: a worker goroutine (executor/worker.go, batch.go,
+ * publisher.go; Executor.work and Executor.next).
+ */
+
+/* timerStarts: x, a timer, is committed to start (or to wait for a
+ * resource): it no longer holds batches back. */
+inline timerStarts() {
+	if
+	:: isTimer(x) ->
+		atomic {
+#ifndef BUG_F68617A
+			timersWaiting--;
+#endif
+			due[x] = 0
+		}
+	:: else
+	fi
+}
+
+/* Executor.takeRunnable: a request that this worker's release completed
+ * runs before new work; a timer counts as waiting until it starts. */
+inline takeRunnable() {
+	if
+	:: len(runnable[me]) > 0 ->
+		atomic {
+			runnable[me]?x;
+#ifndef BUG_F68617A
+			if
+			:: isTimer(x) -> timersWaiting++
+			:: else
+			fi
+#endif
+		}
+		if
+		:: requeue[me] != NONE -> atomic { holdLocked() }
+		:: else
+		fi
+	:: else
+	fi
+}
+
+/* Subscription.Unmute of each entity a TakeInto found drained for: if it
+ * waits in the wait set, it is ready (Entity.Unmute). */
+inline unmuteAll() {
+	do
+	:: unm != 0 ->
+		atomic {
+			z = 0;
+			do
+			:: !(unm & (1 << z)) -> z++
+			:: else -> break
+			od;
+			unm = unm ^ (1 << z);
+			EV(Unmute, z);
+			muted[z] = 0;
+			ready = (st[z] == WAITING && inset[z]);
+			if
+			:: ready -> push(z)
+			:: else
+			fi;
+			z = 0
+		}
+		if
+		:: ready -> ready = 0; wake()
+		:: else
+		fi
+	:: else -> break
+	od
+}
+
+/* Executor.runMessages: a batch of up to b messages, in order, ending
+ * early when the budget is spent (any check may say so) or a timer is
+ * due (batchEnds). */
+inline runMessages() {
+	atomic { s = SUB(x); k = 1; b = (nres[x] > 0 -> 1 : BATCH) }
+	do
+	:: true ->
+		atomic {	/* Subscription.TakeInto */
+			unm = 0;
+			if
+			:: seq[s] > taken[s] ->
+				taken[s]++;
+				m = taken[s];
+				ok = 1;
+				more = (seq[s] > taken[s]);
+				if
+				:: mutees[s] != 0 && seq[s] - taken[s] < DEPTH ->
+					unm = mutees[s];
+					mutees[s] = 0
+				:: else
+				fi
+			:: else -> ok = 0; more = 0; m = 0
+			fi
+		}
+		unmuteAll();
+		atomic {	/* the Start or Next step, and the callback */
+			if
+			:: k == 1 -> EVS(Start, x, m)
+			:: else -> EVS(Next, x, m)
+			fi;
+			assert(!ok || m == lastrun[s] + 1);	/* FIFO, none lost */
+			lastrun[s] = m;
+			if
+			:: !ok || !more || k >= b -> ends = 1
+			:: else
+			fi
+		}
+		if
+		:: ends -> break
+		:: else ->
+			atomic {	/* batchEnds */
+				if
+				:: ends = 1	/* the run has lasted its budget */
+				:: ends = (timersWaiting != 0 || len(pendT) > 0)
+				fi;
+				if
+				:: !ends -> assert(!due[T0] && !due[T1])
+				:: else
+				fi
+			}
+			if
+			:: ends -> break
+			:: else
+			fi
+		fi;
+		k++
+	od;
+	atomic { s = 0; k = 0; b = 0; m = 0; ok = 0; ends = 0 }
+}
+
+/* Publisher.PublishMessage from T1's callback: Fast.Offer, quiet (the
+ * hand-off: no wake-up), never waiting; at or above the threshold the
+ * publishing owner's mutor is set. */
+inline publishOne() {
+	atomic {
+		if
+		:: closed[SUB(S2)] -> EV(Drop, S2)
+		:: else ->
+			seq[SUB(S2)]++;
+			EVS(Accept, S2, seq[SUB(S2)]);
+			if
+			:: seq[SUB(S2)] - taken[SUB(S2)] == 1 -> enterPush(S2)
+			:: else
+			fi;
+			if
+			:: seq[SUB(S2)] - taken[SUB(S2)] >= DEPTH && mutor[x] == NONE -> mutor[x] = S2
+			:: else
+			fi
+		fi;
+		ready = 0
+	}
+}
+
+/* run's tail: Owner.mutor.Swap, Executor.mute and
+ * Subscription.MuteUntilDrained (seed 002's PostRun). */
+inline muteAfterRun() {
+	if
+	:: mutor[x] != NONE ->
+		atomic { s2 = mutor[x]; mutor[x] = NONE }
+		if
+		:: !isTimer(x) && (x == s2 || seq[SUB(x)] - taken[SUB(x)] >= DEPTH)
+		:: else ->
+			atomic {
+				if
+				:: seq[SUB(s2)] - taken[SUB(s2)] >= DEPTH ->
+					muted[x] = 1;
+					mutees[SUB(s2)] = mutees[SUB(s2)] | (1 << x);
+					EV(Mute, x)
+				:: else
+				fi
+			}
+		fi;
+		s2 = 0
+	:: else
+	fi
+}
+
+/* Executor.run: Start, the callback or a batch of messages, the mute, the
+ * release, Finish; with hold, Fast.FinishHeld (the worker holds x if it is
+ * ready again), else Entity.Finish. */
+inline runEntity() {
+	atomic {	/* Entity.Start, with the exclusion checks */
+		assert(st[x] == QUEUED);
+		st[x] = RUNNING;
+		if
+		:: grp[x] != NONE -> assert(grun[grp[x]] == NONE); grun[grp[x]] = x
+		:: else
+		fi;
+		i = 0;
+		do
+		:: i < nres[x] ->	/* RunningImplication, UniqueAcquisition */
+			r = RES(x, i);
+			assert(len(rq[r]) > 0);
+			rq[r]?<z>;
+			assert(z == x && holder[r] == NONE);
+			holder[r] = x;
+			i++
+		:: else -> break
+		od;
+		i = 0; r = 0; z = 0;
+		more = 0;
+		if
+		:: isTimer(x) -> EV(Start, x)	/* observed after timer.Call */
+		:: else
+		fi
+	}
+	if
+	:: isTimer(x) && x == T1 ->	/* T1's callback publishes PUBN messages */
+		k = 0;
+		do
+		:: k < PUBN -> publishOne(); k++
+		:: else -> k = 0; break
+		od
+	:: isTimer(x) && x != T1
+	:: else -> runMessages()
+	fi;
+	muteAfterRun();
+	if
+	:: nres[x] > 0 -> release()
+	:: else
+	fi;
+	atomic {	/* Finish, then FinishHeld or Finish */
+		EV(Finish, x);
+		if
+		:: grp[x] != NONE -> grun[grp[x]] = NONE
+		:: else
+		fi;
+		assert(st[x] == RUNNING);
+		if
+		:: more -> inset[x] = 1
+		:: else
+		fi;
+		st[x] = WAITING;
+		ready = (inset[x] && !muted[x]);
+		if
+		:: ready && hold ->
+			if
+			:: !isTimer(x) -> st[x] = QUEUED; inset[x] = 0
+			:: else
+			fi;
+			assert(requeue[me] == NONE);
+			requeue[me] = x;
+			ready = 0
+		:: ready && !hold -> push(x)
+		:: else
+		fi
+	}
+	if
+	:: ready -> ready = 0; wake()
+	:: else
+	fi;
+	atomic { i = 0; r = 0; r2 = 0; nx = 0; ok2 = 0; atHead2 = 0; more = 0; ready = 0 }
+}
+
+/* Executor.runGroup: run the callbacks queued on group g, which this
+ * worker holds, until none is left. */
+inline runGroup() {
+	do
+	:: true ->
+		atomic {
+			gq[g]?y;
+			if
+			:: isTimer(y) -> due[y] = 0
+			:: else
+			fi
+		}
+		atomic {
+			if
+			:: isTimer(y) -> timersWaiting--
+			:: else
+			fi
+		}
+		atomic { x = y; y = 0; hold = 0 }
+		runEntity();
+		atomic { gsched[g]--; c = gsched[g] }
+		if
+		:: c == 0 -> break
+		:: else
+		fi;
+		if
+		:: len(pendT) + len(pendS) > 0 -> wake()
+		:: else
+		fi
+	od
+}
+
+/* Executor.dispatch: acquire x's resources, then run x, or claim its group
+ * (seed 001's scheduled counter) and run it, or queue it on the group for
+ * the worker that holds it. */
+inline dispatch() {
+	if
+	:: nres[x] > 0 && !adone[x] ->
+		acquire();
+		if
+		:: !ok -> timerStarts(); goto look
+		:: else
+		fi
+	:: else
+	fi;
+	atomic { g = grp[x]; hold = 1 }
+	if
+	:: g == NONE -> timerStarts(); runEntity()
+	:: else ->
+		atomic {
+			claimed = (gsched[g] == 0);
+			if
+			:: claimed -> gsched[g] = 1
+			:: else
+			fi
+		}
+		if
+		:: claimed ->
+			timerStarts();
+			runEntity();
+			atomic { gsched[g]--; c = gsched[g]; claimed = 0 }
+			if
+			:: c != 0 ->
+				atomic { holdLocked() }
+				runGroup()
+			:: else
+			fi
+		:: else ->
+#ifdef BUG_F68617A
+			atomic {
+				if
+				:: isTimer(x) -> timersWaiting++
+				:: else
+				fi
+			}
+#endif
+			gq[g]!x;
+			atomic { gsched[g]++; c = gsched[g] }
+			if
+			:: c == 1 -> runGroup()
+			:: else
+			fi
+		fi
+	fi
+}
+
+/* A worker goroutine: Executor.work, with Executor.next and its parking
+ * (waitLocked's park, parkLocked) and retiring (retireLocked). */
+proctype worker(byte me) {
+	byte x, y, z, v, c, g, k, m, r, r2, nx, i, j, b, s, s2, unm;
+	bool more, ok, ok2, atHead, atHead2, ready, ends, claimed, hold, parked, retired;
+	short delta;
+look:
+	atomic {	/* every local dead here: no stale value splits states */
+		x = NONE; y = 0; z = 0; v = 0; c = 0; g = 0; k = 0; m = 0; r = 0; r2 = 0; nx = 0;
+		i = 0; j = 0; b = 0; s = 0; s2 = 0; unm = 0; delta = 0;
+		more = 0; ok = 0; ok2 = 0; atHead = 0; atHead2 = 0; ready = 0; ends = 0;
+		claimed = 0; hold = 0; parked = 0
+	}
+	takeRunnable();
+	do
+	:: x != NONE -> break
+	:: else ->
+		atomic {
+			dequeueLocked();
+			delta = 0;
+			z = 0;
+			parked = 0;
+			if
+			:: x != NONE
+			:: else ->
+				if
+				:: state >= S_DRAINING && (state == S_DRAINED || nidle == live - 1) ->
+					state = S_DRAINED;	/* retireLocked */
+					live--;
+					wakeAll();
+					retired = 1
+				:: else ->
+					assert(nidle < IDLECAP);	/* the model's bound on the slice */
+#ifdef IDLE_UNIQUE
+					j = 0;	/* a worker parks at most once */
+					do
+					:: j < nidle -> assert(idle[j] != me); j++
+					:: else -> j = 0; break
+					od;
+#endif
+					idle[nidle] = me;	/* parkLocked */
+					nidle++;
+					parked = 1
+				fi
+			fi
+		}
+		if
+		:: x != NONE && more -> more = 0; wake()
+		:: x != NONE && !more -> parked = 0
+		:: retired -> goto done
+		:: parked ->	/* parkLocked's second look, then <-w.wake */
+			if
+			:: len(pendT) + len(pendS) > 0 ->
+				atomic {
+					unpark(me);
+#ifdef PARK_FIX
+					/* not on the stack: popped, so signalled; the token
+					 * is this worker's to take */
+					if
+					:: j == NONE -> wakech[me]?_
+					:: else
+					fi;
+#endif
+					j = 0
+				}
+			:: else -> wakech[me]?_
+			fi
+		fi
+	od;
+	dispatch();
+	goto look;
+done:
+	skip
+}
