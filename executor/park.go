@@ -90,12 +90,24 @@ func (e *Executor) parkLocked(w *worker) bool {
 	// here nidle grew, then the set is read: one of the two sees the
 	// other.
 	if !e.set.Empty() {
-		e.mu.Lock()
-		e.unpark(w)
-		e.mu.Unlock()
+		e.takeBack(w)
 		return false
 	}
 	return true
+}
+
+// takeBack takes w, which does not wait for its wake-up after all, off
+// the idle stack. When a trigger popped w first, its signal is on the way
+// and w takes it: left in w.wake, it would end w's next park at once,
+// with w still on the stack, and w would be on it twice the park after
+// (found by the model, model/README.md).
+func (e *Executor) takeBack(w *worker) {
+	e.mu.Lock()
+	on := e.unpark(w)
+	e.mu.Unlock()
+	if !on {
+		<-w.wake
+	}
 }
 
 // wakeAllLocked empties the idle stack and wakes every worker that was on

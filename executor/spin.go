@@ -48,9 +48,7 @@ func (e *Executor) SpinOnce(ctx context.Context) error {
 		select {
 		case <-w.wake:
 		case <-ctx.Done():
-			e.mu.Lock()
-			e.unpark(w)
-			e.mu.Unlock()
+			e.takeBack(w)
 			return ctx.Err()
 		}
 	}

@@ -394,9 +394,9 @@ look:
 			:: len(pendT) + len(pendS) > 0 ->
 				atomic {
 					unpark(me);
-#ifdef PARK_FIX
+#ifndef BUG_IDLE_TWICE
 					/* not on the stack: popped, so signalled; the token
-					 * is this worker's to take */
+					 * is this worker's to take (takeBack) */
 					if
 					:: j == NONE -> wakech[me]?_
 					:: else
