@@ -7,7 +7,6 @@ package robotexec_test
 // so the tests run the same here and in CI.
 
 import (
-	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -209,12 +208,7 @@ type mcapJSRead struct {
 
 func readMcapJS(t *testing.T, node, script, path string) mcapJSRead {
 	t.Helper()
-	cmd := exec.Command(node, filepath.Join(mcapjsDir, script), path)
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	require.NoError(t, err, "%s %s: %s", script, path, stderr.String())
 	var r mcapJSRead
-	require.NoError(t, json.Unmarshal(out, &r), "%s", out)
+	mcapjs.Read(t, node, mcapjsDir, script, path, &r)
 	return r
 }

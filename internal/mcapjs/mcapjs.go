@@ -7,6 +7,10 @@
 package mcapjs
 
 import (
+	"encoding/json"
+	"os/exec"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/robotexec/robotexec/internal/npmci"
@@ -18,4 +22,20 @@ import (
 func Node(t testing.TB, dir string) string {
 	t.Helper()
 	return npmci.Node(t, dir, "the independent MCAP reader", "@mcap/core")
+}
+
+// Read runs the reader's script in dir on the MCAP file at path with
+// node, and decodes the JSON it prints into v.
+func Read(t testing.TB, node, dir, script, path string, v any) {
+	t.Helper()
+	cmd := exec.Command(node, filepath.Join(dir, script), path)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("%s %s: %v: %s", script, path, err, stderr.String())
+	}
+	if err := json.Unmarshal(out, v); err != nil {
+		t.Fatalf("%s %s: %v: %s", script, path, err, out)
+	}
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/foxglove/mcap/go/mcap"
 	"github.com/stretchr/testify/require"
 
+	"github.com/robotexec/robotexec/internal/mcapjs"
 	"github.com/robotexec/robotexec/internal/recording"
 )
 
@@ -209,13 +210,8 @@ type jsRead struct {
 }
 
 func readJS(t *testing.T, node, script, path string) jsRead {
-	cmd := exec.Command(node, filepath.Join(mcapjsDir, script), path)
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	require.NoError(t, err, "%s %s: %s", script, path, stderr.String())
 	var js jsRead
-	require.NoError(t, json.Unmarshal(out, &js), "%s", out)
+	mcapjs.Read(t, node, mcapjsDir, script, path, &js)
 	return js
 }
 
