@@ -2,6 +2,7 @@ package view
 
 import (
 	"encoding/binary"
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -47,8 +48,8 @@ type conn struct {
 
 	mu         sync.Mutex
 	control    [][]byte            // text messages for the writer
-	advertised int                 // channels of the registry looked at
-	shown      map[uint32]bool     // channels advertised to the viewer
+	regVersion uint64              // the registry's version looked at
+	shown      map[uint32]bool     // channels looked at: whether advertised
 	subs       map[uint32]*channel // the viewer's subscriptions, by id
 	pubs       map[uint32]string   // the viewer's channels, by id: topics
 
@@ -165,19 +166,18 @@ func (c *conn) flushControl() error {
 	c.mu.Lock()
 	msgs := c.control
 	c.control = nil
-	news := c.s.reg.from(c.advertised)
-	c.advertised += len(news)
-	var ads []advertised
-	for _, ch := range news {
-		if matches(c.user.Read, ch.topic) {
-			c.shown[ch.id] = true
-			ads = append(ads, advertisement(ch))
-		}
-	}
+	gone, ads := c.syncChannels()
 	graph := c.graphUpdate()
 	c.mu.Unlock()
 	if graph != nil {
 		b, err := marshal(graph)
+		if err != nil {
+			return err
+		}
+		msgs = append(msgs, b)
+	}
+	if len(gone) > 0 {
+		b, err := marshal(unadvertiseMsg{Op: "unadvertise", ChannelIDs: gone})
 		if err != nil {
 			return err
 		}
@@ -196,6 +196,44 @@ func (c *conn) flushControl() error {
 		}
 	}
 	return c.writeTime()
+}
+
+// syncChannels returns the channels the viewer was shown that are gone,
+// dropping its subscriptions to them, and advertises those it has not
+// seen and may read; c.mu is held.
+func (c *conn) syncChannels() (gone []uint32, ads []advertised) {
+	v := c.s.reg.version.Load()
+	if v == c.regVersion {
+		return nil, nil
+	}
+	c.regVersion = v
+	chs := c.s.reg.channels()
+	live := make(map[uint32]bool, len(chs))
+	for _, ch := range chs {
+		live[ch.id] = true
+		if _, seen := c.shown[ch.id]; !seen {
+			c.shown[ch.id] = matches(c.user.Read, ch.topic)
+			if c.shown[ch.id] {
+				ads = append(ads, advertisement(ch))
+			}
+		}
+	}
+	for id, was := range c.shown {
+		if !live[id] {
+			delete(c.shown, id)
+			if was {
+				gone = append(gone, id)
+			}
+		}
+	}
+	for id, ch := range c.subs {
+		if !live[ch.id] {
+			delete(c.subs, id)
+			ch.unsubscribe(viewSub{c, id})
+		}
+	}
+	slices.Sort(gone)
+	return gone, ads
 }
 
 // writeTime sends the server's time when it changed since last sent.

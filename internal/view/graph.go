@@ -41,9 +41,14 @@ type (
 )
 
 // SetGraph replaces the connection graph: the viewers that subscribe to
-// it (with Options.ConnectionGraph) get what changed. It never waits for
-// a viewer; g must not be changed afterwards.
+// it (with Options.ConnectionGraph) get what changed. The topics it names
+// (not the topic filters) get a channel before any message of theirs,
+// advertised as JSON. It never waits for a viewer; g must not be changed
+// afterwards.
 func (s *Server) SetGraph(g Graph) {
+	for _, t := range topicsOf(g) {
+		s.reg.name(t)
+	}
 	s.mu.Lock()
 	s.graph = graphState{g: g, version: s.graph.version + 1}
 	s.mu.Unlock()

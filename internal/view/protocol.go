@@ -38,6 +38,10 @@ type (
 		Schema         string `json:"schema"`
 		SchemaEncoding string `json:"schemaEncoding,omitempty"`
 	}
+	unadvertiseMsg struct {
+		Op         string   `json:"op"`
+		ChannelIDs []uint32 `json:"channelIds"`
+	}
 	statusMsg struct {
 		Op      string `json:"op"`
 		Level   int    `json:"level"`
@@ -165,7 +169,7 @@ func (c *conn) handleOp(data []byte) {
 func (c *conn) subscribe(id, chID uint32) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	ch := c.s.reg.byID(chID)
+	ch := c.s.reg.channel(chID)
 	switch {
 	case ch == nil || !c.shown[chID]:
 		c.statusLocked(levelError, "subscribe %d: no channel %d", id, chID)

@@ -86,8 +86,9 @@ type Options struct {
 	// messages and in payload bytes. (optional) Default to DefaultQueue
 	// and DefaultQueueBytes.
 	Queue, QueueBytes int
-	// MaxChannels bounds the channels advertised. (optional) Defaults to
-	// DefaultMaxChannels.
+	// MaxChannels bounds the channels advertised: past it, the channels of
+	// the least recently seen topic are unadvertised to make room.
+	// (optional) Defaults to DefaultMaxChannels.
 	MaxChannels int
 	// Logger logs connections and their errors. (optional) Defaults to
 	// none.
@@ -272,7 +273,8 @@ func (s *Server) wakeAll() {
 
 // Observe shows the viewers a message on topic, stamped with at: the
 // channels' subscribers get it, unless their queue is full. The first
-// message of a topic makes its channel. It never blocks; payload is not
+// message of a topic makes its channel, unless the connection graph
+// named it first. It never blocks; payload is not
 // kept.
 func (s *Server) Observe(topic string, payload []byte, at time.Time) {
 	s.reg.observe(topic, payload, uint64(at.UnixNano()))
@@ -306,9 +308,11 @@ type Stats struct {
 	// DroppedClosed counts the messages dropped for the connections that
 	// have ended.
 	DroppedClosed uint64
-	// Channels counts the channels advertised; Unshown the topics not
-	// shown, beyond Options.MaxChannels.
-	Channels, Unshown uint64
+	// Channels counts the channels advertised; Evicted the topics whose
+	// channels were removed (unadvertised) to make room for others,
+	// beyond Options.MaxChannels, the least recently seen first; Unshown
+	// the messages of topics not shown, when there was nothing to evict.
+	Channels, Evicted, Unshown uint64
 }
 
 // ConnStats are the counts of one connection.
@@ -326,7 +330,7 @@ type ConnStats struct {
 // Stats returns the server's counts.
 func (s *Server) Stats() Stats {
 	var st Stats
-	st.Channels, st.Unshown = s.reg.counts()
+	st.Channels, st.Unshown, st.Evicted = s.reg.counts()
 	s.mu.Lock()
 	st.DroppedClosed = s.droppedClosed.Load()
 	for c := range s.conns {

@@ -52,8 +52,9 @@ type message struct {
 		ID              uint32
 		Topic, Encoding string
 	}
-	Level   int
-	Message string
+	ChannelIDs []uint32 `json:"channelIds"`
+	Level      int
+	Message    string
 }
 
 // next reads the next message: a JSON one, or a Message Data's
