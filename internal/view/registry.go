@@ -17,6 +17,7 @@ type topicEntry struct {
 	primary *channel
 	alt     atomic.Pointer[channel]
 	seen    atomic.Int64
+	named   atomic.Bool // made by a name, no message yet
 }
 
 // registry is the channels of a server, by topic and by id (from 1, in
@@ -56,6 +57,9 @@ func (r *registry) observe(topic string, payload []byte, ts uint64) {
 		if e = r.add(topic, payload, false); e == nil {
 			return
 		}
+	}
+	if e.named.Load() {
+		e = r.settle(e, payload)
 	}
 	e.seen.Store(r.now())
 	ch := e.primary
@@ -111,22 +115,49 @@ func (r *registry) add(topic string, payload []byte, named bool) *topicEntry {
 		r.unshown.Add(1)
 		return nil
 	}
-	ch := &channel{topic: topic, encoding: RawEncoding}
-	if named {
-		ch.encoding = JSONEncoding
-	} else if json.Valid(payload) {
-		ch.encoding = JSONEncoding
-		if s := inferSchema(payload); s != "" {
-			ch.schemaName, ch.schema, ch.schemaEncoding = topic, s, "jsonschema"
-		}
+	ch := &channel{topic: topic, encoding: JSONEncoding}
+	if !named {
+		ch = newChannel(topic, payload)
 	}
 	e := &topicEntry{primary: ch}
+	e.named.Store(named)
 	e.seen.Store(r.now())
 	r.topics[topic] = e
 	r.insert(ch)
 	r.mu.Unlock()
 	r.changed()
 	return e
+}
+
+// newChannel returns the channel of topic for its first payload: JSON,
+// with a schema inferred from it, or raw.
+func newChannel(topic string, payload []byte) *channel {
+	ch := &channel{topic: topic, encoding: RawEncoding}
+	if json.Valid(payload) {
+		ch.encoding = JSONEncoding
+		if s := inferSchema(payload); s != "" {
+			ch.schemaName, ch.schema, ch.schemaEncoding = topic, s, "jsonschema"
+		}
+	}
+	return ch
+}
+
+// settle takes the first message of a topic that a name made: while no
+// viewer subscribes to its channel, the channel is replaced by one made
+// from the payload (its schema, or raw), under a new id.
+func (r *registry) settle(e *topicEntry, payload []byte) *topicEntry {
+	r.mu.Lock()
+	if !e.named.Swap(false) || r.topics[e.primary.topic] != e || e.primary.watched() || e.alt.Load() != nil {
+		r.mu.Unlock()
+		return e
+	}
+	n := &topicEntry{primary: newChannel(e.primary.topic, payload)}
+	delete(r.byID, e.primary.id)
+	r.topics[e.primary.topic] = n
+	r.insert(n.primary)
+	r.mu.Unlock()
+	r.changed()
+	return n
 }
 
 // addAlt makes the raw channel of JSON topic e.
