@@ -11,11 +11,17 @@ import (
 	"time"
 )
 
-// check is one exhaustive run of spin on the model: a configuration (cpp
+// check is one exhaustive run of spin on a model: a configuration (cpp
 // defines) and whether spin must find a violation.
 type check struct {
-	name    string
+	name string
+	// model is the Promela file checked; executor.pml if empty.
+	model   string
 	defines []string
+	// ltl says the model's never claim (an ltl block the defines select)
+	// is a liveness property: pan is compiled without -DSAFETY and run
+	// with -a -f, an acceptance-cycle search under weak fairness.
+	ltl bool
 	// fails says the check must find a violation and print its trail: the
 	// model of a protocol known to be wrong.
 	fails bool
@@ -35,6 +41,20 @@ var checks = []check{
 		why: "parkLocked before takeBack, a finding of the model: a stale wake-up token lets a worker park while it is on the idle stack already"},
 	{name: "bug-f68617a", defines: []string{"-DT1FIRES=0", "-DS1MSGS=0", "-DS2MSGS=0", "-DBUG_F68617A"}, fails: true,
 		why: "the counting of a taken timer before f68617a: a batch goes on past a due timer"},
+	// Seed 000's PlusCal scheduler (seed000.pml), as it stands and
+	// repaired; README.md puts it beside executor.pml.
+	{name: "seed000-safety", model: "seed000.pml",
+		why: "seed 000 as it stands: no deadlock (TLC's default check), every task in exactly one of waiting, run_queue, running"},
+	{name: "seed000-starvation", model: "seed000.pml", defines: []string{"-DLTL_STARVE"}, ltl: true,
+		why: "seed 000 as it stands: starvation_free (over AllTask = Subscribers) under weak fairness"},
+	{name: "seed000-termination", model: "seed000.pml", defines: []string{"-DLTL_TERM"}, ltl: true, fails: true,
+		why: "seed 000 as it stands: Termination fails, the scheduler never takes a task out of wait_set, so it never reaches end_sched"},
+	{name: "seed000-repaired-safety", model: "seed000.pml", defines: []string{"-DREPAIR", "-DNTIM=1", "-DLOOPTIM=1"},
+		why: "seed 000 repaired (wait_set cleared by the scheduler, timers in AllTask, finish on the last trigger): no deadlock, the partition"},
+	{name: "seed000-repaired-starvation", model: "seed000.pml", defines: []string{"-DREPAIR", "-DNTIM=1", "-DLOOPTIM=1", "-DLTL_STARVE"}, ltl: true,
+		why: "seed 000 repaired: starvation_free over subscribers and timers under weak fairness"},
+	{name: "seed000-repaired-termination", model: "seed000.pml", defines: []string{"-DREPAIR", "-DNTIM=1", "-DLOOPTIM=1", "-DLTL_TERM"}, ltl: true,
+		why: "seed 000 repaired: Termination under weak fairness"},
 }
 
 // TestModel runs every check: spin -a, gcc, ./pan. It fails if spin or
@@ -70,13 +90,23 @@ func TestModel(t *testing.T) {
 // runCheck generates, compiles and runs the verifier for c in dir.
 func runCheck(t *testing.T, dir string, c check) {
 	t.Logf("%s", c.why)
-	run(t, dir, "spin", append(append([]string{"-a"}, c.defines...), "executor.pml")...)
+	model := c.model
+	if model == "" {
+		model = "executor.pml"
+	}
+	run(t, dir, "spin", append(append([]string{"-a"}, c.defines...), model)...)
 	// Safety search, depth-first, exhaustive: assertions and invalid end
 	// states; COLLAPSE compresses states without losing any.
 	// -O0: gcc takes 15 s at -O2, more than these searches gain by it.
-	run(t, dir, "gcc", "-O0", "-w", "-DSAFETY", "-DCOLLAPSE", "-DMEMLIM=3072", "-o", "pan", "pan.c")
+	// A liveness check drops -DSAFETY and searches for acceptance cycles
+	// (-a) under weak fairness (-f); NFAIR=3 for seed000's 7 processes.
+	mode, flags := "-DSAFETY", []string{"-m400000"}
+	if c.ltl {
+		mode, flags = "-DNFAIR=3", []string{"-m400000", "-a", "-f"}
+	}
+	run(t, dir, "gcc", "-O0", "-w", mode, "-DCOLLAPSE", "-DMEMLIM=3072", "-o", "pan", "pan.c")
 	start := time.Now()
-	cmd := exec.Command("./pan", "-m400000")
+	cmd := exec.Command("./pan", flags...)
 	cmd.Dir = dir
 	out, _ := cmd.CombinedOutput() // pan's exit status says nothing more than its report
 	elapsed := time.Since(start)
@@ -84,7 +114,7 @@ func runCheck(t *testing.T, dir string, c check) {
 	errs := match(t, report, `errors: (\d+)`)
 	states := match(t, report, `(\d+) states, stored`)
 	t.Logf("%s states stored, %s errors, %.1f s", states, errs, elapsed.Seconds())
-	trail := filepath.Join(dir, "executor.pml.trail")
+	trail := filepath.Join(dir, model+".trail")
 	switch {
 	case c.fails && errs == "0":
 		t.Fatalf("spin found no violation in a model that must fail:\n%s", report)
@@ -92,10 +122,10 @@ func runCheck(t *testing.T, dir string, c check) {
 		if _, err := os.Stat(trail); err != nil {
 			t.Fatalf("no trail for the violation: %v\n%s", err, report)
 		}
-		replay := run(t, dir, "spin", append(append([]string{"-t"}, c.defines...), "executor.pml")...)
+		replay := run(t, dir, "spin", append(append([]string{"-t"}, c.defines...), model)...)
 		t.Logf("violation found as expected; its trail:\n%s", steps(report, replay))
 	case errs != "0":
-		replay := run(t, dir, "spin", append(append([]string{"-t"}, c.defines...), "executor.pml")...)
+		replay := run(t, dir, "spin", append(append([]string{"-t"}, c.defines...), model)...)
 		t.Fatalf("spin found a violation:\n%s\ntrail:\n%s", report, steps(report, replay))
 	case strings.Contains(report, "Search not completed") || strings.Contains(report, "MEMLIM"):
 		t.Fatalf("the search did not complete:\n%s", report)
