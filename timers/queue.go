@@ -41,6 +41,12 @@ type Queue struct {
 	alarm   Alarm
 	armedAt time.Time // the time the alarm is set for; zero when unset
 	stopped bool
+	// rewinds says the clock can go back (a RewindClock): only then is
+	// a due timer whose deadline is ahead of the clock's time one that
+	// the clock went back before (see Timer.Call). A clock that cannot
+	// go back may serve a timer a little before its deadline (a poll
+	// on another time source's reading).
+	rewinds bool
 	dueBuf  []*waitset.Entity
 	// Scratch of takeDue.
 	dueSlots []slot
@@ -92,6 +98,7 @@ func NewQueue(c Clock, set *waitset.Set) *Queue {
 	q.alarm = c.NewAlarm(q.ring)
 	if r, ok := c.(RewindClock); ok {
 		r.OnRewind(q.rewound)
+		q.rewinds = true
 	}
 	return q
 }

@@ -150,12 +150,12 @@ func (t *Timer) Call() (Event, bool) {
 	if t.state != due {
 		return Event{}, false
 	}
-	if t.next.After(now) {
+	if q.rewinds && t.next.After(now) {
 		// Read again under the lock: a Reset and a ring since now was
 		// read may have made the timer due again, for a later deadline.
 		now = q.clock.Now()
 	}
-	if t.next.After(now) {
+	if q.rewinds && t.next.After(now) {
 		// The clock went back before the deadline since the timer fell
 		// due (a RewindClock set back): it is not due at this time. It
 		// is re-armed as the queue re-arms its armed timers then.
