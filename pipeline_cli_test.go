@@ -36,6 +36,7 @@ type pipelineOptions struct {
 	executor  string // more executor: keys, YAML flow style
 	mqtt      string // more mqtt: keys, YAML flow style
 	nodes     string // the nodes: list, YAML
+	extra     string // more top-level sections, YAML
 }
 
 // startPipeline writes a config and runs it with metrics on a free port.
@@ -52,8 +53,8 @@ func startPipeline(t *testing.T, o pipelineOptions) *pipelineRun {
 	if o.clientID == "" {
 		o.clientID = "robotexec-" + strings.NewReplacer("/", "-").Replace(t.Name())
 	}
-	cfg := fmt.Sprintf("executor: { workers: 2, in_process: %v%s }\nmqtt: { %s, client_id: %s, qos: 1%s }\nmetrics: { listen: 127.0.0.1:%d }\nnodes:\n%s",
-		o.inProcess, o.executor, mqttKeys, o.clientID, o.mqtt, mport, o.nodes)
+	cfg := fmt.Sprintf("executor: { workers: 2, in_process: %v%s }\nmqtt: { %s, client_id: %s, qos: 1%s }\nmetrics: { listen: 127.0.0.1:%d }\n%snodes:\n%s",
+		o.inProcess, o.executor, mqttKeys, o.clientID, o.mqtt, mport, o.extra, o.nodes)
 	path := filepath.Join(t.TempDir(), "config.yaml")
 	writeFile(t, path, cfg)
 	r.proc = startRun(t, robotexecBin, path)

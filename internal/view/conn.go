@@ -151,12 +151,44 @@ func (c *conn) write() {
 				return
 			}
 		case f := <-c.out:
-			c.queued.Add(-int64(len(f.payload)))
-			if c.flushControl() != nil || c.writeData(f) != nil {
+			if c.writeBurst(f) != nil {
 				return
 			}
 		}
 	}
+}
+
+// writeBurst sends the control messages, then f and the messages queued
+// behind it, up to burstFrames and about burstBytes, in one write to the
+// socket when the connection can be corked.
+func (c *conn) writeBurst(f frame) error {
+	cc, _ := c.ws.NetConn().(*corkConn)
+	if cc != nil {
+		cc.cork()
+	}
+	err := c.flushControl()
+	size := 0
+	for n := 0; err == nil; n++ {
+		c.queued.Add(-int64(len(f.payload)))
+		size += len(f.payload)
+		if err = c.writeData(f); err != nil || n+1 == burstFrames || size >= burstBytes {
+			break
+		}
+		var more bool
+		select {
+		case f, more = <-c.out:
+		default:
+		}
+		if !more {
+			break
+		}
+	}
+	if cc != nil {
+		if ferr := cc.flush(); err == nil {
+			err = ferr
+		}
+	}
+	return err
 }
 
 // flushControl writes the waiting text messages, the connection graph's

@@ -145,7 +145,7 @@ func Listen(opts Options) (*Server, error) {
 	s := &Server{
 		opts:    opts,
 		log:     opts.Logger,
-		ln:      ln,
+		ln:      corkListener{ln},
 		session: strconv.FormatInt(time.Now().UnixNano(), 10),
 		conns:   map[*conn]struct{}{},
 		served:  make(chan struct{}),
@@ -159,7 +159,7 @@ func Listen(opts Options) (*Server, error) {
 	s.http = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, MaxHeaderBytes: 64 << 10}
 	go func() {
 		defer close(s.served)
-		_ = s.http.Serve(ln) // ErrServerClosed at Close
+		_ = s.http.Serve(s.ln) // ErrServerClosed at Close
 	}()
 	return s, nil
 }
