@@ -241,6 +241,11 @@ type View struct {
 	// false; a non-loopback Listen without Users is an error unless it is
 	// true. See AnonymousAllowed.
 	AllowAnonymous *bool `yaml:"allow_anonymous"`
+	// MaxTopics bounds the topics the live view shows at once: past it,
+	// the least recently seen topic's channels are unadvertised to make
+	// room, and counted (robotexec_view_evicted_total). (optional)
+	// Defaults to 10,000, as a built-in node's max_topics.
+	MaxTopics int `yaml:"max_topics"`
 }
 
 // AnonymousAllowed reports whether the live view lets viewers without

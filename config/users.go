@@ -40,7 +40,13 @@ func (t *tree) checkView(v *View) {
 		if v.AllowAnonymous != nil {
 			t.errorAt("view.allow_anonymous", "only with view.listen")
 		}
+		if v.MaxTopics != 0 {
+			t.errorAt("view.max_topics", "only with view.listen")
+		}
 		return
+	}
+	if v.MaxTopics < 0 {
+		t.errorAt("view.max_topics", "%d is negative", v.MaxTopics)
 	}
 	t.checkUserList("view.users", v.Users)
 	if msg := checkHostPort(v.Listen, "127.0.0.1:8765"); msg != "" {

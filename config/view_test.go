@@ -53,8 +53,12 @@ func TestViewErrors(t *testing.T) {
 			}},
 		{"nobody", "view:\n  listen: 127.0.0.1:8765\n  allow_anonymous: false\n",
 			[]string{`config.yaml:3: view.allow_anonymous: false with no view.users lets no viewer in: list the users`}},
+		{"max_topics", "view:\n  listen: 127.0.0.1:8765\n  max_topics: -1\n",
+			[]string{`config.yaml:3: view.max_topics: -1 is negative`}},
+		{"max_topics without listen", "view:\n  max_topics: 5\n",
+			[]string{`config.yaml:2: view.max_topics: only with view.listen`}},
 		{"unknown key", "view:\n  listen: 127.0.0.1:8765\n  port: 8765\n",
-			[]string{`config.yaml:3: view.port: unknown key (known keys: listen, users, allow_anonymous)`}},
+			[]string{`config.yaml:3: view.port: unknown key (known keys: listen, users, allow_anonymous, max_topics)`}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := parse(t, tc.doc, nil)

@@ -39,6 +39,7 @@ func (a *App) startView(router *subscribers.Router) error {
 		Time:            a.sim != nil,
 		Parameters:      nodeParameters(a.cfg),
 		MaxPayload:      int(a.cfg.MQTT.MaxPayload),
+		MaxChannels:     v.MaxTopics,
 		Logger:          a.log.With("component", "view"),
 	})
 	if err != nil {

@@ -74,6 +74,8 @@ type Collector struct {
 	brokerRefused     *prometheus.Desc
 	viewConns         *prometheus.Desc
 	viewDropped       *prometheus.Desc
+	viewChannels      *prometheus.Desc
+	viewEvicted       *prometheus.Desc
 
 	bounds []float64
 }
@@ -115,6 +117,10 @@ func NewCollector(src Sources) *Collector {
 			"Viewers connected to the live view.", nil, nil),
 		viewDropped: prometheus.NewDesc("robotexec_view_dropped_total",
 			"Messages not sent to a viewer of the live view because its send queue was full, by connection (its number and address); connection=\"closed\" sums the connections that ended.", []string{"connection", "remote"}, nil),
+		viewChannels: prometheus.NewDesc("robotexec_view_channels",
+			"Channels the live view advertises.", nil, nil),
+		viewEvicted: prometheus.NewDesc("robotexec_view_evicted_total",
+			"Topics whose channels the live view unadvertised to make room past view.max_topics, the least recently seen first.", nil, nil),
 		bounds: observers.BucketBounds(),
 	}
 }
@@ -124,7 +130,7 @@ func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{
 		c.duration, c.latency, c.queueDepth, c.dropped, c.missed, c.panics,
 		c.connected, c.reconnects, c.received, c.published, c.publishFailures, c.refused,
-		c.brokerConns, c.brokerRefused, c.viewConns, c.viewDropped,
+		c.brokerConns, c.brokerRefused, c.viewConns, c.viewDropped, c.viewChannels, c.viewEvicted,
 	} {
 		ch <- d
 	}
@@ -222,6 +228,8 @@ func (c *Collector) collectView(ch chan<- prometheus.Metric) {
 	}
 	st := c.src.View.Stats()
 	ch <- prometheus.MustNewConstMetric(c.viewConns, prometheus.GaugeValue, float64(len(st.Connections)))
+	ch <- prometheus.MustNewConstMetric(c.viewChannels, prometheus.GaugeValue, float64(st.Channels))
+	ch <- prometheus.MustNewConstMetric(c.viewEvicted, prometheus.CounterValue, float64(st.Evicted))
 	ch <- prometheus.MustNewConstMetric(c.viewDropped, prometheus.CounterValue, float64(st.DroppedClosed), "closed", "")
 	for _, cs := range st.Connections {
 		ch <- prometheus.MustNewConstMetric(c.viewDropped, prometheus.CounterValue, float64(cs.Dropped), strconv.FormatUint(cs.ID, 10), cs.Remote)

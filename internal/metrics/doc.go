@@ -26,7 +26,9 @@
 // packet_too_large, not_authorized), and with the live view
 // robotexec_view_connections and robotexec_view_dropped_total (labels
 // connection and remote: each viewer's messages dropped for its full send
-// queue; connection "closed" sums those of the viewers gone). The
+// queue; connection "closed" sums those of the viewers gone),
+// robotexec_view_channels and robotexec_view_evicted_total (topics
+// unadvertised past view.max_topics). The
 // histograms' buckets double from 1 µs to 16.8 s. Callbacks that share a node and a callback name
 // (two subscriptions of one node to the same filter) share their series.
 // The series of robotexec_messages_dropped_total without node and callback

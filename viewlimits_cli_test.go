@@ -1,7 +1,7 @@
 package robotexec_test
 
-// End-to-end test of a stalled viewer of the live view: robotexec run
-// with view.listen, a 1 kHz topic, and a viewer that stops reading.
+// End-to-end tests of the live view's bounds under robotexec run: a
+// viewer that stops reading on a 1 kHz topic, and view.max_topics.
 
 import (
 	"context"
@@ -73,6 +73,68 @@ func TestViewStalledViewer(t *testing.T) {
 	require.LessOrEqual(t, stalled.p99, max(2*base.p99, base.p99+5*time.Millisecond), "heartbeat latency p99 with the viewer stalled")
 	missedRate := func(f beatFigure) float64 { return f.missed / max(f.beats, 1) }
 	require.LessOrEqual(t, missedRate(stalled), missedRate(base)+0.001, "missed ticks per beat")
+}
+
+// TestViewMaxTopics: with view.max_topics 2, each new topic past the
+// bound unadvertises the least recently seen one, the viewer is told, and
+// robotexec_view_evicted_total counts them; robotexec_view_channels stays
+// within the bound.
+func TestViewMaxTopics(t *testing.T) {
+	t.Parallel()
+	viewPort := freePort(t)
+	r := startPipeline(t, pipelineOptions{broker: "embedded", inProcess: true,
+		extra: fmt.Sprintf("view: { listen: 127.0.0.1:%d, max_topics: 2 }\n", viewPort),
+		nodes: "  - { name: wd, type: watchdog, params: { watch: 'in/#', timeout: 1h, alarm: alarms } }\n"})
+	waitHealthy(t, r)
+	d := websocket.Dialer{Subprotocols: []string{"foxglove.websocket.v1"}, HandshakeTimeout: traffic}
+	ws, _, err := d.Dial(fmt.Sprintf("ws://127.0.0.1:%d/", viewPort), nil)
+	require.NoError(t, err)
+	defer ws.Close()
+	c := paho.NewClient(paho.NewClientOptions().AddBroker(r.url).SetClientID("topics-" + t.Name()).SetCleanSession(true))
+	tok := c.Connect()
+	require.True(t, tok.WaitTimeout(traffic) && tok.Error() == nil, "connect: %v", tok.Error())
+	defer c.Disconnect(100)
+
+	ids := map[uint32]string{}
+	var gone []string
+	for _, topic := range []string{"in/a", "in/b", "in/c", "in/d"} {
+		tok := c.Publish(topic, 1, false, `{"v":1}`)
+		require.True(t, tok.WaitTimeout(traffic) && tok.Error() == nil, "publish: %v", tok.Error())
+		for advertised := false; !advertised; {
+			m := nextViewOp(t, ws)
+			for _, ch := range m.Channels {
+				ids[ch.ID] = ch.Topic
+				advertised = advertised || ch.Topic == topic
+			}
+			for _, id := range m.ChannelIDs {
+				gone = append(gone, ids[id])
+			}
+		}
+	}
+	require.Contains(t, gone, "in/a", "unadvertised: %v", gone)
+	require.Contains(t, gone, "in/b", "unadvertised: %v", gone)
+	require.GreaterOrEqual(t, r.metric(t, "robotexec_view_evicted_total"), 2.0)
+	require.LessOrEqual(t, r.metric(t, "robotexec_view_channels"), 2.0)
+}
+
+// nextViewOp reads the live view's next advertise or unadvertise.
+func nextViewOp(t *testing.T, ws *websocket.Conn) (m struct {
+	Op       string
+	Channels []struct {
+		ID    uint32
+		Topic string
+	}
+	ChannelIDs []uint32 `json:"channelIds"`
+}) {
+	t.Helper()
+	require.NoError(t, ws.SetReadDeadline(time.Now().Add(traffic)))
+	for {
+		typ, data, err := ws.ReadMessage()
+		require.NoError(t, err)
+		if typ == websocket.TextMessage && json.Unmarshal(data, &m) == nil && (m.Op == "advertise" || m.Op == "unadvertise") {
+			return m
+		}
+	}
 }
 
 // waitHealthy waits until the run serves /healthz with 200.
