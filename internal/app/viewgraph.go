@@ -7,11 +7,18 @@ import (
 	"github.com/robotexec/robotexec/subscribers"
 )
 
-// graphFilter matches the graph topics of every instance.
-const graphFilter = "robotexec/+/graph"
+// graphFilter and statusFilter match the graph and status topics of
+// every instance.
+const (
+	graphFilter  = "robotexec/+/graph"
+	statusFilter = "robotexec/+/status"
+)
 
 // GraphFeed keeps a live view's connection graph: the publishers and
-// subscribers of the instances on the broker, from their graph topics.
+// subscribers of the instances on the broker, from their graph topics,
+// leaving out the instances whose status topic says they are offline (an
+// instance that died keeps its retained graph; the broker sets its status
+// to offline).
 type GraphFeed struct {
 	set  graph.Set
 	view *view.Server
@@ -32,6 +39,14 @@ func FeedGraph(o *executor.Owner, src subscribers.Source, s *view.Server, own st
 	if err != nil {
 		return nil, err
 	}
+	_, err = o.Subscribe(src, statusFilter, func(m subscribers.Message) {
+		if id, ok := graph.StatusID(m.Topic); ok && id != own && f.set.SetStatus(id, m.Payload) {
+			f.show()
+		}
+	}, executor.Depth(256), executor.Overflow(subscribers.Block))
+	if err != nil {
+		return nil, err
+	}
 	return f, nil
 }
 
@@ -40,7 +55,12 @@ func (f *GraphFeed) Own(payload []byte) { f.put(f.own, payload) }
 
 func (f *GraphFeed) put(id string, payload []byte) {
 	if f.set.Put(id, payload) {
-		pubs, subs := f.set.Endpoints()
-		f.view.SetGraph(view.Graph{Publishers: pubs, Subscribers: subs})
+		f.show()
 	}
+}
+
+// show gives the view the connection graph as the set has it.
+func (f *GraphFeed) show() {
+	pubs, subs := f.set.Endpoints()
+	f.view.SetGraph(view.Graph{Publishers: pubs, Subscribers: subs})
 }

@@ -8,11 +8,13 @@ import (
 )
 
 // Set is the graphs of the instances on a broker, by client ID, as their
-// graph topics say. The zero Set is empty and ready; it is safe for
+// graph topics say, and which of the instances are offline, as their
+// status topics say. The zero Set is empty and ready; it is safe for
 // concurrent use.
 type Set struct {
-	mu   sync.Mutex
-	byID map[string]Graph
+	mu      sync.Mutex
+	byID    map[string]Graph
+	offline map[string]bool
 }
 
 // ClientID returns the client ID of the instance whose graph topic is
@@ -37,24 +39,61 @@ func (s *Set) Put(id string, payload []byte) bool {
 	old, had := s.byID[id]
 	if !ok {
 		delete(s.byID, id)
-		return had
+		return had && !s.offline[id]
 	}
 	g.ClientID = id
 	if s.byID == nil {
 		s.byID = map[string]Graph{}
 	}
 	s.byID[id] = g
-	return !had || !sameEndpoints(old, g)
+	return !s.offline[id] && (!had || !sameEndpoints(old, g))
+}
+
+// StatusID returns the client ID of the instance whose status topic is
+// topic, and whether topic is a status topic.
+func StatusID(topic string) (string, bool) {
+	id, ok := strings.CutPrefix(topic, "robotexec/")
+	if !ok {
+		return "", false
+	}
+	id, ok = strings.CutSuffix(id, "/status")
+	return id, ok && id != "" && !strings.Contains(id, "/")
+}
+
+// SetStatus records the payload of instance id's status topic: "offline"
+// (a clean stop, or the broker's will for an instance that died) leaves
+// its graph out of Endpoints until it is online again; so does an empty
+// payload (the status cleared). It reports whether Endpoints changed.
+func (s *Set) SetStatus(id string, payload []byte) bool {
+	off := len(payload) == 0 || string(payload) == "offline"
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.offline[id] == off {
+		return false
+	}
+	if off {
+		if s.offline == nil {
+			s.offline = map[string]bool{}
+		}
+		s.offline[id] = true
+	} else {
+		delete(s.offline, id)
+	}
+	_, has := s.byID[id]
+	return has
 }
 
 // Endpoints returns, for each topic (or topic filter) that a node of an
-// instance publishes on or subscribes to, the nodes that do, as
+// instance online publishes on or subscribes to, the nodes that do, as
 // NODE@INSTANCE, sorted.
 func (s *Set) Endpoints() (publishers, subscribers map[string][]string) {
 	publishers, subscribers = map[string][]string{}, map[string][]string{}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for id, g := range s.byID {
+		if s.offline[id] {
+			continue
+		}
 		for _, n := range g.Nodes {
 			e := n.Name + "@" + id
 			for _, p := range n.Publications {

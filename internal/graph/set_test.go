@@ -32,6 +32,23 @@ func TestSet(t *testing.T) {
 	require.Equal(t, map[string][]string{"hb": {"beat@a"}, "out/+": {"relay@a"}}, pubs)
 	require.Equal(t, map[string][]string{"in/+": {"relay@a"}, "out/+": {"sink@b"}, "hb": {"sink@b"}}, subs)
 
+	for _, topic := range []string{"robotexec/robot-1/graph", "robotexec/a/b/status", "robotexec//status"} {
+		_, ok := graph.StatusID(topic)
+		require.False(t, ok, topic)
+	}
+	id, ok = graph.StatusID("robotexec/b/status")
+	require.True(t, ok)
+	require.Equal(t, "b", id)
+	require.False(t, s.SetStatus("b", []byte("online")), "online already")
+	require.True(t, s.SetStatus("b", []byte("offline")), "b died: its will")
+	pubs, subs = s.Endpoints()
+	require.Equal(t, map[string][]string{"in/+": {"relay@a"}}, subs, "b is left out")
+	require.False(t, s.Put("b", []byte(b)), "b's retained graph again: still offline")
+	require.False(t, s.SetStatus("c", []byte("offline")), "c has no graph")
+	require.True(t, s.SetStatus("b", []byte("online")), "b restarted")
+	_, subs = s.Endpoints()
+	require.Contains(t, subs, "hb")
+
 	require.True(t, s.Put("a", nil), "a clean stop clears the graph")
 	require.False(t, s.Put("a", nil))
 	pubs, subs = s.Endpoints()
