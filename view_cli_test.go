@@ -101,6 +101,10 @@ func TestViewFoxgloveClient(t *testing.T) {
 	require.Equal(t, []string{"json"}, got.ServerInfo.SupportedEncodings)
 	topics := map[string]string{}
 	for _, c := range got.Channels {
+		if strings.HasSuffix(c.Topic, "/status") { // "online", not JSON
+			require.Equal(t, "application/octet-stream", c.Encoding, "%s", c.Topic)
+			continue
+		}
 		require.Equal(t, "json", c.Encoding, "%s", c.Topic)
 		if c.Schema != "" || topics[c.Topic] == "" { // a channel the graph named first has none
 			if c.Schema != "" {
@@ -132,21 +136,26 @@ func demoPlan(extra string) string {
 }
 
 // requireDemoGraph checks the demo's nodes in the connection graph that
-// client.mjs saw: publishers and subscribers, topics and filters.
+// client.mjs saw: publishers and subscribers, the nodes on topic filters
+// shown on the topics the filters match.
 func requireDemoGraph(t *testing.T, got viewClientRun) {
 	t.Helper()
 	g := got.Graph
 	require.Positive(t, g.Updates)
-	one := func(ids []string, node string) {
+	these := func(ids []string, nodes ...string) {
 		t.Helper()
-		require.Len(t, ids, 1, "%v", g)
-		require.True(t, strings.HasPrefix(ids[0], node+"@"), "%v", g)
+		require.Len(t, ids, len(nodes), "%v", g)
+		for i, node := range nodes {
+			require.True(t, strings.HasPrefix(ids[i], node+"@"), "%v", g)
+		}
 	}
-	one(g.Published["sensors/imu0/raw"], "imu0")
-	one(g.Published["robot/heartbeat"], "heartbeat")
-	one(g.Subscribed["sensors/+/raw"], "sensor_bridge")
-	one(g.Subscribed["robot/imu0/data"], "imu_filter")
-	one(g.Subscribed["robot/+/data"], "sensor_watchdog")
+	these(g.Published["sensors/imu0/raw"], "imu0")
+	these(g.Published["robot/heartbeat"], "heartbeat")
+	// The bridge's and the watchdog's filters are joined with the topics.
+	these(g.Published["robot/imu0/data"], "sensor_bridge")
+	these(g.Subscribed["sensors/imu0/raw"], "sensor_bridge")
+	these(g.Subscribed["robot/imu0/data"], "imu_filter", "sensor_watchdog")
+	require.NotContains(t, g.Subscribed, "sensors/+/raw", "a filter that matched topics")
 }
 
 // runViewClient runs client.mjs with plan against the live view on port

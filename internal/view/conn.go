@@ -55,9 +55,9 @@ type conn struct {
 
 	// The connection graph: whether the viewer subscribes to it, whether
 	// it is to get it in whole, what it was sent, and of which version.
-	graphOn, graphPending bool
-	graphSent             Graph
-	graphVersion          uint64
+	graphOn, graphPending         bool
+	graphSent                     Graph
+	graphVersion, graphRegVersion uint64
 }
 
 func newConn(s *Server, ws *websocket.Conn, u *User, id uint64) *conn {

@@ -3,6 +3,9 @@ package view
 import (
 	"maps"
 	"slices"
+	"strings"
+
+	"github.com/robotexec/robotexec/subscribers"
 )
 
 // Graph is a connection graph: for each topic, the IDs of the nodes that
@@ -18,6 +21,13 @@ type Graph struct {
 type graphState struct {
 	g       Graph
 	version uint64
+}
+
+// joinedGraph is the connection graph with its topic filters joined with
+// the channels' topics, for the graph's version and the registry's.
+type joinedGraph struct {
+	g                   Graph
+	version, regVersion uint64
 }
 
 // The JSON messages of the connection graph.
@@ -55,11 +65,69 @@ func (s *Server) SetGraph(g Graph) {
 	s.wakeAll()
 }
 
-// currentGraph returns the connection graph and its version.
-func (s *Server) currentGraph() graphState {
+// currentGraph returns the connection graph, each node on a topic
+// filter shown on the channels' topics that the filter matches too (on
+// the filter alone when it matches none), and its versions. It is worked
+// out once per version of the graph and of the channels, by the first
+// writer that asks, outside s.mu: SetGraph never waits for it.
+func (s *Server) currentGraph() joinedGraph {
+	rv := s.reg.version.Load()
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.graph
+	st, j := s.graph, s.joined
+	s.mu.Unlock()
+	if j.version == st.version && j.regVersion == rv {
+		return j
+	}
+	j = joinedGraph{g: Graph{Publishers: s.joinFilters(st.g.Publishers), Subscribers: s.joinFilters(st.g.Subscribers)},
+		version: st.version, regVersion: rv}
+	s.mu.Lock()
+	if s.graph.version == j.version {
+		s.joined = j
+	}
+	s.mu.Unlock()
+	return j
+}
+
+// joinFilters returns byTopic with the IDs on each topic filter also on
+// the channels' topics that it matches; a filter that matches none
+// stays.
+func (s *Server) joinFilters(byTopic map[string][]string) map[string][]string {
+	out := make(map[string][]string, len(byTopic))
+	var filters []string
+	for t, ids := range byTopic {
+		if strings.ContainsAny(t, "+#") {
+			filters = append(filters, t)
+		} else {
+			out[t] = ids
+		}
+	}
+	if len(filters) == 0 {
+		return out
+	}
+	slices.Sort(filters)
+	matched := map[string]bool{}
+	for _, ch := range s.reg.channels() {
+		for _, f := range filters {
+			if subscribers.Match(f, ch.topic) {
+				matched[f] = true
+				out[ch.topic] = mergeIDs(out[ch.topic], byTopic[f])
+			}
+		}
+	}
+	for _, f := range filters {
+		if !matched[f] {
+			out[f] = byTopic[f]
+		}
+	}
+	return out
+}
+
+// mergeIDs returns the IDs of a and b, sorted, without repeats; a is not
+// changed.
+func mergeIDs(a, b []string) []string {
+	out := slices.Concat(a, b)
+	slices.Sort(out)
+	return slices.Compact(out)
 }
 
 // subscribeGraph starts (on) or stops sending the viewer the connection
@@ -77,12 +145,12 @@ func (c *conn) graphUpdate() *graphUpdateMsg {
 		return nil
 	}
 	st := c.s.currentGraph()
-	if !c.graphPending && st.version == c.graphVersion {
+	if !c.graphPending && st.version == c.graphVersion && st.regVersion == c.graphRegVersion {
 		return nil
 	}
 	now := Graph{Publishers: c.readable(st.g.Publishers), Subscribers: c.readable(st.g.Subscribers)}
 	old, whole := c.graphSent, c.graphPending
-	c.graphSent, c.graphVersion, c.graphPending = now, st.version, false
+	c.graphSent, c.graphVersion, c.graphRegVersion, c.graphPending = now, st.version, st.regVersion, false
 	m := &graphUpdateMsg{Op: "connectionGraphUpdate", PublishedTopics: []publishedTopic{},
 		SubscribedTopics: []subscribedTopic{}, AdvertisedServices: []struct{}{},
 		RemovedTopics: []string{}, RemovedServices: []string{}}

@@ -80,6 +80,48 @@ func TestConnectionGraph(t *testing.T) {
 	require.Len(t, u.SubscribedTopics, 1, "in whole again: %+v", u)
 }
 
+// TestConnectionGraphFilters: a node on a topic filter is shown on the
+// channels' topics that the filter matches (and on the filter while it
+// matches none); a new channel that the filter matches updates the graph.
+func TestConnectionGraphFilters(t *testing.T) {
+	t.Parallel()
+	s := listen(t, view.Options{ConnectionGraph: true, Anonymous: true})
+	s.SetGraph(view.Graph{
+		Publishers:  map[string][]string{"sensors/imu/raw": {"imu@1"}},
+		Subscribers: map[string][]string{"sensors/+/raw": {"bridge@1"}, "sensors/imu/raw": {"log@2"}, "robot/#": {"wd@1"}},
+	})
+	ws, _, err := dial(t, s, "", "")
+	require.NoError(t, err)
+	send(t, ws, map[string]any{"op": "subscribeConnectionGraph"})
+	subs := map[string][]string{}
+	for u := nextGraph(t, ws); ; u = nextGraph(t, ws) {
+		for _, st := range u.SubscribedTopics {
+			subs[st.Name] = st.SubscriberIDs
+		}
+		if len(subs) >= 2 {
+			break
+		}
+	}
+	require.Equal(t, map[string][]string{"sensors/imu/raw": {"bridge@1", "log@2"}, "robot/#": {"wd@1"}}, subs,
+		"the bridge's filter joined with the topic the graph names; the watchdog's matches none")
+
+	s.Observe("robot/imu/data", []byte(`{"x":1}`), time.Now())
+	for {
+		u := nextGraph(t, ws)
+		for _, st := range u.SubscribedTopics {
+			subs[st.Name] = st.SubscriberIDs
+		}
+		for _, name := range u.RemovedTopics {
+			delete(subs, name)
+		}
+		if subs["robot/imu/data"] != nil {
+			break
+		}
+	}
+	require.Equal(t, map[string][]string{"sensors/imu/raw": {"bridge@1", "log@2"}, "robot/imu/data": {"wd@1"}}, subs,
+		"a new channel that the watchdog's filter matches")
+}
+
 // TestNoConnectionGraph: without Options.ConnectionGraph, the capability
 // is not offered and a subscription to the graph is refused.
 func TestNoConnectionGraph(t *testing.T) {

@@ -110,6 +110,7 @@ type Server struct {
 	closed bool
 	nextID uint64
 	graph  graphState
+	joined joinedGraph    // the graph's filters joined with the channels
 	wg     sync.WaitGroup // the connections' handlers and writers
 	served chan struct{}  // closed when Serve has returned
 
