@@ -34,10 +34,11 @@ const (
 // 30 s: about 240 MB of frames, far more than its send queue and the
 // sockets hold. The process's RSS grows by less than 48 MiB (a leak would
 // grow by the traffic, 8 MB/s), the viewer's drops are counted in
-// robotexec_view_dropped_total, and the heartbeat's timing is unchanged:
-// its dispatch latency p99 over the stall is within twice (or 5 ms of)
-// what it was over 5 s before the viewer came, and it misses no tick
-// that it did not miss before.
+// robotexec_view_dropped_total, and the heartbeat keeps its timing: it
+// beats on, its dispatch latency p99 over the stall is within 4 times (or
+// 20 ms of) what it was over 5 s before the viewer came, and it misses
+// at most 2% more of its ticks. (A viewer that held the nodes up would
+// stop the heartbeat; the bounds leave room for a loaded machine.)
 func TestViewStalledViewer(t *testing.T) {
 	t.Parallel()
 	viewPort := freePort(t)
@@ -70,9 +71,9 @@ func TestViewStalledViewer(t *testing.T) {
 	require.Less(t, rss1-rss0, int64(48<<20), "RSS growth over the stall")
 	require.Greater(t, dropped, 10000.0, "the stalled viewer's drops are counted")
 	require.Greater(t, stalled.beats, 0.8*stallFor.Seconds()*100, "beats over the stall")
-	require.LessOrEqual(t, stalled.p99, max(2*base.p99, base.p99+5*time.Millisecond), "heartbeat latency p99 with the viewer stalled")
+	require.LessOrEqual(t, stalled.p99, max(4*base.p99, base.p99+20*time.Millisecond), "heartbeat latency p99 with the viewer stalled")
 	missedRate := func(f beatFigure) float64 { return f.missed / max(f.beats, 1) }
-	require.LessOrEqual(t, missedRate(stalled), missedRate(base)+0.001, "missed ticks per beat")
+	require.LessOrEqual(t, missedRate(stalled), missedRate(base)+0.02, "missed ticks per beat")
 }
 
 // TestViewMaxTopics: with view.max_topics 2, each new topic past the
