@@ -20,6 +20,11 @@
  *                With either, nothing stops the executor and the drain
  *                is not checked (the LTL checks).
  *   LTL_STARVE   selects the ltl block starvation_free.
+ *   NOBOUND      the starvation bound is not asserted.
+ *   BUG_HOLD_AHEAD  holdLocked puts a subscription finished ready again at
+ *                the head of the subscriptions' lane. Expected to fail.
+ *   SPLIT_BATCHENDS  batchEnds' two loads as two steps, as in Go. Fails
+ *                (README.md, the finding in batchEnds).
  */
 
 #ifndef NW
