@@ -14,10 +14,24 @@
  *                counts it again only when it queues it on a busy group,
  *                takeRunnable does not count it. Expected to fail.
  *   NW           the number of workers (default 2).
+ *   FOREVER      S0 receives messages for ever (a busy subscription).
+ *   TFOREVER     the timers with FIRES > 0 fire for ever, each at most
+ *                once per subscription callback started (env.pml).
+ *                With either, nothing stops the executor and the drain
+ *                is not checked (the LTL checks).
+ *   LTL_STARVE   selects the ltl block starvation_free.
+ *   NOBOUND      the starvation bound is not asserted.
+ *   BUG_HOLD_AHEAD  holdLocked puts a subscription finished ready again at
+ *                the head of the subscriptions' lane. Expected to fail.
+ *   SPLIT_BATCHENDS  batchEnds' two loads as two steps, as in Go. Fails
+ *                (README.md, the finding in batchEnds).
  */
 
 #ifndef NW
 #define NW 2
+#endif
+#if defined(FOREVER) || defined(TFOREVER)
+#define ENDLESS
 #endif
 #define NT 2            /* timers: entities 0 and 1 */
 #define NS 3            /* subscriptions: entities 2, 3 and 4 */
@@ -123,6 +137,7 @@ bool closed[NS];
 byte mutees[NS];
 byte mutor[NE];         /* Owner.mutor, one owner per entity */
 bool tstopped;          /* timers.Queue.Stop */
+bool tick[NT] = 1;      /* TFOREVER: the timer may fire again (env.pml) */
 byte sourcesDone;       /* sources that have stopped */
 
 /* Ghosts, read only by assertions. */
@@ -130,6 +145,8 @@ bool due[NT];           /* ready and not yet committed to start */
 byte grun[NG];          /* the entity running in each group */
 byte holder[NR];        /* the running entity holding each resource */
 byte lastrun[NS];       /* the last message each subscription ran */
+bool rdy[NE];           /* Ready, not yet dequeued */
+byte passed[NE];        /* others of its lane dequeued since its Ready */
 
 #include "wait.pml"
 #include "resource.pml"
@@ -170,8 +187,21 @@ init {
 		od;
 		run timerSource();
 		run messageSource();
+#ifndef ENDLESS
 		run stopper()
+#endif
 	}
+#ifndef ENDLESS
 	(_nr_pr == 1);
 	drained()
+#endif
 }
+
+/* starvation_free (seed 000) on the executor: an entity that becomes ready
+ * (its Ready: a due timer, a subscription with an accepted message, one
+ * unmuted or finished ready again) eventually runs. Searched for
+ * acceptance cycles under weak fairness (pan -a -f). */
+#define RUNS(e) [](rdy[e] -> <>(st[e] == RUNNING))
+#ifdef LTL_STARVE
+ltl starvation_free { RUNS(T0) && RUNS(T1) && RUNS(S0) && RUNS(S1) && RUNS(S2) }
+#endif

@@ -25,7 +25,9 @@ type check struct {
 	// fails says the check must find a violation and print its trail: the
 	// model of a protocol known to be wrong.
 	fails bool
-	why   string
+	// violation, if set, is what pan's report of the violation must say.
+	violation string
+	why       string
 }
 
 // checks are run in order by TestModel; README.md lists them with what
@@ -41,6 +43,16 @@ var checks = []check{
 		why: "parkLocked before takeBack, a finding of the model: a stale wake-up token lets a worker park while it is on the idle stack already"},
 	{name: "bug-f68617a", defines: []string{"-DT1FIRES=0", "-DS1MSGS=0", "-DS2MSGS=0", "-DBUG_F68617A"}, fails: true,
 		why: "the counting of a taken timer before f68617a: a batch goes on past a due timer"},
+	// Starvation (LTL): endless workloads, so that a starved entity is a
+	// cycle; the starvation bound is asserted at every dequeue.
+	{name: "starvation-1w", defines: []string{"-DLTL_STARVE", "-DNW=1", "-DFOREVER", "-DTFOREVER", "-DT1FIRES=0", "-DS1MSGS=0", "-DPUBN=0"}, ltl: true,
+		why: "one worker; S0 gets messages for ever and batches, T0 (S0's group) fires for ever, once per callback, S2 gets one message: every ready entity eventually runs, within the starvation bound"},
+	{name: "starvation-2w", defines: []string{"-DLTL_STARVE", "-DFOREVER", "-DT0FIRES=0", "-DT1FIRES=0", "-DS1MSGS=0", "-DS2MSGS=0", "-DPUBN=0"}, ltl: true,
+		why: "two workers; S0 gets messages for ever: each time S0 is ready again (held, or triggered while parked workers wait) it eventually runs"},
+	{name: "bug-hold-ahead", defines: []string{"-DLTL_STARVE", "-DNW=1", "-DFOREVER", "-DTFOREVER", "-DT1FIRES=0", "-DS1MSGS=0", "-DPUBN=0", "-DBUG_HOLD_AHEAD", "-DNOBOUND"}, ltl: true, fails: true, violation: "acceptance cycle",
+		why: "a subscription finished ready again goes back to the head of the run queue (the bound not asserted): S2 is ready and never runs, an acceptance cycle of starvation_free"},
+	{name: "finding-batchends-loads", defines: []string{"-DT1FIRES=0", "-DS1MSGS=0", "-DS2MSGS=0", "-DSPLIT_BATCHENDS"}, fails: true, violation: "assertion violated",
+		why: "batchEnds' two loads as in Go (timersWaiting, then TimersPending): a popLocked on another worker between them takes a due timer, and the batch goes on"},
 	// Seed 000's PlusCal scheduler (seed000.pml), as it stands and
 	// repaired; README.md puts it beside executor.pml.
 	{name: "seed000-safety", model: "seed000.pml",
@@ -99,7 +111,8 @@ func runCheck(t *testing.T, dir string, c check) {
 	// states; COLLAPSE compresses states without losing any.
 	// -O0: gcc takes 15 s at -O2, more than these searches gain by it.
 	// A liveness check drops -DSAFETY and searches for acceptance cycles
-	// (-a) under weak fairness (-f); NFAIR=3 for seed000's 7 processes.
+	// (-a) under weak fairness (-f); NFAIR=3 for seed000's 7 processes
+	// (executor.pml has at most 5).
 	mode, flags := "-DSAFETY", []string{"-m400000"}
 	if c.ltl {
 		mode, flags = "-DNFAIR=3", []string{"-m400000", "-a", "-f"}
@@ -119,6 +132,9 @@ func runCheck(t *testing.T, dir string, c check) {
 	case c.fails && errs == "0":
 		t.Fatalf("spin found no violation in a model that must fail:\n%s", report)
 	case c.fails:
+		if !strings.Contains(report, c.violation) {
+			t.Fatalf("spin found a violation other than %q:\n%s", c.violation, report)
+		}
 		if _, err := os.Stat(trail); err != nil {
 			t.Fatalf("no trail for the violation: %v\n%s", err, report)
 		}

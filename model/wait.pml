@@ -13,7 +13,33 @@ inline push(e) {
 	:: isTimer(e) -> pendT!e; due[e] = 1
 	:: else -> pendS!e
 	fi;
-	EV(Ready, e)
+	EV(Ready, e);
+	rdy[e] = 1
+}
+
+/* The starvation bound, counted in dequeues as the trace checker counts it
+ * (tracecheck's starvation): between an entity's Ready and its Dequeue, the
+ * other entities of its lane dequeued. The executor states at most T-1
+ * timers for a timer and E-1 subscriptions for a subscription; the model
+ * asserts the tighter NT-1 and NS-1 (the run queue holds each entity at
+ * most once, and Hold keeps readiness order). */
+inline passBy(e) {
+	j = (isTimer(e) -> 0 : NT);
+	do
+	:: j < (isTimer(e) -> NT : NE) ->
+		if
+		:: j != e && rdy[j] ->
+			passed[j]++;
+#ifndef NOBOUND
+			assert(passed[j] <= (isTimer(e) -> NT - 1 : NS - 1))
+#endif
+		:: else
+		fi;
+		j++
+	:: else -> j = 0; break
+	od;
+	rdy[e] = 0;
+	passed[e] = 0
 }
 
 /* Entity.enter and Set.push, without the wake-up (Fast.TriggerQuiet);
@@ -159,12 +185,27 @@ inline holdLocked() {
 		if
 		:: isTimer(y) -> push(y)
 		:: else ->
+#ifdef BUG_HOLD_AHEAD
+			/* the subscription goes back to the head of the
+			 * subscriptions' lane, ahead of those queued and pending */
+			laneS!y;
+			EV(Ready, y);
+			rdy[y] = 1;
+			EV(Enqueue, y);
+			j = len(laneS) - 1;
+			do
+			:: j > 0 -> laneS?z; laneS!z; j--
+			:: else -> break
+			od
+#else
 			do
 			:: len(pendS) > 0 -> pendS?z; take(z); held!z
 			:: else -> break
 			od;
 			held!y;
-			EV(Ready, y)
+			EV(Ready, y);
+			rdy[y] = 1
+#endif
 		fi
 	:: else
 	fi
@@ -183,7 +224,8 @@ inline dequeueLocked() {
 	if
 	:: x != NONE ->
 		EV(Dequeue, x);
-		assert(isTimer(x) || (len(laneT) == 0 && len(pendT) == 0))
+		assert(isTimer(x) || (len(laneT) == 0 && len(pendT) == 0));
+		passBy(x)
 	:: else
 	fi;
 	more = (len(laneT) + len(laneS) + len(held) + len(pendT) + len(pendS) > 0)
