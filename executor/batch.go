@@ -72,6 +72,8 @@ func (e *Executor) runMessages(w *worker, x *waitset.Entity, en *entity, batch i
 // run, so that it serves one message per run from now on (see run).
 func (e *Executor) batchEnds(en *entity, until int64) bool {
 	now := e.batchClock()
-	return now >= until || e.timersWaiting.Load() != 0 || e.set.TimersPending() ||
+	// The wait set first: popLocked counts the timers it takes before they
+	// leave it.
+	return now >= until || e.set.TimersPending() || e.timersWaiting.Load() != 0 ||
 		(e.tscBatch && e.timers.Fast().Due(now)) || en.owner.tracked.Load()
 }

@@ -35,12 +35,18 @@ func (e *Executor) dequeueLocked(w *worker) (x *waitset.Entity, more bool) {
 // frees, ahead of queued subscriptions — else a subscription. e.mu must be
 // held.
 func (e *Executor) popLocked() *waitset.Entity {
+	var taking int64
 	if e.set.TimersPending() {
+		// Counted before they leave the wait set: a batch check on another
+		// worker (batchEnds, which looks at the wait set first) that finds
+		// them gone finds them counted. Found by the model (model/README).
+		e.timersWaiting.Add(1)
+		taking = 1
 		e.set.Fast().TakeTimers(&e.runTimers)
 	}
 	x := e.runTimers.Pop()
 	n := int64(e.runTimers.Len())
-	delta := n - e.laneTimers
+	delta := n - e.laneTimers - taking
 	if x != nil {
 		delta++ // taken, not started: still waiting (see dispatch)
 	}
