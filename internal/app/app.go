@@ -237,7 +237,7 @@ func (a *App) stop() error {
 	if a.rec != nil {
 		rec := a.rec
 		a.rec = nil
-		if rerr := rec.end(a.ex.Clock().Now()); rerr != nil && err == nil {
+		if rerr := rec.end(a.ex.Clock().Now(), refusedAtStop(a.ex)); rerr != nil && err == nil {
 			err = rerr
 		}
 	}

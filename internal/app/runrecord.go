@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/robotexec/robotexec/config"
+	"github.com/robotexec/robotexec/executor"
 	"github.com/robotexec/robotexec/internal/recording"
 	"github.com/robotexec/robotexec/internal/smallfile"
 	"github.com/robotexec/robotexec/nodes"
@@ -18,8 +19,10 @@ import (
 // What robotexec run -record stores, beside the messages, for replay: the
 // metadata records named MetaConfig ({"file", "yaml"}: the config file as
 // written), MetaRun ({"start"}: the executor clock's time before the nodes
-// were built) and MetaStop ({"time", "dropped"}: when the run stopped,
-// written last).
+// were built) and MetaStop ({"time", "dropped", "refused"}: when the run
+// stopped, the recorder's drops, and the messages that the subscriptions
+// refused because they were closing (a publication or an input that came
+// while the executor drained, which a replay delivers); written last).
 const (
 	MetaConfig = "robotexec.config"
 	MetaRun    = "robotexec.run"
@@ -99,12 +102,14 @@ func (r *runRecording) hooks() *nodes.Hooks {
 	}
 }
 
-// end stores the run's stop and closes the file.
-func (r *runRecording) end(stop time.Time) error {
+// end stores the run's stop, with the messages refused by the closing
+// subscriptions, and closes the file.
+func (r *runRecording) end(stop time.Time, refused uint64) error {
 	dropped := r.rec.Stats().Dropped
 	r.rec.Metadata(MetaStop, map[string]string{
 		"time":    stop.UTC().Format(time.RFC3339Nano),
 		"dropped": fmt.Sprint(dropped),
+		"refused": fmt.Sprint(refused),
 	})
 	st, err := r.rec.Close()
 	<-r.watched
@@ -124,4 +129,16 @@ func (r *runRecording) end(stop time.Time) error {
 func (r *runRecording) abort() {
 	_, _ = r.rec.Close()
 	<-r.watched
+}
+
+// refusedAtStop counts the messages that the subscriptions of ex refused
+// because they were closed: those that came while it drained.
+func refusedAtStop(ex *executor.Executor) uint64 {
+	var n uint64
+	for _, cb := range ex.Callbacks() {
+		if cb.Subscription != nil {
+			n += cb.Subscription.Stats().Dropped[subscribers.Closed]
+		}
+	}
+	return n
 }

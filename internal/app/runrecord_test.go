@@ -55,6 +55,7 @@ func TestRunRecording(t *testing.T) {
 	start := metaTime(t, meta[MetaRun]["start"])
 	stop := metaTime(t, meta[MetaStop]["time"])
 	require.Equal(t, "0", meta[MetaStop]["dropped"])
+	require.Equal(t, "0", meta[MetaStop]["refused"], "no message came while the run stopped")
 	require.False(t, start.Before(began.Add(-time.Second)) || stop.Before(start) || stop.After(ended), "start %v, stop %v", start, stop)
 
 	require.Equal(t, n, run.count[recKey{recording.Input, "", "in/a"}], "the inputs")

@@ -58,11 +58,15 @@ func cmdReplay(args []string, stdout, stderr io.Writer) int {
 	if l.dropped != "" && l.dropped != "0" {
 		fmt.Fprintf(stderr, "robotexec replay: the recorder dropped %s messages: the check may find differences\n", l.dropped)
 	}
-	if diff := compareOutputs(l.outputs, got); diff != "" {
+	extra, diff := compareOutputs(l.outputs, got, l.refused > 0)
+	if diff != "" {
 		fmt.Fprintln(stderr, "robotexec replay -check:", diff)
 		return ExitFailure
 	}
-	fmt.Fprintf(stderr, "robotexec replay -check: the outputs match: %d messages on %d topics\n", count(got), len(got))
+	if extra > 0 {
+		fmt.Fprintf(stderr, "robotexec replay -check: the run's subscriptions refused %d messages while it stopped; the replay, which delivers them, published %d more at the end\n", l.refused, extra)
+	}
+	fmt.Fprintf(stderr, "robotexec replay -check: the outputs match: %d messages on %d topics\n", count(got)-extra, len(got))
 	return ExitOK
 }
 
@@ -95,8 +99,10 @@ func replayTo(l *runLog, cfg *config.Config, logger *slog.Logger, path string) (
 
 // compareOutputs compares the recorded outputs with the replayed ones,
 // topic by topic in name order, and describes the first difference, or
-// returns "".
-func compareOutputs(want, got map[string][]recorded) string {
+// returns "". With tail, the replay may publish more on a topic after all
+// its recorded messages (the run refused messages while it stopped, and
+// the replay delivers them): extra counts those.
+func compareOutputs(want, got map[string][]recorded, tail bool) (extra int, diff string) {
 	topics := make([]string, 0, len(want)+len(got))
 	for t := range want {
 		topics = append(topics, t)
@@ -111,20 +117,22 @@ func compareOutputs(want, got map[string][]recorded) string {
 		w, g := want[t], got[t]
 		for i := range min(len(w), len(g)) {
 			if !bytes.Equal(w[i].payload, g[i].payload) {
-				return fmt.Sprintf("%s: message %d of %d differs:\n  recorded %s\n  replayed %s\n%s",
+				return extra, fmt.Sprintf("%s: message %d of %d differs:\n  recorded %s\n  replayed %s\n%s",
 					t, i+1, len(w), w[i].payload, g[i].payload, notReplayable(g[i].node))
 			}
 		}
 		switch {
 		case len(g) < len(w):
-			return fmt.Sprintf("%s: the recording has %d messages, the replay published %d; the first missing:\n  recorded %s\n%s",
+			return extra, fmt.Sprintf("%s: the recording has %d messages, the replay published %d; the first missing:\n  recorded %s\n%s",
 				t, len(w), len(g), w[len(g)].payload, notReplayable(w[len(g)].node))
+		case len(g) > len(w) && tail:
+			extra += len(g) - len(w)
 		case len(g) > len(w):
-			return fmt.Sprintf("%s: the replay published %d messages, the recording has %d; the first extra:\n  replayed %s\n%s",
+			return extra, fmt.Sprintf("%s: the replay published %d messages, the recording has %d; the first extra:\n  replayed %s\n%s",
 				t, len(g), len(w), g[len(w)].payload, notReplayable(g[len(w)].node))
 		}
 	}
-	return ""
+	return extra, ""
 }
 
 // notReplayable names the node behind a difference.

@@ -71,3 +71,30 @@ func TestReplayPlacesTimerCalls(t *testing.T) {
 		require.Equal(t, []time.Time{ms(150), ms(200), ms(250), ms(400)}, at, "when each call ran")
 	}
 }
+
+// TestCompareOutputsTail: a replay that publishes more at the end of a
+// topic differs from the recording, unless the run refused messages while
+// it stopped (tail); a difference within the recorded messages, or one
+// missing, differs either way.
+func TestCompareOutputsTail(t *testing.T) {
+	msgs := func(payloads ...string) []recorded {
+		var out []recorded
+		for _, p := range payloads {
+			out = append(out, recorded{topic: "t", node: "n", payload: []byte(p)})
+		}
+		return out
+	}
+	want := map[string][]recorded{"t": msgs("1", "2")}
+	more := map[string][]recorded{"t": msgs("1", "2", "3", "4")}
+	extra, diff := compareOutputs(want, more, false)
+	require.Contains(t, diff, "t: the replay published 4 messages, the recording has 2")
+	require.Zero(t, extra)
+	extra, diff = compareOutputs(want, more, true)
+	require.Empty(t, diff)
+	require.Equal(t, 2, extra)
+
+	for _, got := range []map[string][]recorded{{"t": msgs("1", "x", "3")}, {"t": msgs("1")}} {
+		_, diff := compareOutputs(want, got, true)
+		require.NotEmpty(t, diff, "%v", got)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"strconv"
 	"time"
 
 	"github.com/robotexec/robotexec/config"
@@ -18,6 +19,7 @@ type runLog struct {
 	configFile  string
 	start, stop time.Time
 	dropped     string // the recorder's drops, as stored
+	refused     int    // messages the closing subscriptions refused
 	inputs      []recorded
 	outputs     map[string][]recorded        // by topic, in publication order
 	timers      map[timerKey][]app.TimerCall // by node and timer, in order
@@ -64,6 +66,11 @@ func readRunLog(path string) (*runLog, error) {
 			return nil, fmt.Errorf("%s: %s: time: %w", path, app.MetaStop, err)
 		}
 		l.dropped = st["dropped"]
+		if s := st["refused"]; s != "" {
+			if l.refused, err = strconv.Atoi(s); err != nil {
+				return nil, fmt.Errorf("%s: %s: refused: %w", path, app.MetaStop, err)
+			}
+		}
 	}
 	return l, nil
 }
