@@ -58,7 +58,7 @@ func cmdReplay(args []string, stdout, stderr io.Writer) int {
 	if l.dropped != "" && l.dropped != "0" {
 		fmt.Fprintf(stderr, "robotexec replay: the recorder dropped %s messages: the check may find differences\n", l.dropped)
 	}
-	extra, diff := compareOutputs(l.outputs, got, l.refused > 0)
+	extra, diff := compareOutputs(l.outputs, got, l.refused)
 	if diff != "" {
 		fmt.Fprintln(stderr, "robotexec replay -check:", diff)
 		return ExitFailure
@@ -99,10 +99,10 @@ func replayTo(l *runLog, cfg *config.Config, logger *slog.Logger, path string) (
 
 // compareOutputs compares the recorded outputs with the replayed ones,
 // topic by topic in name order, and describes the first difference, or
-// returns "". With tail, the replay may publish more on a topic after all
-// its recorded messages (the run refused messages while it stopped, and
-// the replay delivers them): extra counts those.
-func compareOutputs(want, got map[string][]recorded, tail bool) (extra int, diff string) {
+// returns "". When the run refused messages while it stopped (refused),
+// the replay, which delivers them, may publish up to as many more on a
+// topic after its recorded messages, if it has any: extra counts those.
+func compareOutputs(want, got map[string][]recorded, refused int) (extra int, diff string) {
 	topics := make([]string, 0, len(want)+len(got))
 	for t := range want {
 		topics = append(topics, t)
@@ -125,7 +125,7 @@ func compareOutputs(want, got map[string][]recorded, tail bool) (extra int, diff
 		case len(g) < len(w):
 			return extra, fmt.Sprintf("%s: the recording has %d messages, the replay published %d; the first missing:\n  recorded %s\n%s",
 				t, len(w), len(g), w[len(g)].payload, notReplayable(w[len(g)].node))
-		case len(g) > len(w) && tail:
+		case len(g) > len(w) && len(w) > 0 && len(g)-len(w) <= refused:
 			extra += len(g) - len(w)
 		case len(g) > len(w):
 			return extra, fmt.Sprintf("%s: the replay published %d messages, the recording has %d; the first extra:\n  replayed %s\n%s",

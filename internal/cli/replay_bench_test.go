@@ -39,7 +39,7 @@ func TestReplayStoredRun(t *testing.T) {
 	cfg, err := l.loadConfig("")
 	require.NoError(t, err)
 	got := replayStored(t, l, cfg)
-	_, diff := compareOutputs(l.outputs, got, false)
+	_, diff := compareOutputs(l.outputs, got, 0)
 	require.Empty(t, diff)
 	require.Greater(t, count(got), 1500)
 }
