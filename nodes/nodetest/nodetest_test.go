@@ -43,6 +43,8 @@ func TestRigRunsNodesOnTheSimulatedClock(t *testing.T) {
 	r.Publish("in", "a", "b")
 	require.Equal(t, []string{"a", "b"}, r.Published("out"))
 	require.Empty(t, r.Published("in"), "what the test publishes is not the nodes'")
+	require.Len(t, r.Published("#"), 5, "a filter matches every topic")
+	require.Equal(t, []string{"a", "b"}, r.Published("+")[3:], "hb's three beats, then out's two, in order")
 
 	_, err := r.Build("bad", "heartbeat", "{ period: soon }")
 	require.ErrorContains(t, err, "node bad (heartbeat)")
