@@ -67,11 +67,13 @@ func TestCounter(t *testing.T) {
 `
 )
 
-// A node package in a module outside this one, which requires this one
-// through a replace line, tests its node with nodetest. Only public
-// packages are importable there: the same test importing an internal
-// package does not build. Nothing is downloaded: the module cache holds
-// every dependency (GOPROXY=off), and go.sum is this module's.
+// Node packages in a module outside this one, which requires this one
+// through a replace line, test their nodes with nodetest: a counter, and
+// the node and the test of the README's "Your first node", as they are
+// there. Only public packages are importable there: the same test
+// importing an internal package does not build. Nothing is downloaded:
+// the module cache holds every dependency (GOPROXY=off), and go.sum is
+// this module's.
 func TestExternalModuleImportsNodetest(t *testing.T) {
 	goBin, err := exec.LookPath("go")
 	require.NoError(t, err, "the go command")
@@ -92,6 +94,8 @@ func TestExternalModuleImportsNodetest(t *testing.T) {
 	write("go.sum", string(sum))
 	write("counter/counter.go", externalNode)
 	write("counter/counter_test.go", externalTest)
+	write("imufilter/imufilter.go", readmeBlock(t, root, "package imufilter\n"))
+	write("imufilter/imufilter_test.go", readmeBlock(t, root, "package imufilter_test\n"))
 
 	goTest := func() (string, error) {
 		cmd := exec.Command(goBin, "test", "-count=1", "-v", "./...")
@@ -104,6 +108,7 @@ func TestExternalModuleImportsNodetest(t *testing.T) {
 	out, err := goTest()
 	require.NoError(t, err, out)
 	require.Contains(t, out, "--- PASS: TestCounter")
+	require.Contains(t, out, "--- PASS: TestFilterBlends")
 	t.Logf("go test in the external module: %v", time.Since(start).Round(time.Millisecond))
 
 	write("counter/counter_test.go", strings.Replace(externalTest, "/nodes/nodetest\"",
@@ -124,5 +129,20 @@ func goVersion(t *testing.T, root string) string {
 		}
 	}
 	t.Fatal("go.mod has no go line")
+	return ""
+}
+
+// readmeBlock returns the Go block of the root's README.md that starts
+// with first.
+func readmeBlock(t *testing.T, root, first string) string {
+	t.Helper()
+	readme, err := os.ReadFile(filepath.Join(root, "README.md"))
+	require.NoError(t, err)
+	for _, part := range strings.Split(string(readme), "```go\n")[1:] {
+		if block, _, _ := strings.Cut(part, "\n```"); strings.HasPrefix(block, first) {
+			return block + "\n"
+		}
+	}
+	t.Fatalf("README.md has no go block that starts with %q", first)
 	return ""
 }
