@@ -59,16 +59,19 @@ func TestRigRunsNodesOnTheSimulatedClock(t *testing.T) {
 // block at QoS 1) all five pass.
 func TestRigOptionsSetTheQueues(t *testing.T) {
 	for _, tc := range []struct {
+		name string
 		opts []nodetest.Option
 		want []string
 	}{
-		{[]nodetest.Option{nodetest.QueueDepth(2), nodetest.Overflow(subscribers.DropOldest)}, []string{"4", "5"}},
-		{nil, []string{"1", "2", "3", "4", "5"}},
+		{"depth 2, drop_oldest", []nodetest.Option{nodetest.QueueDepth(2), nodetest.Overflow(subscribers.DropOldest)}, []string{"4", "5"}},
+		{"defaults", nil, []string{"1", "2", "3", "4", "5"}},
 	} {
-		r := nodetest.New(t, tc.opts...)
-		r.MustBuild("fwd", "bridge", "{ from: in, to: out }")
-		r.Publish("in", "1", "2", "3", "4", "5")
-		require.Equal(t, tc.want, r.Published("out"))
+		t.Run(tc.name, func(t *testing.T) {
+			r := nodetest.New(t, tc.opts...)
+			r.MustBuild("fwd", "bridge", "{ from: in, to: out }")
+			r.Publish("in", "1", "2", "3", "4", "5")
+			require.Equal(t, tc.want, r.Published("out"))
+		})
 	}
 }
 

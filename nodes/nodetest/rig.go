@@ -1,22 +1,3 @@
-// Package nodetest tests node types without a broker or a wall clock.
-//
-// A [Rig] builds nodes from their params, as a config's nodes list gives
-// them, on a simulated clock and an in-process router. A test publishes
-// messages to them, advances the clock, and reads what they published and
-// what they logged:
-//
-//	func TestFilter(t *testing.T) {
-//		r := nodetest.New(t)
-//		r.MustBuild("filter", "imu_filter", "{ input: imu/raw, output: imu/filtered, period: 100ms }")
-//		r.Publish("imu/raw", `{"ax":1}`)
-//		r.Advance(100 * time.Millisecond)
-//		got := nodetest.PublishedJSON[imufilter.Sample](r, "imu/filtered")
-//		...
-//	}
-//
-// Nothing runs on its own: the rig runs the callbacks that are ready, one
-// at a time on the test's goroutine, each time Publish or Advance returns,
-// so a test reads the same results on every run.
 package nodetest
 
 import (
@@ -39,7 +20,7 @@ import (
 var epoch = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 
 // Rig runs nodes on a simulated clock and an in-process router. Its
-// methods are for the test's goroutine.
+// methods are for the test's goroutine (see the package doc).
 type Rig struct {
 	t     testing.TB
 	clock *timers.Sim
