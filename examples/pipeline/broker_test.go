@@ -11,6 +11,7 @@ import (
 
 	"github.com/robotexec/robotexec/examples/internal/exampletest"
 	"github.com/robotexec/robotexec/internal/mqtttest"
+	"github.com/robotexec/robotexec/internal/syncbuf"
 	"github.com/robotexec/robotexec/subscribers/mqtt/broker"
 )
 
@@ -22,7 +23,7 @@ import (
 func TestPipelineOverTheBroker(t *testing.T) {
 	b := mqtttest.Embedded(t, broker.Config{})
 	last := exampletest.Listen(t, b.URL(), "pipeline/3")
-	logs := &exampletest.Buffer{}
+	logs := &syncbuf.Buffer{}
 	app := exampletest.StartApp(t, b.URL(), `executor: { workers: 2, queue_depth: 10, overflow: block }
 nodes:
   - { name: source, type: heartbeat, params: { topic: pipeline/0, period: 1ms } }
