@@ -33,7 +33,7 @@ inline takeRunnable() {
 #endif
 		}
 		if
-		:: requeue[me] != NONE -> atomic { holdLocked() }
+		:: requeue[me] != NONE -> atomic { !mu -> holdLocked() }
 		:: else
 		fi
 	:: else
@@ -182,7 +182,7 @@ inline dispatch() {
 			atomic { gsched[g]--; c = gsched[g]; claimed = 0 }
 			if
 			:: c != 0 ->
-				atomic { holdLocked() }
+				atomic { !mu -> holdLocked() }
 				runGroup()
 			:: else
 			fi
@@ -205,11 +205,45 @@ inline dispatch() {
 	fi
 }
 
+/* The end of Executor.next's section under e.mu: dequeueLocked's
+ * Dequeue, then, with nothing to run, retireLocked or parkLocked's push;
+ * e.mu is released (mu). */
+inline nextTail() {
+	dequeued();
+	delta = 0;
+	z = 0;
+	parked = 0;
+	if
+	:: x != NONE
+	:: else ->
+		if
+		:: state >= S_DRAINING && (state == S_DRAINED || nidle == live - 1) ->
+			state = S_DRAINED;	/* retireLocked */
+			live--;
+			wakeAll();
+			retired = 1
+		:: else ->
+			assert(nidle < IDLECAP);	/* the model's bound on the slice */
+#ifdef IDLE_UNIQUE
+			j = 0;	/* a worker parks at most once */
+			do
+			:: j < nidle -> assert(idle[j] != me); j++
+			:: else -> j = 0; break
+			od;
+#endif
+			idle[nidle] = me;	/* parkLocked */
+			nidle++;
+			parked = 1
+		fi
+	fi;
+	mu = 0
+}
+
 /* A worker goroutine: Executor.work, with Executor.next and its parking
  * (waitLocked's park, parkLocked) and retiring (retireLocked). */
 proctype worker(byte me) {
 	byte x, y, z, v, c, g, k, m, r, r2, nx, i, j, b, s, s2, unm;
-	bool more, ok, ok2, atHead, atHead2, ready, ends, claimed, hold, parked, retired;
+	bool more, ok, ok2, atHead, atHead2, ready, ends, claimed, hold, parked, retired, taking, again;
 	short delta;
 look:
 	atomic {	/* every local dead here: no stale value splits states */
@@ -222,35 +256,62 @@ look:
 	do
 	:: x != NONE -> break
 	:: else ->
+		/* Executor.next's section under e.mu: dequeueLocked, in the
+		 * steps popLocked takes (wait.pml), then retire or park. */
 		atomic {
-			dequeueLocked();
-			delta = 0;
-			z = 0;
-			parked = 0;
+			!mu -> mu = 1;
+			holdLocked();
+			popCheck();
 			if
-			:: x != NONE
-			:: else ->
+			:: !taking ->
+				popRest();
+#ifdef SPLIT_TAKEWITH
 				if
-				:: state >= S_DRAINING && (state == S_DRAINED || nidle == live - 1) ->
-					state = S_DRAINED;	/* retireLocked */
-					live--;
-					wakeAll();
-					retired = 1
-				:: else ->
-					assert(nidle < IDLECAP);	/* the model's bound on the slice */
-#ifdef IDLE_UNIQUE
-					j = 0;	/* a worker parks at most once */
-					do
-					:: j < nidle -> assert(idle[j] != me); j++
-					:: else -> j = 0; break
-					od;
-#endif
-					idle[nidle] = me;	/* parkLocked */
-					nidle++;
-					parked = 1
+				:: !again -> nextTail()
+				:: else
 				fi
+#else
+				nextTail()
+#endif
+			:: else
 			fi
 		}
+		if
+		:: taking ->
+			popSwap();
+			atomic { popAdd(); nextTail() }
+		:: else
+		fi;
+#ifdef SPLIT_TAKEWITH
+		if
+		:: again ->	/* TakeWith, then its popLocked if it took any */
+			atomic {
+				again = 0;
+				takeWith();
+				if
+				:: len(laneT) + len(laneS) > 0 -> again = 1
+				:: else -> nextTail()
+				fi
+			}
+			if
+			:: again ->
+				atomic {
+					again = 0;
+					popCheck();
+					if
+					:: !taking -> popAdd(); nextTail()
+					:: else
+					fi
+				}
+				if
+				:: taking -> popSwap(); atomic { popAdd(); nextTail() }
+				:: else
+				fi
+			:: else
+			fi
+		:: else
+		fi;
+#endif
 		if
 		:: x != NONE && more -> more = 0; wake()
 		:: x != NONE && !more -> parked = 0
@@ -259,7 +320,7 @@ look:
 			if
 			:: len(pendT) + len(pendS) > 0 ->
 				atomic {
-					unpark(me);
+					!mu -> unpark(me);
 #ifndef BUG_IDLE_TWICE
 					/* not on the stack: popped, so signalled; the token
 					 * is this worker's to take (takeBack) */
