@@ -44,7 +44,10 @@ inline takeRunnable() {
 
 /* Executor.run: Start, the callback or a batch of messages, the mute, the
  * release, Finish; with hold, Fast.FinishHeld (the worker holds x if it is
- * ready again), else Entity.Finish. */
+ * ready again), else Entity.Finish. Expanded once, at dispatch's label runit
+ * (so that pan.c, and gcc's time, stay small); its last step goes back to
+ * the caller: runGroup (hold 0), dispatch's claimed group (claimed), or
+ * the worker's loop. */
 inline runEntity() {
 	atomic {	/* Entity.Start, with the exclusion checks */
 		assert(st[x] == QUEUED);
@@ -116,12 +119,73 @@ inline runEntity() {
 	:: ready -> ready = 0; wake()
 	:: else
 	fi;
-	atomic { i = 0; r = 0; r2 = 0; nx = 0; ok2 = 0; atHead2 = 0; more = 0; ready = 0 }
+	atomic {
+		i = 0; r = 0; r2 = 0; nx = 0; ok2 = 0; atHead2 = 0; more = 0; ready = 0;
+		if
+		:: !hold -> goto groupNext
+		:: hold && claimed -> goto claimedNext
+		:: else -> goto look
+		fi
+	}
 }
 
-/* Executor.runGroup: run the callbacks queued on group g, which this
- * worker holds, until none is left. */
-inline runGroup() {
+/* Executor.dispatch: acquire x's resources, then run x, or claim its group
+ * (seed 001's scheduled counter) and run it, or queue it on the group for
+ * the worker that holds it; Executor.runGroup (at label group): run the
+ * callbacks queued on group g, which this worker holds, until none is
+ * left. Expanded once: its labels are the worker's. */
+inline dispatch() {
+	if
+	:: nres[x] > 0 && !adone[x] ->
+		acquire();
+		if
+		:: !ok -> timerStarts(); goto look
+		:: else
+		fi
+	:: else
+	fi;
+	atomic { g = grp[x]; hold = 1 }
+	if
+	:: g == NONE -> timerStarts(); goto runit
+	:: else ->
+		atomic {
+			claimed = (gsched[g] == 0);
+			if
+			:: claimed -> gsched[g] = 1
+			:: else
+			fi
+		}
+		if
+		:: claimed ->
+			timerStarts();
+			goto runit;
+claimedNext:
+			atomic { gsched[g]--; c = gsched[g]; claimed = 0 }
+			if
+			:: c != 0 ->
+				atomic { !mu -> holdLocked() }
+				goto group
+			:: else
+			fi
+		:: else ->
+#ifdef BUG_F68617A
+			atomic {
+				if
+				:: isTimer(x) -> timersWaiting++
+				:: else
+				fi
+			}
+#endif
+			gq[g]!x;
+			atomic { gsched[g]++; c = gsched[g] }
+			if
+			:: c == 1 -> goto group
+			:: else
+			fi
+		fi
+	fi;
+	goto look;
+group:
 	do
 	:: true ->
 		atomic {
@@ -138,7 +202,8 @@ inline runGroup() {
 			fi
 		}
 		atomic { x = y; y = 0; hold = 0 }
-		runEntity();
+		goto runit;
+groupNext:
 		atomic { gsched[g]--; c = gsched[g] }
 		if
 		:: c == 0 -> break
@@ -148,61 +213,10 @@ inline runGroup() {
 		:: len(pendT) + len(pendS) > 0 -> wake()
 		:: else
 		fi
-	od
-}
-
-/* Executor.dispatch: acquire x's resources, then run x, or claim its group
- * (seed 001's scheduled counter) and run it, or queue it on the group for
- * the worker that holds it. */
-inline dispatch() {
-	if
-	:: nres[x] > 0 && !adone[x] ->
-		acquire();
-		if
-		:: !ok -> timerStarts(); goto look
-		:: else
-		fi
-	:: else
-	fi;
-	atomic { g = grp[x]; hold = 1 }
-	if
-	:: g == NONE -> timerStarts(); runEntity()
-	:: else ->
-		atomic {
-			claimed = (gsched[g] == 0);
-			if
-			:: claimed -> gsched[g] = 1
-			:: else
-			fi
-		}
-		if
-		:: claimed ->
-			timerStarts();
-			runEntity();
-			atomic { gsched[g]--; c = gsched[g]; claimed = 0 }
-			if
-			:: c != 0 ->
-				atomic { !mu -> holdLocked() }
-				runGroup()
-			:: else
-			fi
-		:: else ->
-#ifdef BUG_F68617A
-			atomic {
-				if
-				:: isTimer(x) -> timersWaiting++
-				:: else
-				fi
-			}
-#endif
-			gq[g]!x;
-			atomic { gsched[g]++; c = gsched[g] }
-			if
-			:: c == 1 -> runGroup()
-			:: else
-			fi
-		fi
-	fi
+	od;
+	goto look;
+runit:
+	runEntity()
 }
 
 /* The end of Executor.next's section under e.mu: dequeueLocked's
@@ -335,8 +349,7 @@ look:
 			fi
 		fi
 	od;
-	dispatch();
-	goto look;
+	dispatch();	/* ends with a goto look */
 done:
 	skip
 }
