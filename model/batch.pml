@@ -35,6 +35,49 @@ inline unmuteAll() {
 	od
 }
 
+/* Executor.batchEnds, its loads as steps of their own, in Go's order
+ * (since d5a4464): the budget (any check may find it spent), the wait set
+ * (TimersPending), then timersWaiting. BUG_BATCHENDS_LOADS reads
+ * timersWaiting first, as before d5a4464. The ghost seenBy marks the
+ * timers due at the first load: the batch stop fails if the batch goes on
+ * while a timer was due all through the check (one that falls due between
+ * the loads may be missed, as one that falls due just after). */
+#ifdef BUG_BATCHENDS_LOADS
+#define LOAD1 (timersWaiting != 0)
+#define LOAD2 (len(pendT) > 0)
+#else
+#define LOAD1 (len(pendT) > 0)
+#define LOAD2 (timersWaiting != 0)
+#endif
+#define SEEN(t) (due[t] && ((seenBy[t] >> me) & 1))
+inline batchEnds() {
+	atomic {
+		if
+		:: ends = 1	/* the run has lasted its budget */
+		:: ends = LOAD1
+		fi;
+		if
+		:: !ends ->
+			seenBy[T0] = seenBy[T0] | (due[T0] -> 1 << me : 0);
+			seenBy[T1] = seenBy[T1] | (due[T1] -> 1 << me : 0)
+		:: else
+		fi
+	}
+	if
+	:: !ends ->
+		atomic {
+			ends = LOAD2;
+			if
+			:: !ends -> assert(!SEEN(T0) && !SEEN(T1))
+			:: else
+			fi;
+			seenBy[T0] = seenBy[T0] & ~(1 << me);
+			seenBy[T1] = seenBy[T1] & ~(1 << me)
+		}
+	:: else
+	fi
+}
+
 /* Executor.runMessages: a batch of up to b messages, in order, ending
  * early when the budget is spent (any check may say so) or a timer is
  * due (batchEnds). */
@@ -86,37 +129,7 @@ inline runMessages() {
 		if
 		:: ends -> break
 		:: else ->
-#ifdef SPLIT_BATCHENDS
-			/* batchEnds as in Go: two loads, timersWaiting then
-			 * TimersPending, a popLocked on another worker between */
-			atomic {
-				if
-				:: ends = 1
-				:: ends = (timersWaiting != 0)
-				fi
-			}
-			atomic {
-				if
-				:: !ends -> ends = (len(pendT) > 0)
-				:: else
-				fi;
-				if
-				:: !ends -> assert(!due[T0] && !due[T1])
-				:: else
-				fi
-			}
-#else
-			atomic {	/* batchEnds */
-				if
-				:: ends = 1	/* the run has lasted its budget */
-				:: ends = (timersWaiting != 0 || len(pendT) > 0)
-				fi;
-				if
-				:: !ends -> assert(!due[T0] && !due[T1])
-				:: else
-				fi
-			}
-#endif
+			batchEnds();
 			if
 			:: ends -> break
 			:: else

@@ -95,7 +95,7 @@ proctype stopper() {
 #endif
 	atomic { state = S_CLOSING; tstopped = 1 }
 	atomic { closed[0] = 1; closed[1] = 1; closed[2] = 1 }
-	atomic { state = S_DRAINING; wakeAll() }
+	atomic { !mu -> state = S_DRAINING; wakeAll() }	/* under e.mu */
 }
 
 /* Seed 000's Termination as the executor's drain: every entity is back in

@@ -23,8 +23,16 @@
  *   NOBOUND      the starvation bound is not asserted.
  *   BUG_HOLD_AHEAD  holdLocked puts a subscription finished ready again at
  *                the head of the subscriptions' lane. Expected to fail.
- *   SPLIT_BATCHENDS  batchEnds' two loads as two steps, as in Go. Fails
- *                (README.md, the finding in batchEnds).
+ *   BUG_BATCHENDS_LOADS  popLocked and batchEnds as before d5a4464:
+ *                popLocked takes the timers, then counts them; batchEnds
+ *                reads timersWaiting, then TimersPending. Expected to fail.
+ *   BUG_NO_PRECOUNT  batchEnds' loads in d5a4464's order, popLocked
+ *                without the pre-count. Expected to fail.
+ *   SPLIT_TAKEWITH  dequeueLocked's TakeWith a step of its own, before
+ *                the popLocked after it: the window d5a4464 leaves.
+ *                Fails (README.md).
+ *   FIX_TAKEWITH  with SPLIT_TAKEWITH: a candidate fix of that window,
+ *                TakeWith leaves the timers to popLocked (not in Go).
  */
 
 #ifndef NW
@@ -100,7 +108,10 @@ chan pendT = [NT] of { byte };
 chan pendS = [NS] of { byte };
 
 /* The run queue (executor.runQueue). Each section the executor runs under
- * its lock e.mu is one atomic step here, so the lock itself is implicit. */
+ * its lock e.mu is one atomic step here, except Executor.next's, which is
+ * split where popLocked's steps are (worker.pml); mu is e.mu, taken there
+ * and awaited by the other sections. */
+bool mu;
 chan laneT = [NT] of { byte };
 chan laneS = [NS] of { byte };
 chan held = [NS] of { byte };
@@ -147,6 +158,7 @@ byte holder[NR];        /* the running entity holding each resource */
 byte lastrun[NS];       /* the last message each subscription ran */
 bool rdy[NE];           /* Ready, not yet dequeued */
 byte passed[NE];        /* others of its lane dequeued since its Ready */
+byte seenBy[NT];        /* workers whose batch check saw the timer due at its first load */
 
 #include "wait.pml"
 #include "resource.pml"

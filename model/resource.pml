@@ -75,7 +75,7 @@ inline release() {
 				atomic {
 					runnable[me]!nx;
 					if
-					:: isTimer(nx) -> due[nx] = 1
+					:: isTimer(nx) -> due[nx] = 1; seenBy[nx] = 0
 					:: else
 					fi
 				}

@@ -10,7 +10,7 @@
  * until a worker commits to start it (the ghost due). */
 inline push(e) {
 	if
-	:: isTimer(e) -> pendT!e; due[e] = 1
+	:: isTimer(e) -> pendT!e; due[e] = 1; seenBy[e] = 0
 	:: else -> pendS!e
 	fi;
 	EV(Ready, e);
@@ -77,13 +77,13 @@ inline popIdle() {
 }
 
 /* Executor.wake: unpark one idle worker, if any. nidle is read without the
- * lock; the pop and the signal are one step. */
+ * lock; the pop (under e.mu) and the signal are one step. */
 inline wake() {
 	if
 	:: nidle == 0
 	:: else ->
 		atomic {
-			popIdle();
+			!mu -> popIdle();
 			if
 			:: v != NONE -> signal(v)
 			:: else
@@ -132,9 +132,13 @@ inline takeTimers() {
 }
 
 /* Fast.TakeWith: one batch of the pending timers, then the held
- * subscriptions (queued already), then the pending subscriptions. */
+ * subscriptions (queued already), then the pending subscriptions. With
+ * FIX_TAKEWITH (a candidate fix, not in Go) it leaves the timers to the
+ * popLocked after it, which counts them before it takes them. */
 inline takeWith() {
+#ifndef FIX_TAKEWITH
 	takeTimers();
+#endif
 	do
 	:: len(held) > 0 -> held?z; laneS!z; EV(Enqueue, z)
 	:: else -> break
@@ -145,21 +149,47 @@ inline takeWith() {
 	od
 }
 
-/* Executor.popLocked: the head of the timer lane, after taking the pending
- * timers into it, else the head of the subscriptions' lane. The timer lane's
- * change goes into timersWaiting, with a taken timer still counted until it
- * starts (since f68617a). */
-inline popLocked() {
+/* Executor.popLocked, in the steps that batchEnds on another worker can
+ * fall between (it holds no lock): popCheck, popSwap, popAdd. The caller
+ * holds e.mu (mu) across them. popLocked takes the head of the timer lane,
+ * after taking the pending timers into it, else the head of the
+ * subscriptions' lane; the lane's change goes into timersWaiting, with a
+ * taken timer still counted until it starts (since f68617a). */
+
+/* popLocked's first step: TimersPending, and, since d5a4464, the timers
+ * about to be taken counted (timersWaiting.Add(1)) before they leave the
+ * wait set. taking says whether TakeTimers follows. */
+inline popCheck() {
+	taking = (len(pendT) > 0);
+#if !defined(BUG_BATCHENDS_LOADS) && !defined(BUG_NO_PRECOUNT)
 	if
-	:: len(pendT) > 0 -> takeTimers()
+	:: taking -> timersWaiting++
 	:: else
-	fi;
+	fi
+#endif
+}
+
+/* popLocked's Fast.TakeTimers: the swap of the timers' stack, a step of
+ * its own (only the holder of e.mu empties the stack, so it is not empty). */
+inline popSwap() {
+	atomic { takeTimers() }
+}
+
+/* popLocked's last step: the pop, and one Add of the delta, which takes
+ * back the pre-count. */
+inline popAdd() {
 	x = NONE;
 	if
 	:: len(laneT) > 0 -> laneT?x
 	:: else
 	fi;
 	delta = len(laneT) - laneTimers;
+#if !defined(BUG_BATCHENDS_LOADS) && !defined(BUG_NO_PRECOUNT)
+	if
+	:: taking -> delta--
+	:: else
+	fi;
+#endif
 #ifndef BUG_F68617A
 	if
 	:: x != NONE -> delta++
@@ -168,6 +198,7 @@ inline popLocked() {
 #endif
 	timersWaiting = timersWaiting + delta;
 	laneTimers = len(laneT);
+	taking = 0;
 	if
 	:: x == NONE && len(laneS) > 0 -> laneS?x
 	:: else
@@ -211,16 +242,10 @@ inline holdLocked() {
 	fi
 }
 
-/* Executor.dequeueLocked: hold, pop, or take a new batch and pop. more says
- * whether more work is ready. Timers first: a subscription is taken only
- * when no timer is pending or queued. */
-inline dequeueLocked() {
-	holdLocked();
-	popLocked();
-	if
-	:: x == NONE -> takeWith(); popLocked()
-	:: else
-	fi;
+/* The tail of Executor.dequeueLocked, in its last step: the Dequeue, and
+ * more, whether more work is ready. Timers first: a subscription is taken
+ * only when no timer is pending or queued. */
+inline dequeued() {
 	if
 	:: x != NONE ->
 		EV(Dequeue, x);
@@ -229,4 +254,26 @@ inline dequeueLocked() {
 	:: else
 	fi;
 	more = (len(laneT) + len(laneS) + len(held) + len(pendT) + len(pendS) > 0)
+}
+
+/* The rest of dequeueLocked after a popLocked that took no timer: with the
+ * run queue empty, Fast.TakeWith (which drains the timers' stack too, with
+ * no pre-count) and popLocked again. By default this is one step with the
+ * popLocked before it, so no timer can be pushed between that popLocked's
+ * look at the wait set and TakeWith. With SPLIT_TAKEWITH the step ends
+ * here and again says that TakeWith follows (worker.pml; README.md: the
+ * window d5a4464 leaves). */
+inline popRest() {
+	popAdd();
+#ifdef SPLIT_TAKEWITH
+	again = (x == NONE)
+#else
+	if
+	:: x == NONE ->
+		takeWith();
+		popCheck();	/* false: TakeWith emptied the stack in this step */
+		popAdd()
+	:: else
+	fi
+#endif
 }

@@ -33,7 +33,7 @@ inline takeRunnable() {
 #endif
 		}
 		if
-		:: requeue[me] != NONE -> atomic { holdLocked() }
+		:: requeue[me] != NONE -> atomic { !mu -> holdLocked() }
 		:: else
 		fi
 	:: else
@@ -44,7 +44,10 @@ inline takeRunnable() {
 
 /* Executor.run: Start, the callback or a batch of messages, the mute, the
  * release, Finish; with hold, Fast.FinishHeld (the worker holds x if it is
- * ready again), else Entity.Finish. */
+ * ready again), else Entity.Finish. Expanded once, at dispatch's label runit
+ * (so that pan.c, and gcc's time, stay small); its last step goes back to
+ * the caller: runGroup (hold 0), dispatch's claimed group (claimed), or
+ * the worker's loop. */
 inline runEntity() {
 	atomic {	/* Entity.Start, with the exclusion checks */
 		assert(st[x] == QUEUED);
@@ -116,12 +119,73 @@ inline runEntity() {
 	:: ready -> ready = 0; wake()
 	:: else
 	fi;
-	atomic { i = 0; r = 0; r2 = 0; nx = 0; ok2 = 0; atHead2 = 0; more = 0; ready = 0 }
+	atomic {
+		i = 0; r = 0; r2 = 0; nx = 0; ok2 = 0; atHead2 = 0; more = 0; ready = 0;
+		if
+		:: !hold -> goto groupNext
+		:: hold && claimed -> goto claimedNext
+		:: else -> goto look
+		fi
+	}
 }
 
-/* Executor.runGroup: run the callbacks queued on group g, which this
- * worker holds, until none is left. */
-inline runGroup() {
+/* Executor.dispatch: acquire x's resources, then run x, or claim its group
+ * (seed 001's scheduled counter) and run it, or queue it on the group for
+ * the worker that holds it; Executor.runGroup (at label group): run the
+ * callbacks queued on group g, which this worker holds, until none is
+ * left. Expanded once: its labels are the worker's. */
+inline dispatch() {
+	if
+	:: nres[x] > 0 && !adone[x] ->
+		acquire();
+		if
+		:: !ok -> timerStarts(); goto look
+		:: else
+		fi
+	:: else
+	fi;
+	atomic { g = grp[x]; hold = 1 }
+	if
+	:: g == NONE -> timerStarts(); goto runit
+	:: else ->
+		atomic {
+			claimed = (gsched[g] == 0);
+			if
+			:: claimed -> gsched[g] = 1
+			:: else
+			fi
+		}
+		if
+		:: claimed ->
+			timerStarts();
+			goto runit;
+claimedNext:
+			atomic { gsched[g]--; c = gsched[g]; claimed = 0 }
+			if
+			:: c != 0 ->
+				atomic { !mu -> holdLocked() }
+				goto group
+			:: else
+			fi
+		:: else ->
+#ifdef BUG_F68617A
+			atomic {
+				if
+				:: isTimer(x) -> timersWaiting++
+				:: else
+				fi
+			}
+#endif
+			gq[g]!x;
+			atomic { gsched[g]++; c = gsched[g] }
+			if
+			:: c == 1 -> goto group
+			:: else
+			fi
+		fi
+	fi;
+	goto look;
+group:
 	do
 	:: true ->
 		atomic {
@@ -138,7 +202,8 @@ inline runGroup() {
 			fi
 		}
 		atomic { x = y; y = 0; hold = 0 }
-		runEntity();
+		goto runit;
+groupNext:
 		atomic { gsched[g]--; c = gsched[g] }
 		if
 		:: c == 0 -> break
@@ -148,68 +213,51 @@ inline runGroup() {
 		:: len(pendT) + len(pendS) > 0 -> wake()
 		:: else
 		fi
-	od
+	od;
+	goto look;
+runit:
+	runEntity()
 }
 
-/* Executor.dispatch: acquire x's resources, then run x, or claim its group
- * (seed 001's scheduled counter) and run it, or queue it on the group for
- * the worker that holds it. */
-inline dispatch() {
+/* The end of Executor.next's section under e.mu: dequeueLocked's
+ * Dequeue, then, with nothing to run, retireLocked or parkLocked's push;
+ * e.mu is released (mu). */
+inline nextTail() {
+	dequeued();
+	delta = 0;
+	z = 0;
+	parked = 0;
 	if
-	:: nres[x] > 0 && !adone[x] ->
-		acquire();
-		if
-		:: !ok -> timerStarts(); goto look
-		:: else
-		fi
-	:: else
-	fi;
-	atomic { g = grp[x]; hold = 1 }
-	if
-	:: g == NONE -> timerStarts(); runEntity()
+	:: x != NONE
 	:: else ->
-		atomic {
-			claimed = (gsched[g] == 0);
-			if
-			:: claimed -> gsched[g] = 1
-			:: else
-			fi
-		}
 		if
-		:: claimed ->
-			timerStarts();
-			runEntity();
-			atomic { gsched[g]--; c = gsched[g]; claimed = 0 }
-			if
-			:: c != 0 ->
-				atomic { holdLocked() }
-				runGroup()
-			:: else
-			fi
+		:: state >= S_DRAINING && (state == S_DRAINED || nidle == live - 1) ->
+			state = S_DRAINED;	/* retireLocked */
+			live--;
+			wakeAll();
+			retired = 1
 		:: else ->
-#ifdef BUG_F68617A
-			atomic {
-				if
-				:: isTimer(x) -> timersWaiting++
-				:: else
-				fi
-			}
+			assert(nidle < IDLECAP);	/* the model's bound on the slice */
+#ifdef IDLE_UNIQUE
+			j = 0;	/* a worker parks at most once */
+			do
+			:: j < nidle -> assert(idle[j] != me); j++
+			:: else -> j = 0; break
+			od;
 #endif
-			gq[g]!x;
-			atomic { gsched[g]++; c = gsched[g] }
-			if
-			:: c == 1 -> runGroup()
-			:: else
-			fi
+			idle[nidle] = me;	/* parkLocked */
+			nidle++;
+			parked = 1
 		fi
-	fi
+	fi;
+	mu = 0
 }
 
 /* A worker goroutine: Executor.work, with Executor.next and its parking
  * (waitLocked's park, parkLocked) and retiring (retireLocked). */
 proctype worker(byte me) {
 	byte x, y, z, v, c, g, k, m, r, r2, nx, i, j, b, s, s2, unm;
-	bool more, ok, ok2, atHead, atHead2, ready, ends, claimed, hold, parked, retired;
+	bool more, ok, ok2, atHead, atHead2, ready, ends, claimed, hold, parked, retired, taking, again;
 	short delta;
 look:
 	atomic {	/* every local dead here: no stale value splits states */
@@ -222,35 +270,62 @@ look:
 	do
 	:: x != NONE -> break
 	:: else ->
+		/* Executor.next's section under e.mu: dequeueLocked, in the
+		 * steps popLocked takes (wait.pml), then retire or park. */
 		atomic {
-			dequeueLocked();
-			delta = 0;
-			z = 0;
-			parked = 0;
+			!mu -> mu = 1;
+			holdLocked();
+			popCheck();
 			if
-			:: x != NONE
-			:: else ->
+			:: !taking ->
+				popRest();
+#ifdef SPLIT_TAKEWITH
 				if
-				:: state >= S_DRAINING && (state == S_DRAINED || nidle == live - 1) ->
-					state = S_DRAINED;	/* retireLocked */
-					live--;
-					wakeAll();
-					retired = 1
-				:: else ->
-					assert(nidle < IDLECAP);	/* the model's bound on the slice */
-#ifdef IDLE_UNIQUE
-					j = 0;	/* a worker parks at most once */
-					do
-					:: j < nidle -> assert(idle[j] != me); j++
-					:: else -> j = 0; break
-					od;
-#endif
-					idle[nidle] = me;	/* parkLocked */
-					nidle++;
-					parked = 1
+				:: !again -> nextTail()
+				:: else
 				fi
+#else
+				nextTail()
+#endif
+			:: else
 			fi
 		}
+		if
+		:: taking ->
+			popSwap();
+			atomic { popAdd(); nextTail() }
+		:: else
+		fi;
+#ifdef SPLIT_TAKEWITH
+		if
+		:: again ->	/* TakeWith, then its popLocked if it took any */
+			atomic {
+				again = 0;
+				takeWith();
+				if
+				:: len(laneT) + len(laneS) > 0 -> again = 1
+				:: else -> nextTail()
+				fi
+			}
+			if
+			:: again ->
+				atomic {
+					again = 0;
+					popCheck();
+					if
+					:: !taking -> popAdd(); nextTail()
+					:: else
+					fi
+				}
+				if
+				:: taking -> popSwap(); atomic { popAdd(); nextTail() }
+				:: else
+				fi
+			:: else
+			fi
+		:: else
+		fi;
+#endif
 		if
 		:: x != NONE && more -> more = 0; wake()
 		:: x != NONE && !more -> parked = 0
@@ -259,7 +334,7 @@ look:
 			if
 			:: len(pendT) + len(pendS) > 0 ->
 				atomic {
-					unpark(me);
+					!mu -> unpark(me);
 #ifndef BUG_IDLE_TWICE
 					/* not on the stack: popped, so signalled; the token
 					 * is this worker's to take (takeBack) */
@@ -274,8 +349,7 @@ look:
 			fi
 		fi
 	od;
-	dispatch();
-	goto look;
+	dispatch();	/* ends with a goto look */
 done:
 	skip
 }
