@@ -31,7 +31,9 @@
  *   SPLIT_TAKEWITH  dequeueLocked's TakeWith a step of its own, before
  *                the popLocked after it: the window d5a4464 leaves.
  *                Fails (README.md).
- *   FIX_TAKEWITH  with SPLIT_TAKEWITH: a candidate fix of that window,
+ *   GUARD_TAKEWITH  with SPLIT_TAKEWITH: the Go fix of that window,
+ *                dequeueLocked's count around TakeWith (worker.pml).
+ *   FIX_TAKEWITH  with SPLIT_TAKEWITH: another candidate fix of it,
  *                TakeWith leaves the timers to popLocked (not in Go).
  */
 

@@ -54,7 +54,9 @@ var checks = []check{
 	{name: "bug-batchends-loads", defines: []string{"-DLATE_STOP", "-DT1FIRES=0", "-DS1MSGS=0", "-DS2MSGS=0", "-DBUG_BATCHENDS_LOADS"}, fails: true, violation: "assertion violated",
 		why: "popLocked and batchEnds before d5a4464 (a finding of the model): popLocked takes the timers, then counts them; batchEnds reads timersWaiting, then TimersPending; a popLocked between the two loads hides a due timer from both, and the batch goes on"},
 	{name: "finding-takewith-window", defines: []string{"-DLATE_STOP", "-DT1FIRES=0", "-DS1MSGS=0", "-DS2MSGS=0", "-DSPLIT_TAKEWITH"}, fails: true, violation: "assertion violated",
-		why: "the window d5a4464 leaves: a timer pushed between popLocked's look at the wait set and TakeWith is taken by TakeWith, uncounted until the popLocked after it; a batch check between them finds it neither pending nor counted, and the batch goes on"},
+		why: "the window d5a4464 left (a finding of the model, fixed since: takewith-guard): a timer pushed between popLocked's look at the wait set and TakeWith is taken by TakeWith, uncounted until the popLocked after it; a batch check between them finds it neither pending nor counted, and the batch goes on"},
+	{name: "takewith-guard", defines: []string{"-DLATE_STOP", "-DT1FIRES=0", "-DS1MSGS=0", "-DS2MSGS=0", "-DSPLIT_TAKEWITH", "-DGUARD_TAKEWITH"},
+		why: "the TakeWith window with the Go fix (dequeueLocked counts timersWaiting from before TakeWith until the popLocked after it has counted the lane): the batch stops at a due timer"},
 	// Seed 000's PlusCal scheduler (seed000.pml), as it stands and
 	// repaired; README.md puts it beside executor.pml. The repaired
 	// model's safety search is left out: seed000-repaired-termination

@@ -255,6 +255,18 @@ inline nextTail() {
 
 /* A worker goroutine: Executor.work, with Executor.next and its parking
  * (waitLocked's park, parkLocked) and retiring (retireLocked). */
+/* GUARD_TAKEWITH, the Go code since the TakeWith fix (dequeueLocked):
+ * timersWaiting.Add(1) before TakeWith, Add(-1) after the popLocked that
+ * follows it has counted the lane, so that a batch check on another worker
+ * finds a timer that TakeWith drained either pending or counted. */
+#ifdef GUARD_TAKEWITH
+#define GUARD_ON	timersWaiting++
+#define GUARD_OFF	timersWaiting--
+#else
+#define GUARD_ON	skip
+#define GUARD_OFF	skip
+#endif
+
 proctype worker(byte me) {
 	byte x, y, z, v, c, g, k, m, r, r2, nx, i, j, b, s, s2, unm;
 	bool more, ok, ok2, atHead, atHead2, ready, ends, claimed, hold, parked, retired, taking, again;
@@ -301,10 +313,11 @@ look:
 		:: again ->	/* TakeWith, then its popLocked if it took any */
 			atomic {
 				again = 0;
+				GUARD_ON;
 				takeWith();
 				if
 				:: len(laneT) + len(laneS) > 0 -> again = 1
-				:: else -> nextTail()
+				:: else -> GUARD_OFF; nextTail()
 				fi
 			}
 			if
@@ -313,12 +326,12 @@ look:
 					again = 0;
 					popCheck();
 					if
-					:: !taking -> popAdd(); nextTail()
+					:: !taking -> popAdd(); GUARD_OFF; nextTail()
 					:: else
 					fi
 				}
 				if
-				:: taking -> popSwap(); atomic { popAdd(); nextTail() }
+				:: taking -> popSwap(); atomic { popAdd(); GUARD_OFF; nextTail() }
 				:: else
 				fi
 			:: else
