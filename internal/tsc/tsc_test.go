@@ -48,3 +48,10 @@ func TestCalibration(t *testing.T) {
 	require.Greater(t, c1, c0)
 	require.InEpsilon(t, float64(t1.Sub(t0)), float64(c1-c0)*f, 0.01, "20 ms on the counter")
 }
+
+// TestUntrustedByEnvironment: ROBOTEXEC_TSC=off makes the counter
+// untrusted wherever the kernel keeps time with it.
+func TestUntrustedByEnvironment(t *testing.T) {
+	t.Setenv("ROBOTEXEC_TSC", "off")
+	require.False(t, trusted())
+}
