@@ -142,9 +142,9 @@ type readMostly struct {
 	// nidle is the number of parked workers, which every trigger reads;
 	// it changes when a worker parks or is woken.
 	nidle atomic.Int32
-	// tscBatch says batches are timed on the time-stamp counter, which is
-	// trusted here (see batchClock).
-	tscBatch bool
+	// batchOn is the clock that batches are timed on (see batchClock):
+	// onTSC where the time-stamp counter is trusted.
+	batchOn int
 	// busyUntil is a time-stamp counter reading up to which a worker
 	// that runs out of work polls the timers instead of parking: a
 	// deadline is near (see early). 0 for none.
@@ -220,7 +220,10 @@ func New(opts Options) *Executor {
 	e.shut.stopping = make(chan struct{})
 	e.shut.exited = make(chan struct{})
 	if ns := tsc.NsPerTick(); ns != 0 {
-		e.tscBatch = true
+		e.batchOn = onTSC
+		e.budget = int64(min(float64(opts.BatchBudget)/ns, 1<<62))
+	} else if ns := tsc.LocalNsPerTick(); ns != 0 {
+		e.batchOn = onCPU
 		e.budget = int64(min(float64(opts.BatchBudget)/ns, 1<<62))
 	} else {
 		e.budget = int64(min(opts.BatchBudget, 1<<62))

@@ -74,6 +74,10 @@ type Metric struct {
 	Spread Spread `json:"spread"`
 	// Samples are the repetitions' figures, in order.
 	Samples Samples `json:"samples"`
+	// Unsteady reports that robotexec's repetitions, or the baseline's,
+	// differ by more than UnsteadySwing (largest over smallest): the median
+	// hides two speeds, or a disturbed run.
+	Unsteady bool `json:"unsteady,omitempty"`
 	// Figures are further figures of the row, measured in the same
 	// repetitions: a count beside a time, or the figure of a candidate
 	// baseline that was not the one chosen. The note quotes them.
@@ -83,6 +87,10 @@ type Metric struct {
 	// Error says why the metric could not be measured; the figures are 0.
 	Error string `json:"error,omitempty"`
 }
+
+// UnsteadySwing is the largest factor between a row's repetitions (see
+// Summary.Swing) that the table takes as steady; a row beyond it is flagged.
+const UnsteadySwing = 1.5
 
 // Spread summarizes the repetitions of a metric.
 type Spread struct {
@@ -153,6 +161,7 @@ func NewMetric(spec Spec, values, baselines []float64) Metric {
 	m.Spread.Baseline = Summarize(baselines)
 	m.Value = m.Spread.Value.Median
 	m.Baseline = m.Spread.Baseline.Median
+	m.Unsteady = m.Spread.Value.Swing() > UnsteadySwing || m.Spread.Baseline.Swing() > UnsteadySwing
 	if len(baselines) > 0 && m.Baseline != 0 {
 		r := m.Value / m.Baseline
 		m.Ratio = &r
@@ -245,14 +254,15 @@ func (r *Report) WriteTable(w io.Writer) error {
 			fmt.Fprintf(tw, "%s\terror: %s\t\t\t%s\n", m.Name, m.Error, targetCell(m))
 			continue
 		}
-		base := withSpread(m.Baseline, m.Spread.Baseline)
+		base := withSpread(m.Baseline, m.Spread.Baseline) + swingMark(m.Spread.Baseline)
 		if len(m.Samples.Baseline) == 0 {
 			base = "-"
 		}
 		if m.BaselineName != "" {
 			base += " (" + m.BaselineName + ")"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", m.Name, withSpread(m.Value, m.Spread.Value), base, ratioCell(m), targetCell(m))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", m.Name, withSpread(m.Value, m.Spread.Value)+swingMark(m.Spread.Value),
+			base, ratioCell(m), targetCell(m))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -263,12 +273,36 @@ func (r *Report) WriteTable(w io.Writer) error {
 	if mc.LoadBefore != "" || mc.LoadAfter != "" {
 		fmt.Fprintf(w, "load average (1, 5, 15 min): %s at the start, %s at the end.\n", mc.LoadBefore, mc.LoadAfter)
 	}
+	r.writeUnsteady(w)
 	for _, m := range r.Metrics {
 		if m.Note != "" {
 			fmt.Fprintf(w, "%s: %s\n", shortName(m.Name), m.Note)
 		}
 	}
 	return nil
+}
+
+// writeUnsteady writes one line naming the unsteady rows, if any.
+func (r *Report) writeUnsteady(w io.Writer) {
+	var names []string
+	for _, m := range r.Metrics {
+		if m.Unsteady && m.Error == "" {
+			names = append(names, shortName(m.Name))
+		}
+	}
+	if len(names) > 0 {
+		fmt.Fprintf(w, "UNSTEADY (repetitions differ by more than %gx, marked ×N!): %s; their medians are not one speed.\n",
+			UnsteadySwing, strings.Join(names, ", "))
+	}
+}
+
+// swingMark marks repetitions that differ by more than UnsteadySwing with
+// their factor: " ×2.3!".
+func swingMark(s Summary) string {
+	if sw := s.Swing(); sw > UnsteadySwing {
+		return " ×" + FormatNumber(sw) + "!"
+	}
+	return ""
 }
 
 // shortName drops the unit in parentheses from a metric's name.

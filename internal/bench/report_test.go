@@ -92,6 +92,45 @@ func TestNewMetric(t *testing.T) {
 	require.Equal(t, spec.Name, failed.Name)
 }
 
+func TestUnsteady(t *testing.T) {
+	spec := bench.Spec{Name: "dispatch throughput (cb/s)", Unit: "cb/s", BaselineName: "chan pool", Target: atLeastHalf}
+	tests := []struct {
+		name              string
+		values, baselines []float64
+		unsteady          bool
+		valueMark         string
+		baseMark          string
+	}{
+		{"steady", []float64{7e6, 7.5e6, 8e6}, []float64{20e6, 22e6, 24e6}, false, "", ""},
+		{"exactly 1.5x is steady", []float64{10e6, 15e6, 12e6}, []float64{20e6, 20e6, 20e6}, false, "", ""},
+		{"two modes of robotexec", []float64{7e6, 16e6, 7.2e6, 6.9e6, 7.1e6}, []float64{20e6, 20e6, 21e6, 22e6, 20e6}, true, " ×2.32!", ""},
+		{"a disturbed baseline", []float64{7e6, 7e6}, []float64{10e6, 24e6}, true, "", " ×2.40!"},
+		{"one repetition says nothing", []float64{7e6}, []float64{24e6}, false, "", ""},
+		{"zeros say nothing", []float64{0, 3}, []float64{0, 0}, false, "", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m := bench.NewMetric(spec, tt.values, tt.baselines)
+			require.Equal(t, tt.unsteady, m.Unsteady)
+			var b bytes.Buffer
+			rep := &bench.Report{Metrics: []bench.Metric{m}, Repeat: len(tt.values)}
+			require.NoError(t, rep.WriteTable(&b))
+			row := strings.Split(b.String(), "\n")[1]
+			cells := strings.Split(row, "  ") // the name, robotexec's cell, ...
+			require.Equal(t, tt.valueMark != "", strings.HasSuffix(cells[1], "!"), "robotexec's cell of %q", row)
+			if tt.valueMark != "" {
+				require.True(t, strings.HasSuffix(cells[1], tt.valueMark), "robotexec's cell of %q", row)
+			}
+			if tt.baseMark != "" {
+				require.Contains(t, row, tt.baseMark+" (chan pool)", "the baseline's cell of %q", row)
+			}
+			require.Equal(t, tt.unsteady, strings.Contains(row, "!"), "a mark in %q", row)
+			require.Equal(t, tt.unsteady, strings.Contains(b.String(), "\nUNSTEADY (repetitions differ by more than 1.5x, marked ×N!): dispatch throughput;"),
+				"the footer names the row")
+		})
+	}
+}
+
 func TestFormatNumber(t *testing.T) {
 	tests := []struct {
 		x    float64
@@ -147,7 +186,10 @@ func TestWriteTable(t *testing.T) {
 	require.Regexp(t, `(?m)^allocs per event \(in-process\) +0 +0 \(chan pool\) +- +value =0 ok$`, out)
 	require.Regexp(t, `(?m)^bytes per timer +258 +137 \(time\.AfterFunc\) +1\.88 +-$`, out)
 	require.Regexp(t, `(?m)^mqtt bridge msgs/s +error: no broker +≥0\.8 \?$`, out)
-	require.Regexp(t, `(?m)^dispatch latency p50 \(us\) +0\.800 \[0\.500–950\] +0\.300 \(chan pool\) +2\.67 \(1\.67–3167\) +-$`, out, "a spread over ±50% shows as the range")
+	require.Regexp(t, `(?m)^dispatch latency p50 \(us\) +0\.800 \[0\.500–950\] ×1900! +0\.300 \(chan pool\) +2\.67 \(1\.67–3167\) +-$`, out,
+		"a spread over ±50% shows as the range, and a swing over 1.5x is marked")
+	require.Contains(t, out, "\nUNSTEADY (repetitions differ by more than 1.5x, marked ×N!): dispatch latency p50; their medians are not one speed.\n",
+		"only the row that swings is named")
 	require.Contains(t, out, "2 CPUs (GOMAXPROCS 2), go1.26.8 linux/amd64; 2 workers; median of 3 repetitions")
 	require.Contains(t, out, "\nload average (1, 5, 15 min): 0.10 0.20 0.30 at the start, 1.00 0.50 0.40 at the end.\n")
 	require.Contains(t, out, "\ndispatch latency p99: at 2.5M events/s\n", "notes name the metric without its unit")
@@ -187,5 +229,7 @@ func TestWriteJSON(t *testing.T) {
 	require.NotContains(t, doc.Metrics[3], "target", "bytes per timer has no target")
 	require.NotContains(t, doc.Metrics[3], "ok")
 	require.Equal(t, "no broker", doc.Metrics[4]["error"])
+	require.NotContains(t, first, "unsteady", "steady: omitted")
+	require.Equal(t, true, doc.Metrics[5]["unsteady"], "p50's repetitions swing 1900x")
 	require.Equal(t, 2.0, doc.Machine["cpus"])
 }

@@ -48,6 +48,17 @@ func (s Summary) HalfRange() float64 {
 	return (s.Max - s.Min) / 2 / math.Abs(s.Median)
 }
 
+// Swing returns how far apart the repetitions are as a factor: the largest
+// over the smallest (1.5 when one is half again the other); 0 when there
+// are fewer than two repetitions or the smallest is not positive, where a
+// factor says nothing.
+func (s Summary) Swing() float64 {
+	if s.N < 2 || s.Min <= 0 {
+		return 0
+	}
+	return s.Max / s.Min
+}
+
 // Median returns the median of xs: the middle element, or the mean of the
 // two middle ones. It does not modify xs; it returns 0 for no elements.
 func Median(xs []float64) float64 {

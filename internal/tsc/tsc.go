@@ -1,6 +1,13 @@
 // Package tsc reads the CPU's time-stamp counter, where the kernel trusts
 // it, as a clock cheaper than Go's monotonic one: about 10 ns a read here
-// against about 26 ns, with no system call.
+// against about 26 ns, with no system call. Where the kernel does not
+// trust it but finds it constant-rate, ReadOn reads it with the CPU it was
+// read on, so that two readings on one CPU measure time (LocalNsPerTick).
+//
+// The environment variable ROBOTEXEC_TSC=off makes the counter untrusted
+// where the kernel trusts it, so that a machine whose clock source is the
+// counter shows what robotexec does on one where it is not (a VM on
+// kvm-clock): every clock read is then Go's monotonic clock.
 package tsc
 
 import (

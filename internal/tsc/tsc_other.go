@@ -6,3 +6,7 @@ package tsc
 func rdtsc() uint64 { return 0 }
 
 func trusted() bool { return false }
+
+func rdtscOn() (uint64, uint32, uint32) { return 0, 0, 0 }
+
+func local() bool { return false }

@@ -48,3 +48,47 @@ func TestCalibration(t *testing.T) {
 	require.Greater(t, c1, c0)
 	require.InEpsilon(t, float64(t1.Sub(t0)), float64(c1-c0)*f, 0.01, "20 ms on the counter")
 }
+
+// TestUntrustedByEnvironment: ROBOTEXEC_TSC=off makes the counter
+// untrusted wherever the kernel keeps time with it.
+func TestUntrustedByEnvironment(t *testing.T) {
+	t.Setenv("ROBOTEXEC_TSC", "off")
+	require.False(t, trusted())
+}
+
+// TestLocalCalibration checks two ReadOn readings on one CPU against the
+// monotonic clock where LocalNsPerTick is not 0 (ROBOTEXEC_TSC=off covers
+// the local calibration where the kernel trusts the counter).
+func TestLocalCalibration(t *testing.T) {
+	f := LocalNsPerTick()
+	if ns := NsPerTick(); ns != 0 {
+		require.Equal(t, ns, f, "the trusted period where there is one")
+	}
+	if f == 0 {
+		require.False(t, local())
+		return
+	}
+	// Readings around the clock's on one CPU; a loaded machine may
+	// move the thread or hold it up, and then they are taken again.
+	pair := func() (time.Time, int64, uint32) {
+		for {
+			c0, cpu0 := ReadOn()
+			now := time.Now()
+			c1, cpu1 := ReadOn()
+			if cpu0 == cpu1 && cpu0 != NoCPU && float64(c1-c0)*f < float64(20*time.Microsecond) {
+				return now, c0 + (c1-c0)/2, cpu0
+			}
+		}
+	}
+	for {
+		t0, c0, cpu0 := pair()
+		time.Sleep(20 * time.Millisecond)
+		t1, c1, cpu1 := pair()
+		if cpu1 != cpu0 {
+			continue
+		}
+		require.Greater(t, c1, c0)
+		require.InEpsilon(t, float64(t1.Sub(t0)), float64(c1-c0)*f, 0.01, "20 ms on the counter")
+		return
+	}
+}
