@@ -1,6 +1,7 @@
 package robotexec_test
 
-// End-to-end tests of a custom binary, as SPEC.md's "Node API" shows it.
+// End-to-end tests of a custom binary, as docs/nodes.md (A node type,
+// Custom binaries) shows it.
 
 import (
 	"bytes"
@@ -19,7 +20,8 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// specNode is SPEC.md's Node API example, verbatim.
+// specNode is the node example of docs/nodes.md (A node type) and the
+// README's "Your first node", verbatim.
 const specNode = `package imufilter
 
 import (
@@ -52,7 +54,7 @@ func New(n *nodes.Node) error {
 }
 `
 
-// specBlend is the blend that SPEC.md's example leaves to the user.
+// specBlend is the blend that the node example leaves to the user.
 const specBlend = `package imufilter
 
 // blend returns the exponential moving average of avg and s with weight a.
@@ -84,7 +86,8 @@ func newSlowStop(n *nodes.Node) error {
 }
 `
 
-// specMain is SPEC.md's custom binary, verbatim.
+// specMain is the custom binary of docs/nodes.md (Custom binaries),
+// verbatim.
 const specMain = `package main
 
 import (
@@ -182,7 +185,7 @@ func TestCustomBinary(t *testing.T) {
 	})
 }
 
-// buildCustomBinary builds SPEC.md's custom binary in a temporary module
+// buildCustomBinary builds that custom binary in a temporary module
 // whose go.mod replaces github.com/robotexec/robotexec with this checkout.
 func buildCustomBinary(t *testing.T) string {
 	t.Helper()

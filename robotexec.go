@@ -12,8 +12,8 @@ import (
 // the module's version from the build info is used.
 var Version = ""
 
-// Exit codes of the command, as SPEC.md fixes them (Run returns those of
-// package internal/cli, the same).
+// Exit codes of the command, as docs/cli.md (Exit codes) documents them (Run
+// returns those of package internal/cli, the same).
 const (
 	// ExitOK is a clean stop.
 	ExitOK = 0

@@ -3,21 +3,22 @@
 //
 // # Model
 //
-// The executor follows the scheduler model of seed 000. Every timer and
-// subscription is an entity that is waiting, queued or running, never two at
-// once. A trigger puts the entity in the wait set (package waitset), with
-// set semantics. When the run queue is empty, the next worker to look for
-// work takes waiting ∩ wait set as one batch into the run queue, all ready
-// timers first, then all ready subscriptions; workers take entities from the
-// head of the run queue, run it (a timer's callback, or a subscription's
-// front message) and return the entity to waiting. An entity triggered while
-// queued or running is taken again after its run: no trigger is lost, and no
-// entity ever runs concurrently with itself. A subscription with messages
-// left at the end of a run goes to the back of the ready queue (seed 003),
-// so every subscription gets its turn.
+// The executor follows the scheduler model of docs/design.md (Scheduler
+// model) in the repository. Every timer and subscription is an entity that
+// is waiting, queued or running, never two at once. A trigger puts the
+// entity in the wait set (package waitset), with set semantics. When the run
+// queue is empty, the next worker to look for work takes waiting ∩ wait set
+// as one batch into the run queue, all ready timers first, then all ready
+// subscriptions; workers take entities from the head of the run queue, run
+// it (a timer's callback, or a subscription's front message) and return the
+// entity to waiting. An entity triggered while queued or running is taken
+// again after its run: no trigger is lost, and no entity ever runs
+// concurrently with itself. A subscription with messages left at the end of
+// a run goes to the back of the ready queue (docs/design.md, Order per
+// subscription), so every subscription gets its turn.
 //
 // A subscription's run serves a bounded batch of its messages, in order,
-// on one worker (DESIGN's "one message, or a bounded batch"): up to
+// on one worker (docs/design.md, Scheduler model: message batches): up to
 // Options.Batch (8 by default), while the run has lasted less than
 // Options.BatchBudget (10 µs) and no timer is due (none waiting in the wait
 // set, in the run queue or on a group). Short callbacks thus share one pass
@@ -96,13 +97,13 @@
 // # Shutdown
 //
 // [Executor.Run] returns after its context ends and every queue has drained
-// (seed 000's Termination): timers stop, subscriptions refuse new messages
-// and count them as dropped (reason closed), and every message accepted
-// before that runs. [Executor.Shutdown] stops it as net/http.Server's
-// Shutdown stops a server: it waits for the drain, and returns ctx.Err()
-// when its context's deadline comes first, the drain carrying on.
-// Callbacks that panic are recovered at one place, logged
-// with their stack, counted, and the executor carries on.
+// (Termination, docs/design.md, Scheduler model): timers stop, subscriptions
+// refuse new messages and count them as dropped (reason closed), and every
+// message accepted before that runs. [Executor.Shutdown] stops it as
+// net/http.Server's Shutdown stops a server: it waits for the drain, and
+// returns ctx.Err() when its context's deadline comes first, the drain
+// carrying on. Callbacks that panic are recovered at one place, logged with
+// their stack, counted, and the executor carries on.
 //
 // # Concurrency
 //

@@ -31,12 +31,12 @@ func (k GroupKind) String() string {
 // Group is a callback group. Callbacks of a mutually exclusive group never
 // overlap; callbacks of different groups do.
 //
-// A mutually exclusive group is seed 001's serial executor on top of the
-// worker pool: a worker that takes one of its callbacks queues it on the
-// group and claims the group with an atomic increment; if another worker
-// already holds the group, the claimer returns to the run queue at once, and
-// the holder runs the queued callback after the ones ahead of it. No worker
-// ever waits for a group.
+// A mutually exclusive group is a serial executor (docs/design.md, Callback
+// groups) on top of the worker pool: a worker that takes one of its
+// callbacks queues it on the group and claims the group with an atomic
+// increment; if another worker already holds the group, the claimer returns
+// to the run queue at once, and the holder runs the queued callback after
+// the ones ahead of it. No worker ever waits for a group.
 type Group struct {
 	name string
 	kind GroupKind

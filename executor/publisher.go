@@ -9,18 +9,18 @@ import (
 // the executor's backpressure and hand-off where the router delivers to
 // subscriptions of this process:
 //
-//   - Backpressure (seed 002's muting): a publication never waits and never
-//     drops for the Block policy; when it leaves a subscription's queue at
-//     or above its threshold (Depth unless set), the callback that
-//     published is muted when its run ends: it is not scheduled (its
-//     triggers wait in the wait set) until that queue drains below the
-//     threshold. A pipeline's memory stays bounded without dropping data.
-//     A callback that is itself an overloaded subscription is not muted, so
-//     that cycles drain.
-//   - Hand-off (seed 004): a publication that makes a dormant subscription
-//     ready does not wake an idle worker: the publishing worker takes it
-//     when its callback returns, on the same core, and wakes another worker
-//     if it cannot.
+//   - Backpressure (muting, docs/design.md, Resources): a publication never
+//     waits and never drops for the Block policy; when it leaves a
+//     subscription's queue at or above its threshold (Depth unless set), the
+//     callback that published is muted when its run ends: it is not
+//     scheduled (its triggers wait in the wait set) until that queue drains
+//     below the threshold. A pipeline's memory stays bounded without
+//     dropping data. A callback that is itself an overloaded subscription is
+//     not muted, so that cycles drain.
+//   - Hand-off (docs/design.md, Idle workers and hand-off): a publication
+//     that makes a dormant subscription ready does not wake an idle worker:
+//     the publishing worker takes it when its callback returns, on the same
+//     core, and wakes another worker if it cannot.
 //
 // Publications are attributed to the owner's callback that runs while they
 // are made; in a reentrant group where several callbacks of the owner
@@ -79,8 +79,8 @@ func (p *Publisher) PublishMessage(m subscribers.Message) (int, error) {
 }
 
 // mute mutes x, whose run published to the overloaded subscription s, until
-// s drains (seed 002's PostRun): not if x is itself an overloaded
-// subscription, or s is x, so that a cycle of publishers drains.
+// s drains (PostRun, docs/design.md, Resources): not if x is itself an
+// overloaded subscription, or s is x, so that a cycle of publishers drains.
 func (e *Executor) mute(x *waitset.Entity, en *entity, s *subscribers.Subscription) {
 	if en.sub != nil && (en.sub == s || en.sub.Overloaded()) {
 		return

@@ -7,20 +7,20 @@ import (
 	"github.com/robotexec/robotexec/waitset"
 )
 
-// Resource is a named piece of state that callbacks may need exclusively,
-// as a fusion callback needs both the odometry and the IMU state: seed
-// 002's cown. A callback registered with Needs runs only while it holds
-// every resource it names.
+// Resource is a named piece of state that callbacks may need exclusively, as
+// a fusion callback needs both the odometry and the IMU state (a "cown" in
+// docs/design.md, Resources). A callback registered with Needs runs only
+// while it holds every resource it names.
 //
-// Acquisition follows the seed. Resources are ordered (by creation); when a
-// worker takes a callback from the run queue, its request is queued on its
-// lowest resource; when the request reaches the head of a resource's queue
-// it holds that resource and is forwarded to the next one; when it holds
-// the highest, the callback runs. When the callback returns, the request
-// leaves the head of every queue, and each request that reaches a head goes
-// on: the releasing worker runs those that now hold all they need. No
-// worker ever waits for a resource, requests of one resource are served in
-// FIFO order, and ordered acquisition admits no deadlock.
+// Acquisition follows docs/design.md, Resources. Resources are ordered (by
+// creation); when a worker takes a callback from the run queue, its request
+// is queued on its lowest resource; when the request reaches the head of a
+// resource's queue it holds that resource and is forwarded to the next one;
+// when it holds the highest, the callback runs. When the callback returns,
+// the request leaves the head of every queue, and each request that reaches
+// a head goes on: the releasing worker runs those that now hold all they
+// need. No worker ever waits for a resource, requests of one resource are
+// served in FIFO order, and ordered acquisition admits no deadlock.
 type Resource struct {
 	name string
 	id   uint64

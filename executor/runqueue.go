@@ -11,14 +11,14 @@ func (e *Executor) dequeueLocked(w *worker) (x *waitset.Entity, more bool) {
 	e.holdLocked(w)
 	x = e.popLocked()
 	if x == nil {
-		// The scheduler's step (seed 000): waiting ∩ wait set becomes
-		// one batch, timers first, only when the run queue is empty,
-		// so a subscription that becomes ready waits for at most one
-		// run queue's worth of entities before its batch.
-		// The timers it drains are counted for the batch check from
-		// before they leave the wait set until popLocked has counted
-		// them in the lane, as popLocked counts those it takes (the
-		// model's GUARD_TAKEWITH, model/README).
+		// The scheduler's step (docs/design.md, Scheduler model): waiting ∩
+		// wait set becomes one batch, timers first, only when the run queue
+		// is empty, so a subscription that becomes ready waits for at most
+		// one run queue's worth of entities before its batch. The timers it
+		// drains are counted for the batch check from before they leave the
+		// wait set until popLocked has counted them in the lane, as
+		// popLocked counts those it takes (the model's GUARD_TAKEWITH,
+		// model/README).
 		e.timersWaiting.Add(1)
 		if n, _ := e.set.Fast().TakeWith(&e.runTimers, &e.runSubs, &e.held); n > 0 {
 			x = e.popLocked()

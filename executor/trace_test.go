@@ -75,8 +75,8 @@ func newWorkload(t *testing.T, seed uint64) *workload {
 	}
 	shared := w.ex.NewGroup("shared", executor.MutuallyExclusive)
 	reentrant := w.ex.NewGroup("reentrant", executor.Reentrant)
-	// Resources (seed 002): some callbacks need a random subset, named in
-	// a random order.
+	// Resources (docs/design.md, Resources): some callbacks need a random
+	// subset, named in a random order.
 	var resources []*executor.Resource
 	for i := range w.rng.IntN(4) {
 		resources = append(resources, w.ex.Resource(fmt.Sprintf("res%d", i)))
@@ -116,7 +116,8 @@ func newWorkload(t *testing.T, seed uint64) *workload {
 		// do not publish.
 		publishes := w.rng.IntN(3) != 0
 		// Callbacks publish through the executor's publishers, which never
-		// block: Block subscriptions mute them instead (seed 002).
+		// block: Block subscriptions mute them instead (docs/design.md,
+		// Resources).
 		policy := subscribers.Policy(w.rng.IntN(3))
 		opts = append(opts, executor.Depth(1+w.rng.IntN(16)), executor.Overflow(policy))
 		i := i

@@ -106,7 +106,8 @@ func (e *Executor) next(w *worker, park bool) *waitset.Entity {
 		}
 		if s := e.state.Load(); s >= stateDraining && (s == stateDrained || len(e.idle) == e.live-1) {
 			// Every other worker is parked and nothing is ready: the
-			// executor has drained (seed 000's Termination).
+			// executor has drained (Termination, docs/design.md,
+			// Scheduler model).
 			e.retireLocked()
 			return nil
 		}
@@ -138,11 +139,11 @@ func (e *Executor) takeRunnable(w *worker) *waitset.Entity {
 	return x
 }
 
-// dispatch runs x: it acquires x's resources (seed 002) and, if it holds
-// them all, runs x or hands it to the worker that holds its mutually
-// exclusive group (seed 001). A request that must wait for a resource
-// leaves x to the worker whose release completes it. dispatch returns the
-// number of runs it made.
+// dispatch runs x: it acquires x's resources (docs/design.md, Resources)
+// and, if it holds them all, runs x or hands it to the worker that holds its
+// mutually exclusive group (docs/design.md, Callback groups). A request that
+// must wait for a resource leaves x to the worker whose release completes
+// it. dispatch returns the number of runs it made.
 func (e *Executor) dispatch(w *worker, x *waitset.Entity) int {
 	en := x.Data.(*entity)
 	if a := en.acq; a != nil && !a.done && !e.acquire(a) {

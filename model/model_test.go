@@ -57,10 +57,11 @@ var checks = []check{
 		why: "the window d5a4464 left (a finding of the model, fixed since: takewith-guard): a timer pushed between popLocked's look at the wait set and TakeWith is taken by TakeWith, uncounted until the popLocked after it; a batch check between them finds it neither pending nor counted, and the batch goes on"},
 	{name: "takewith-guard", defines: []string{"-DLATE_STOP", "-DT1FIRES=0", "-DS1MSGS=0", "-DS2MSGS=0", "-DSPLIT_TAKEWITH", "-DGUARD_TAKEWITH"},
 		why: "the TakeWith window with the Go fix (dequeueLocked counts timersWaiting from before TakeWith until the popLocked after it has counted the lane): the batch stops at a due timer"},
-	// Seed 000's PlusCal scheduler (seed000.pml), as it stands and
-	// repaired; README.md puts it beside executor.pml. The repaired
-	// model's safety search is left out: seed000-repaired-termination
-	// checks the same assertions, and a deadlock would fail Termination.
+	// Seed 000's scheduler model (seed000.pml; docs/design.md, Scheduler
+	// model), as it stands and repaired; README.md puts it beside
+	// executor.pml. The repaired model's safety search is left out:
+	// seed000-repaired-termination checks the same assertions, and a
+	// deadlock would fail Termination.
 	{name: "seed000-safety", model: "seed000.pml",
 		why: "seed 000 as it stands: no deadlock (TLC's default check), every task in exactly one of waiting, run_queue, running"},
 	{name: "seed000-starvation", model: "seed000.pml", defines: []string{"-DLTL_STARVE"}, ltl: true,

@@ -113,7 +113,9 @@ type filterParams struct {
 
 type sample struct{ AX, AY, AZ float64 }
 
-// The node of SPEC.md, on the in-process bus and the simulated clock.
+// The imu_filter node of the README's "Your first node" (and
+// docs/nodes.md, A node type), on the in-process bus and the simulated
+// clock.
 func TestSpecNodeFiltersAndPublishes(t *testing.T) {
 	r := newRig(t)
 	typ := register(func(n *nodes.Node) error {

@@ -42,12 +42,13 @@ func relayType(done chan<- struct{}) string {
 	})
 }
 
-// TestNodesHandOff sends messages one at a time through five relay nodes
-// on an otherwise idle executor: a node's publication to the next node's
-// dormant subscription wakes no other worker (seed 004's hand-off): the
-// publishing worker runs the next stage itself, so the only wake-up per
-// message is the one for the message entering the chain from outside, and
-// the recorded trace shows each message's five runs on one worker.
+// TestNodesHandOff sends messages one at a time through five relay nodes on
+// an otherwise idle executor: a node's publication to the next node's
+// dormant subscription wakes no other worker (the hand-off of
+// docs/design.md, Idle workers and hand-off): the publishing worker runs the
+// next stage itself, so the only wake-up per message is the one for the
+// message entering the chain from outside, and the recorded trace shows each
+// message's five runs on one worker.
 func TestNodesHandOff(t *testing.T) {
 	const messages = 100
 	done := make(chan struct{}, 1)
@@ -122,7 +123,8 @@ func (m muteCount) Observe(ev waitset.Event) {
 
 // TestNodesMuteBlockedPublisher has a node publish from a timer into a
 // full local subscription with the block policy: the publishing callback
-// is muted until the queue drains (seed 002), and nothing is dropped.
+// is muted until the queue drains (docs/design.md, Resources: muting),
+// and nothing is dropped.
 func TestNodesMuteBlockedPublisher(t *testing.T) {
 	mutes := muteCount{n: make(chan struct{}, 1)}
 	ex := executor.New(executor.Options{Workers: 2, Observer: mutes, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})

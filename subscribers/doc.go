@@ -2,17 +2,18 @@
 // queues, the router that is a process's one message path, and
 // publishers.
 //
-// A [Subscription] is the channel of seed 003: each accepted message is an
-// item of work in its own FIFO queue, bounded by a depth and an explicit
-// overflow [Policy] whose drops are counted. The subscription embeds a wait
-// set entity (package waitset): a delivery triggers it, and the executor runs
+// A [Subscription] is a channel of work (docs/design.md, Order per
+// subscription, in the repository): each accepted message is an item of work
+// in its own FIFO queue, bounded by a depth and an explicit overflow
+// [Policy] whose drops are counted. The subscription embeds a wait set
+// entity (package waitset): a delivery triggers it, and the executor runs
 // its messages from the front, one callback at a time (a run serves one
 // message or a short batch of them, see package executor's Options.Batch),
-// so messages of one subscription never overtake each other and never run
-// in parallel. In the seed's terms a
-// subscription is dormant (waiting with an empty queue), ready (in the wait set
-// or a run queue) or in progress (running); at the end of a run a
-// subscription with more work goes to the back of the ready queue.
+// so messages of one subscription never overtake each other and never run in
+// parallel. In those terms a subscription is dormant (waiting with an empty
+// queue), ready (in the wait set or a run queue) or in progress (running);
+// at the end of a run a subscription with more work goes to the back of the
+// ready queue.
 //
 // A [Source] delivers messages to the subscriptions attached to it. The
 // [Router] is the source of a process: a publication through its

@@ -13,15 +13,14 @@ type Fast struct{ p *Publisher }
 // Fast returns the executor's path through p.
 func (p *Publisher) Fast() Fast { return Fast{p} }
 
-// Offer publishes m like [Publisher.PublishMessage], but never waits:
-// where a local subscription's queue is full under the Block policy, it
-// accepts m beyond the depth, and the executor mutes the publishing
-// callback until the queue drains (seed 002's backpressure, see
-// [Subscription.MuteUntilDrained]); the drop policies drop as in Deliver.
-// It calls overloaded for each local subscription it leaves at or above
-// its threshold. quiet triggers dormant subscriptions without waking an
-// idle worker, for a publishing worker that takes the work itself
-// (hand-off).
+// Offer publishes m like [Publisher.PublishMessage], but never waits: where
+// a local subscription's queue is full under the Block policy, it accepts m
+// beyond the depth, and the executor mutes the publishing callback until the
+// queue drains (backpressure, docs/design.md, Resources; see
+// [Subscription.MuteUntilDrained]); the drop policies drop as in Deliver. It
+// calls overloaded for each local subscription it leaves at or above its
+// threshold. quiet triggers dormant subscriptions without waking an idle
+// worker, for a publishing worker that takes the work itself (hand-off).
 func (f Fast) Offer(m Message, quiet bool, overloaded func(*Subscription)) (int, error) {
 	p := f.p
 	m.Topic = p.topic

@@ -181,10 +181,10 @@ func (s *Subscription) accept(m *Message, quiet bool) {
 		obs.Observe(waitset.Event{Op: waitset.Accept, Entity: &s.Entity, Seq: s.seq})
 	}
 	// Only a delivery to an empty queue changes the subscription's state
-	// (seed 003's DeliverDormant): with messages queued, it is already in
-	// the wait set or will find them when its run ends. Triggering under
-	// the lock orders it before a concurrent Close, so that a drain after
-	// Close sees every accepted message.
+	// (DeliverDormant, docs/design.md, Order per subscription): with
+	// messages queued, it is already in the wait set or will find them when
+	// its run ends. Triggering under the lock orders it before a concurrent
+	// Close, so that a drain after Close sees every accepted message.
 	if s.n == 1 {
 		if quiet {
 			s.Set().Fast().TriggerQuiet(&s.Entity)
@@ -194,14 +194,14 @@ func (s *Subscription) accept(m *Message, quiet bool) {
 	}
 }
 
-// offer delivers *m without ever waiting, for in-process publishers that
-// run on the executor's workers (seed 002's backpressure), and copies it
-// into the queue: where Deliver would block (the Block policy, queue
-// full), offer accepts m beyond the depth instead, and the executor mutes
-// the publishing callback until the queue drains (see MuteUntilDrained).
-// The drop policies drop as in Deliver. quiet triggers a dormant
-// subscription without waking an idle worker, for a publishing worker
-// that takes the work itself (hand-off). offer reports whether m was
+// offer delivers *m without ever waiting, for in-process publishers that run
+// on the executor's workers (backpressure, docs/design.md, Resources), and
+// copies it into the queue: where Deliver would block (the Block policy,
+// queue full), offer accepts m beyond the depth instead, and the executor
+// mutes the publishing callback until the queue drains (see
+// MuteUntilDrained). The drop policies drop as in Deliver. quiet triggers a
+// dormant subscription without waking an idle worker, for a publishing
+// worker that takes the work itself (hand-off). offer reports whether m was
 // accepted and whether the queue is now at or above its threshold
 // (overloaded).
 func (s *Subscription) offer(m *Message, quiet bool) (accepted, overloaded bool) {
@@ -264,7 +264,7 @@ func (s *Subscription) Overloaded() bool {
 // MuteUntilDrained mutes x, an entity whose run just published to s, until
 // s's queue drains below its threshold, and reports true; if s is not
 // overloaded any more, it does nothing and reports false. The executor
-// calls it at the end of x's run (seed 002's PostRun).
+// calls it at the end of x's run (PostRun, docs/design.md, Resources).
 func (s *Subscription) MuteUntilDrained(x *waitset.Entity) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()

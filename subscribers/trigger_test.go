@@ -9,9 +9,10 @@ import (
 	"github.com/robotexec/robotexec/waitset"
 )
 
-// TestSubscriptionTrigger walks a subscription through the channel states of
-// seed 003, with the test as the scheduler and the worker: dormant (waiting,
-// empty), ready (in the wait set), in progress (running).
+// TestSubscriptionTrigger walks a subscription through the states of
+// docs/design.md, Order per subscription, with the test as the scheduler and
+// the worker: dormant (waiting, empty), ready (in the wait set), in progress
+// (running).
 func TestSubscriptionTrigger(t *testing.T) {
 	fx := newFixture(t, "s", subscribers.Options{})
 	sub, set, e := fx.sub, fx.set, &fx.sub.Entity
@@ -108,9 +109,10 @@ func runAll(t *testing.T, set *waitset.Set) []string {
 	}
 }
 
-// TestSubscriptionFairness checks the seed's EndWorkMoreToDo: a subscription
-// with more work goes to the back of the ready queue, behind those already
-// ready, so that one busy subscription does not starve the others.
+// TestSubscriptionFairness checks the back-of-queue rule (EndWorkMoreToDo,
+// docs/design.md, Order per subscription): a subscription with more work
+// goes to the back of the ready queue, behind those already ready, so that
+// one busy subscription does not starve the others.
 func TestSubscriptionFairness(t *testing.T) {
 	set := waitset.New(nil, nil)
 	subs := map[string]*subscribers.Subscription{}

@@ -1,5 +1,6 @@
 // Package waitset holds the entities of an executor that are ready to run:
-// the wait set of the scheduler model (seed 000).
+// the wait set of the scheduler model (docs/design.md, Scheduler model, in
+// the repository).
 //
 // Every timer and every subscription embeds an [Entity]. An entity is in
 // exactly one of three states at a time: waiting, queued or running. A
@@ -12,20 +13,20 @@
 // queued or running keeps it in the wait set, so it is taken again after the
 // run, never lost and never run twice at once.
 //
-// The seed's wait set is never emptied; this package follows its evident
+// The model's wait set is never emptied; this package follows its evident
 // intent: the scheduler removes what it takes.
 //
 // # The executor's fast path
 //
 // Package executor, and packages timers and subscribers on its behalf, take
 // some steps by a faster path, grouped in [Fast] (see [Set.Fast]): triggers
-// without the wake-up, for work that the triggering worker takes itself
-// (seed 004's hand-off), a finished subscription held in the executor's own
-// list instead of the set's stack, and timers taken as a batch of their
-// own, ahead of queued subscriptions. They keep the states and events of
-// the model, with one difference: a subscription that a worker holds is
-// queued at once, so that a trigger then counts as one during a run. Any
-// other scheduler needs none of them.
+// without the wake-up, for work that the triggering worker takes itself (the
+// hand-off of docs/design.md, Idle workers and hand-off), a finished
+// subscription held in the executor's own list instead of the set's stack,
+// and timers taken as a batch of their own, ahead of queued subscriptions.
+// They keep the states and events of the model, with one difference: a
+// subscription that a worker holds is queued at once, so that a trigger then
+// counts as one during a run. Any other scheduler needs none of them.
 //
 // # Concurrency
 //

@@ -56,7 +56,8 @@ const (
 	stateMask uint32 = 0b11
 	inSet     uint32 = 0b100
 	// muted entities are not pushed when they enter the wait set: they
-	// stay there, unscheduled, until Unmute (seed 002's backpressure).
+	// stay there, unscheduled, until Unmute (backpressure,
+	// docs/design.md, Resources).
 	muted uint32 = 0b1000
 )
 

@@ -17,12 +17,12 @@ type Fast struct{ s *Set }
 // Fast returns the executor's fast path through s.
 func (s *Set) Fast() Fast { return Fast{s} }
 
-// TriggerQuiet is [Entity.Trigger] without the set's wake-up. A
-// subscription that a running callback publishes to calls it (via
-// subscribers.Fast.Offer): the callback's worker looks for work,
-// and wakes others if there is more, as soon as the callback returns, so
-// the subscription stays on that worker, in its cache (seed 004's
-// hand-off). It panics if e is not registered with the set.
+// TriggerQuiet is [Entity.Trigger] without the set's wake-up. A subscription
+// that a running callback publishes to calls it (via
+// subscribers.Fast.Offer): the callback's worker looks for work, and wakes
+// others if there is more, as soon as the callback returns, so the
+// subscription stays on that worker, in its cache (docs/design.md, Idle
+// workers and hand-off). It panics if e is not registered with the set.
 func (f Fast) TriggerQuiet(e *Entity) bool {
 	if e.set != f.s {
 		panic("waitset: TriggerQuiet of an entity of another set")

@@ -29,7 +29,8 @@ const (
 	// was refused before it got a number) for Event.Reason.
 	Drop
 	// Request: the entity, dequeued, queued its request for resource
-	// Event.Resource (seed 002's cowns), in the order of its resources.
+	// Event.Resource (docs/design.md, Resources), in the order of its
+	// resources.
 	Request
 	// Acquire: the entity's request reached the head of resource
 	// Event.Resource's queue: it holds the resource.

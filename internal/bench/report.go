@@ -243,9 +243,10 @@ func (r *Report) WriteJSON(w io.Writer) error {
 	return enc.Encode(r)
 }
 
-// WriteTable writes r as SPEC.md's table: metric, robotexec, baseline and
-// ratio columns, then the target and whether it holds; then one line on the
-// machine and the method, and the metrics' notes.
+// WriteTable writes r as the table `robotexec bench` prints
+// (docs/performance.md): metric, robotexec, baseline and ratio columns, then
+// the target and whether it holds; then one line on the machine and the
+// method, and the metrics' notes.
 func (r *Report) WriteTable(w io.Writer) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "metric\trobotexec\tbaseline\tratio\ttarget")

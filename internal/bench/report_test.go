@@ -200,7 +200,7 @@ func TestWriteJSON(t *testing.T) {
 	require.NoError(t, sample().WriteJSON(&b))
 	require.True(t, json.Valid(b.Bytes()))
 
-	// SPEC.md's shape: {"metrics":[{"name","value","baseline","ratio","unit"}]}.
+	// The shape of bench -json: {"metrics":[{"name","value","baseline","ratio","unit"}]}.
 	var doc struct {
 		Metrics []map[string]any `json:"metrics"`
 		Machine map[string]any   `json:"machine"`

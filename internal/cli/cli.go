@@ -10,7 +10,7 @@ import (
 	_ "github.com/robotexec/robotexec/nodes/builtin" // the built-in node types
 )
 
-// Exit codes of the command, as SPEC.md fixes them.
+// Exit codes of the command, as docs/cli.md (Exit codes) documents them.
 const (
 	// ExitOK is a clean stop.
 	ExitOK = 0

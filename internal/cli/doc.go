@@ -1,7 +1,7 @@
 // Package cli is the robotexec command line: its commands (run, validate,
 // nodes, pub, echo, record, info, play, replay, node, topic, bench,
-// version), their flags, their output and their exit codes, as SPEC.md
-// fixes them. Run runs one command line; the root package's Main and Run
+// version), their flags, their output and their exit codes, as docs/cli.md
+// documents them. Run runs one command line; the root package's Main and Run
 // call it with the program's version.
 //
 // It is the only package that parses flags and picks exit codes (the root

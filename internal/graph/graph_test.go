@@ -117,7 +117,8 @@ func TestBuildThePipelineConfig(t *testing.T) {
 }
 
 // Nodes sharing a group name it; callbacks of owners that are not nodes
-// are left out; the JSON has SPEC.md's keys.
+// are left out; the JSON has the graph topic's keys (docs/observability.md,
+// Seeing what runs).
 func TestBuildSharedGroupAndJSON(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "robot.yaml")
 	require.NoError(t, os.WriteFile(path, []byte(`

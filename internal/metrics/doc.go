@@ -5,7 +5,8 @@
 // [Collector] is a prometheus.Collector that reads, at scrape time, the
 // counters the executor, its subscriptions and timers, the MQTT client and
 // observers.Runs keep anyway: nothing is counted twice on the dispatch
-// path. The metric names are SPEC.md's:
+// path. The metric names are those of docs/observability.md (Metrics,
+// health and profiles):
 //
 //	robotexec_callback_duration_seconds   histogram  node, callback
 //	robotexec_dispatch_latency_seconds    histogram  node, callback

@@ -2,7 +2,8 @@ package tracecheck
 
 import "github.com/robotexec/robotexec/waitset"
 
-// resources checks seed 002's invariants on the resource steps:
+// resources checks the invariants of docs/design.md, Resources, on the
+// resource steps:
 //   - UniqueAcquisition: a resource is held by one request at a time;
 //   - FIFO per resource: requests acquire a resource in the order they
 //     were queued on it;

@@ -1,12 +1,12 @@
 // Package tracecheck records the scheduling steps of an executor and checks
-// the properties of the seeds on the recorded trace: the lifecycle of every
-// entity (waiting → queued → running → waiting, never two at once; a
-// subscription's run serves at most Model.Batch messages, on one worker;
-// a worker runs one entity at a time),
+// the properties of docs/design.md (Properties checked) on the recorded
+// trace: the lifecycle of every entity (waiting → queued → running →
+// waiting, never two at once; a subscription's run serves at most
+// Model.Batch messages, on one worker; a worker runs one entity at a time),
 // exclusion within mutually exclusive groups, timers first within a batch,
 // FIFO per subscription with every accepted message run or counted as
 // dropped, the starvation bound of package executor, counted in dequeues so
-// that it holds on any schedule, and seed 002's invariants for resources
+// that it holds on any schedule, and the invariants for resources
 // (UniqueAcquisition, RunningImplication, FIFO per resource, ordered
 // acquisition) and muting (a muted entity is not scheduled; every mute
 // ends).

@@ -172,7 +172,8 @@ func exactlyOnceWorkload(w *localWorld, r *rand.Rand) {
 		w.subscribe(fmt.Sprintf("s%d", i), f)
 	}
 	// A slow subscription with a short queue: the nodes that publish to
-	// it are muted until it drains (seed 002), the intake waits for it.
+	// it are muted until it drains (docs/design.md, Resources), the
+	// intake waits for it.
 	w.subscribeSlow("slow", "w/0", 4, 2*time.Millisecond)
 	const perPublisher = 150
 	var published atomic.Int64
