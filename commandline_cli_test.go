@@ -100,6 +100,6 @@ func TestNodes(t *testing.T) {
 	for _, typ := range types {
 		require.Regexp(t, `(?m)^`+typ+`\s+\S.{9,}$`, r.stdout, "the line of %s, with its description", typ)
 	}
-	require.Regexp(t, `(?m)^imu_filter\s+low-pass filter for IMU samples$`, r.stdout, "SPEC.md's description of imu_filter")
+	require.Regexp(t, `(?m)^imu_filter\s+low-pass filter for IMU samples$`, r.stdout, "the README's description of imu_filter")
 	require.Len(t, lines(r.stdout), len(types), "one line per type:\n%s", r.stdout)
 }
