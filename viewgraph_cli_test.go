@@ -26,10 +26,7 @@ func TestViewGraphDeadInstance(t *testing.T) {
 		extra: fmt.Sprintf("view: { listen: 127.0.0.1:%d }\n", viewPort),
 		nodes: "  - { name: beat, type: heartbeat, params: { topic: hb/a, period: 1s } }\n"})
 	waitHealthy(t, a)
-	d := websocket.Dialer{Subprotocols: []string{"foxglove.websocket.v1"}, HandshakeTimeout: traffic}
-	ws, _, err := d.Dial(fmt.Sprintf("ws://127.0.0.1:%d/", viewPort), nil)
-	require.NoError(t, err)
-	defer ws.Close()
+	ws := dialView(t, viewPort)
 	require.NoError(t, ws.WriteJSON(map[string]any{"op": "subscribeConnectionGraph"}))
 
 	b := startPipeline(t, pipelineOptions{broker: a.url, clientID: "viewgraph-b", inProcess: true,
@@ -63,4 +60,15 @@ func TestViewGraphDeadInstance(t *testing.T) {
 	readGraph(func() bool { return slices.Contains(subs["out/x"], "sink@viewgraph-b") }, "b's sink shown")
 	require.NoError(t, b.cmd.Process.Signal(syscall.SIGKILL))
 	readGraph(func() bool { return !slices.Contains(subs["out/x"], "sink@viewgraph-b") }, "b's sink gone")
+}
+
+// dialView connects a viewer to the live view on port; the test's end
+// closes it.
+func dialView(t *testing.T, port int) *websocket.Conn {
+	t.Helper()
+	d := websocket.Dialer{Subprotocols: []string{"foxglove.websocket.v1"}, HandshakeTimeout: traffic}
+	ws, _, err := d.Dial(fmt.Sprintf("ws://127.0.0.1:%d/", port), nil)
+	require.NoError(t, err)
+	t.Cleanup(func() { ws.Close() })
+	return ws
 }

@@ -89,10 +89,7 @@ func TestViewMaxTopics(t *testing.T) {
 		extra: fmt.Sprintf("view: { listen: 127.0.0.1:%d, max_topics: 2 }\n", viewPort),
 		nodes: "  - { name: wd, type: watchdog, params: { watch: 'in/#', timeout: 1h, alarm: alarms } }\n"})
 	waitHealthy(t, r)
-	d := websocket.Dialer{Subprotocols: []string{"foxglove.websocket.v1"}, HandshakeTimeout: traffic}
-	ws, _, err := d.Dial(fmt.Sprintf("ws://127.0.0.1:%d/", viewPort), nil)
-	require.NoError(t, err)
-	defer ws.Close()
+	ws := dialView(t, viewPort)
 	c := paho.NewClient(paho.NewClientOptions().AddBroker(r.url).SetClientID("topics-" + t.Name()).SetCleanSession(true))
 	tok := c.Connect()
 	require.True(t, tok.WaitTimeout(traffic) && tok.Error() == nil, "connect: %v", tok.Error())

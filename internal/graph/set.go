@@ -19,12 +19,16 @@ type Set struct {
 
 // ClientID returns the client ID of the instance whose graph topic is
 // topic, and whether topic is a graph topic.
-func ClientID(topic string) (string, bool) {
+func ClientID(topic string) (string, bool) { return instanceOf(topic, "/graph") }
+
+// instanceOf returns the client ID of the instance whose topic of kind
+// suffix ("/graph", "/status") is topic, and whether topic is one.
+func instanceOf(topic, suffix string) (string, bool) {
 	id, ok := strings.CutPrefix(topic, "robotexec/")
 	if !ok {
 		return "", false
 	}
-	id, ok = strings.CutSuffix(id, "/graph")
+	id, ok = strings.CutSuffix(id, suffix)
 	return id, ok && id != "" && !strings.Contains(id, "/")
 }
 
@@ -51,14 +55,7 @@ func (s *Set) Put(id string, payload []byte) bool {
 
 // StatusID returns the client ID of the instance whose status topic is
 // topic, and whether topic is a status topic.
-func StatusID(topic string) (string, bool) {
-	id, ok := strings.CutPrefix(topic, "robotexec/")
-	if !ok {
-		return "", false
-	}
-	id, ok = strings.CutSuffix(id, "/status")
-	return id, ok && id != "" && !strings.Contains(id, "/")
-}
+func StatusID(topic string) (string, bool) { return instanceOf(topic, "/status") }
 
 // SetStatus records the payload of instance id's status topic: "offline"
 // (a clean stop, or the broker's will for an instance that died) leaves
