@@ -245,21 +245,41 @@ func (a *App) stop() error {
 	return err
 }
 
+// close closes what start opened. The client's and the broker's closes
+// each have a bounded wait (closeClient, closeBroker, their Close's worst
+// cases), detached from Shutdown's ctx: the stop carries on after that ctx
+// ends (Shutdown's contract), and a later Shutdown waits for it. What did
+// not stop in time is logged.
 func (a *App) close() {
 	a.closeView()
 	if a.rec != nil {
 		a.rec.abort()
 	}
+	closeWithin := func(what string, d time.Duration, closeContext func(context.Context) error) {
+		ctx, cancel := context.WithTimeout(context.Background(), d)
+		defer cancel()
+		if err := closeContext(ctx); err != nil {
+			a.log.Warn("closing the "+what, "error", err)
+		}
+	}
 	if a.client != nil {
-		a.client.Close()
+		closeWithin("MQTT client", closeClient, a.client.CloseContext)
 	}
 	if a.broker != nil {
-		a.broker.Close()
+		closeWithin("embedded broker", closeBroker, a.broker.CloseContext)
 	}
 	if err := a.obs.close(); err != nil {
 		a.log.Warn("metrics server", "error", err)
 	}
 }
+
+// closeClient and closeBroker bound the closes of the client (its queued
+// publications, their acknowledgements, its goroutines) and of the
+// embedded broker (its clients), a stop's last steps.
+const (
+	closeClient = 10 * time.Second
+	closeBroker = 6 * time.Second
+)
 
 // leaveShared bounds the wait for the broker's answer when shared
 // subscriptions leave their groups at a stop.

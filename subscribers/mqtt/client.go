@@ -64,7 +64,7 @@ type Client struct {
 
 	ctx        context.Context // canceled by Close
 	cancel     context.CancelFunc
-	closeOnce  sync.Once
+	closeDo    sync.Once
 	closeErr   error // Close's result
 	closed     atomic.Bool
 	runDone    chan struct{} // closed when the connection goroutine ends

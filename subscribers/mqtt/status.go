@@ -1,6 +1,7 @@
 package mqtt
 
 import (
+	"context"
 	"time"
 
 	"github.com/robotexec/robotexec/subscribers"
@@ -31,7 +32,9 @@ func (c *Client) reassertOnline() {
 		if c.closed.Load() {
 			return
 		}
-		c.publishStatus(l, StatusOnline)
+		ctx, cancel := context.WithTimeout(context.Background(), closeWait)
+		defer cancel()
+		c.publishStatus(ctx, l, StatusOnline)
 	}()
 }
 
@@ -40,13 +43,15 @@ func (c *Client) reassertOnline() {
 // later reconnection; if this connection fails, the will says offline.
 func (c *Client) sayOnline(l link) {
 	if c.cfg.StatusTopic != "" {
-		c.publishStatus(l, StatusOnline)
+		ctx, cancel := context.WithTimeout(context.Background(), closeWait)
+		c.publishStatus(ctx, l, StatusOnline)
+		cancel()
 	}
 }
 
 // publishStatus publishes payload on the status topic, retained at QoS
-// 0, on l, and waits until it was written (at most closeWait).
-func (c *Client) publishStatus(l link, payload string) {
+// 0, on l, and waits until it was written or ctx ends.
+func (c *Client) publishStatus(ctx context.Context, l link, payload string) {
 	result := make(chan error, 1)
 	g := &outgoing{m: subscribers.Message{Topic: c.cfg.StatusTopic, Payload: []byte(payload), Retained: true}, result: result}
 	if err := l.publish(g); err != nil || c.cfg.v5 {
@@ -54,7 +59,7 @@ func (c *Client) publishStatus(l link, payload string) {
 	}
 	select {
 	case <-result:
-	case <-time.After(closeWait):
+	case <-ctx.Done():
 	}
 }
 
@@ -70,9 +75,9 @@ func (c *Client) background() bool {
 	return true
 }
 
-// waitBackground waits, at most d, for the goroutines counted by
-// background; none is started after it.
-func (c *Client) waitBackground(d time.Duration) bool {
+// waitBackground waits for the goroutines counted by background until ctx
+// ends, and at most step when step is not 0; none is started after it.
+func (c *Client) waitBackground(ctx context.Context, step time.Duration) bool {
 	c.bgMu.Lock()
 	c.bgDone = true
 	c.bgMu.Unlock()
@@ -81,5 +86,5 @@ func (c *Client) waitBackground(d time.Duration) bool {
 		c.bg.Wait()
 		close(done)
 	}()
-	return waitClosed(done, d)
+	return waitClosed(ctx, done, step)
 }

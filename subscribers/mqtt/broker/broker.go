@@ -1,6 +1,7 @@
 package broker
 
 import (
+	"context"
 	"crypto/tls"
 	"errors"
 	"fmt"
@@ -125,11 +126,11 @@ func New(cfg Config) (*Broker, error) {
 	}
 	ln := newListener(raw, cfg, counts, log)
 	if err := srv.AddListener(listeners.NewNet("robotexec", ln)); err != nil {
-		ln.shutdown()
+		ln.shutdown(context.Background())
 		return nil, fmt.Errorf("broker: %w", err)
 	}
 	if err := srv.Serve(); err != nil {
-		ln.shutdown()
+		ln.shutdown(context.Background())
 		return nil, fmt.Errorf("broker: serve: %w", err)
 	}
 	b := &Broker{srv: srv, audience: audience, ln: ln, counts: counts, addr: raw.Addr().String(), tls: cfg.TLS != nil}
@@ -191,29 +192,66 @@ func (b *Broker) URL() string {
 	return "tcp://" + b.addr
 }
 
+// ErrClientsConnected is the error of Close and CloseContext when clients
+// were still connected, and the broker's goroutines serving them running,
+// when the wait ended.
+var ErrClientsConnected = errors.New("broker: close: clients did not disconnect in time")
+
 // Close stops the broker: it stops listening and disconnects every client
 // (their last wills are published), and returns when the broker's
-// goroutines have finished. Sessions and retained messages are lost. Close
-// is idempotent; later calls return the first call's result.
-func (b *Broker) Close() error {
-	b.once.Do(func() {
-		// Stop accepting, close the connections that have not sent
-		// their CONNECT, and let mochi start reading those it got.
-		b.ln.shutdown()
-		done := make(chan error, 1)
-		go func() { done <- b.srv.Close() }()
-		select {
-		case b.err = <-done:
-			return
-		case <-time.After(closeGrace):
-		}
-		// mochi still waits for a client: close every connection.
-		b.ln.closeAll()
-		select {
-		case b.err = <-done:
-		case <-time.After(closeGrace):
-			b.err = errors.New("broker: close: clients did not disconnect in time")
-		}
-	})
+// goroutines have finished, or with ErrClientsConnected when they have not
+// after a few seconds. Sessions and retained messages are lost. Close is
+// idempotent; later calls, of Close or CloseContext, return the first
+// call's result.
+func (b *Broker) Close() error { return b.closeOnce(context.Background(), closeGrace) }
+
+// CloseContext is Close with its last wait ending at ctx's end instead of
+// after 2 s: the clients are given up to 2 s (less if ctx ends first) to
+// disconnect on their own, then their connections are closed, and the
+// broker's goroutines are waited for until ctx ends. If they have not
+// finished by then, it returns ErrClientsConnected joined with ctx.Err();
+// they end when their connections' reads fail. A ctx without a deadline
+// waits as long as they take. It is idempotent with Close.
+func (b *Broker) CloseContext(ctx context.Context) error { return b.closeOnce(ctx, 0) }
+
+// closeOnce runs close once; step, when not 0, also bounds the last wait.
+func (b *Broker) closeOnce(ctx context.Context, step time.Duration) error {
+	b.once.Do(func() { b.err = b.close(ctx, step) })
 	return b.err
+}
+
+func (b *Broker) close(ctx context.Context, step time.Duration) error {
+	// Stop accepting, close the connections that have not sent their
+	// CONNECT, and let mochi start reading those it got.
+	b.ln.shutdown(ctx)
+	done := make(chan error, 1)
+	go func() { done <- b.srv.Close() }()
+	grace, cancel := context.WithTimeout(ctx, closeGrace)
+	defer cancel()
+	select {
+	case err := <-done:
+		return err
+	case <-grace.Done():
+	}
+	// mochi still waits for a client: close every connection.
+	b.ln.closeAll()
+	if step != 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, step)
+		defer cancel()
+	}
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+	}
+	select {
+	case err := <-done:
+		return err
+	default:
+	}
+	if err := ctx.Err(); err != nil && step == 0 {
+		return errors.Join(ErrClientsConnected, err)
+	}
+	return ErrClientsConnected
 }

@@ -87,3 +87,29 @@ func TestUsersAndQuietLogs(t *testing.T) {
 		require.NotContains(t, line, "level=INFO", "routine message logged at Info: %s", line)
 	}
 }
+
+// CloseContext stops the broker as Close does; with a ctx already ended
+// and a connected client it gives up at once, naming the clients and
+// ctx.Err(), and the goroutines end all the same as their reads fail.
+func TestCloseContext(t *testing.T) {
+	b, err := broker.New(broker.Config{Listen: "127.0.0.1:0", Logger: quiet})
+	require.NoError(t, err)
+	require.NoError(t, b.CloseContext(context.Background()))
+	require.NoError(t, b.Close(), "idempotent with Close")
+
+	b, err = broker.New(broker.Config{Listen: "127.0.0.1:0", Logger: quiet})
+	require.NoError(t, err)
+	c, err := mqtt.Dial(mqtt.Config{Broker: b.URL(), ClientID: "t-closectx", Logger: quiet})
+	require.NoError(t, err)
+	defer c.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	require.NoError(t, c.WaitConnected(ctx))
+	cancel()
+	ctx, cancel = context.WithCancel(context.Background())
+	cancel()
+	err = b.CloseContext(ctx)
+	if err != nil { // the client may have gone before the check
+		require.ErrorIs(t, err, broker.ErrClientsConnected)
+		require.ErrorIs(t, err, context.Canceled)
+	}
+}

@@ -1,6 +1,7 @@
 package broker
 
 import (
+	"context"
 	"crypto/tls"
 	"errors"
 	"log/slog"
@@ -134,11 +135,11 @@ func (l *listener) open() int {
 }
 
 // shutdown stops accepting, closes the connections still at their gate,
-// and waits (up to closeGrace) until mochi started reading every
+// and waits (up to closeGrace, or until ctx ends) until mochi started reading every
 // connection it got: mochi counts a connection's goroutine in a WaitGroup
 // that its Close waits on, from the goroutine itself, so Add must not race
 // with Wait.
-func (l *listener) shutdown() {
+func (l *listener) shutdown(ctx context.Context) {
 	_ = l.Close()
 	for _, c := range l.snapshot() {
 		if !c.handed.Load() {
@@ -146,15 +147,15 @@ func (l *listener) shutdown() {
 		}
 	}
 	l.wg.Wait()
-	deadline := time.NewTimer(closeGrace)
-	defer deadline.Stop()
+	ctx, cancel := context.WithTimeout(ctx, closeGrace)
+	defer cancel()
 	for _, c := range l.snapshot() {
 		if !c.handed.Load() {
 			continue
 		}
 		select {
 		case <-c.reading:
-		case <-deadline.C:
+		case <-ctx.Done():
 			return
 		}
 	}

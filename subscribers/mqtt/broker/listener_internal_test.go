@@ -2,6 +2,7 @@ package broker
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -58,7 +59,7 @@ func TestListenerAccept(t *testing.T) {
 		fmt.Errorf("wrapped: %w", syscall.ECONNABORTED),
 		a)
 	l := newListener(fake, Config{MaxConnections: 10, MaxPacketSize: 1024}, &counters{}, slog.New(slog.DiscardHandler))
-	defer l.shutdown()
+	defer l.shutdown(context.Background())
 	// A CONNECT's fixed header and body, then the start of a packet.
 	sent := []byte{0x10, 2, 0xaa, 0xbb, 0xc0}
 	wrote := make(chan error, 1)
@@ -81,7 +82,7 @@ func TestListenerAccept(t *testing.T) {
 // Once the listener is closed, a connection it accepts is closed.
 func TestListenerTrackAfterClose(t *testing.T) {
 	l := newListener(newFakeListener(), Config{MaxConnections: 10, MaxPacketSize: 1024}, &counters{}, slog.New(slog.DiscardHandler))
-	l.shutdown()
+	l.shutdown(context.Background())
 	a, b := net.Pipe()
 	defer b.Close()
 	require.Nil(t, l.track(a))
