@@ -112,4 +112,6 @@ func TestCloseContext(t *testing.T) {
 		require.ErrorIs(t, err, broker.ErrClientsConnected)
 		require.ErrorIs(t, err, context.Canceled)
 	}
+	_, err = net.DialTimeout("tcp", strings.TrimPrefix(b.URL(), "tcp://"), time.Second)
+	require.Error(t, err, "the broker no longer listens, whether or not the client had gone")
 }
