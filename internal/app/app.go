@@ -225,6 +225,9 @@ func (a *App) stop() error {
 	// the closing subscriptions.
 	a.client.Pause()
 	a.obs.state.Store(stateStopping)
+	if a.rec != nil {
+		a.rec.stopping.Store(true)
+	}
 	err := a.ex.Shutdown(context.Background())
 	if rerr := <-a.done; err == nil {
 		err = rerr

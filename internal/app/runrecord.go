@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"sync/atomic"
 	"time"
 
 	"github.com/robotexec/robotexec/config"
@@ -20,9 +21,10 @@ import (
 // metadata records named MetaConfig ({"file", "yaml"}: the config file as
 // written), MetaRun ({"start"}: the executor clock's time before the nodes
 // were built) and MetaStop ({"time", "dropped", "refused"}: when the run
-// stopped, the recorder's drops, and the messages that the subscriptions
-// refused because they were closing (a publication or an input that came
-// while the executor drained, which a replay delivers); written last).
+// stopped, the recorder's drops, and the messages that may not have reached
+// the subscriptions because they were closing: those they refused, and the
+// nodes' publications made while the executor stopped, which could find a
+// subscription already detached; a replay delivers them; written last).
 const (
 	MetaConfig = "robotexec.config"
 	MetaRun    = "robotexec.run"
@@ -47,6 +49,9 @@ type runRecording struct {
 	rec     *recording.Recorder
 	log     *slog.Logger
 	watched chan struct{} // closed when watch has returned
+
+	stopping atomic.Bool   // set when the executor starts to stop
+	late     atomic.Uint64 // publications recorded since stopping
 }
 
 // openRunRecording creates the file at path and stores cfg's file in it.
@@ -92,6 +97,9 @@ func (r *runRecording) hooks() *nodes.Hooks {
 	return &nodes.Hooks{
 		Published: func(node, topic string, payload []byte, at time.Time) {
 			r.rec.RecordAs(recording.Output, node, topic, payload, at)
+			if r.stopping.Load() {
+				r.late.Add(1)
+			}
 		},
 		TimerCall: func(node, name string, _ *timers.Timer, ev *nodes.TimerEvent, handled uint64) bool {
 			b, _ := json.Marshal(TimerCall{Expected: ev.Expected.UTC(), Missed: ev.Missed, Handled: handled})
@@ -103,9 +111,11 @@ func (r *runRecording) hooks() *nodes.Hooks {
 }
 
 // end stores the run's stop, with the messages refused by the closing
-// subscriptions, and closes the file.
+// subscriptions and the publications made while they closed, and closes
+// the file.
 func (r *runRecording) end(stop time.Time, refused uint64) error {
 	dropped := r.rec.Stats().Dropped
+	refused += r.late.Load()
 	r.rec.Metadata(MetaStop, map[string]string{
 		"time":    stop.UTC().Format(time.RFC3339Nano),
 		"dropped": fmt.Sprint(dropped),
