@@ -22,6 +22,8 @@ const (
 	DefaultQueueDepth = 10
 	// DefaultQoS is the default MQTT QoS of subscriptions and publications.
 	DefaultQoS = 1
+	// DefaultGCHeadroom is the default of executor.gc_headroom.
+	DefaultGCHeadroom Size = 32 << 20
 	// DefaultClockTopic is the default of executor.clock_topic.
 	DefaultClockTopic = "clock"
 	// DefaultMaxPayload is the default of mqtt.max_payload.
@@ -104,6 +106,15 @@ type Executor struct {
 	// everyone else; false sends every publication through the broker.
 	// (optional) Defaults to true.
 	InProcess bool `yaml:"in_process"`
+	// GCHeadroom is how much the Go heap may grow between garbage
+	// collections, at least: GOGC's proportion of the live data applies
+	// where it allows more. With little live data, Go collects every few
+	// megabytes, which at thousands of messages a second means a
+	// collection every few milliseconds, each delaying the callbacks and
+	// deliveries that run meanwhile; the cost is up to this much memory
+	// of garbage. 0 leaves Go's pacing alone, as does GOGC=off. (optional)
+	// Defaults to DefaultGCHeadroom, 32 MiB.
+	GCHeadroom Size `yaml:"gc_headroom"`
 	// UseSimTime makes the timers and the nodes' clocks follow the clock
 	// topic instead of the wall clock, as ROS's use_sim_time: the nodes
 	// start with the first clock message, and a timer fires when
@@ -354,7 +365,7 @@ func Parse(file string, data []byte, lookupEnv func(string) (string, bool)) (*Co
 	lookup := envLookup(lookupEnv)
 	cfg := &Config{
 		File:     file,
-		Executor: Executor{QueueDepth: DefaultQueueDepth, InProcess: true, ClockTopic: DefaultClockTopic},
+		Executor: Executor{QueueDepth: DefaultQueueDepth, InProcess: true, GCHeadroom: DefaultGCHeadroom, ClockTopic: DefaultClockTopic},
 		MQTT: MQTT{
 			Broker:         EmbeddedBroker,
 			Listen:         DefaultListen,

@@ -53,7 +53,7 @@ func lines(err error) []string {
 func defaults(file string) config.Config {
 	return config.Config{
 		File:     file,
-		Executor: config.Executor{Workers: 0, QueueDepth: 10, Overflow: "", TimerSource: "precise", InProcess: true, ClockTopic: "clock"},
+		Executor: config.Executor{Workers: 0, QueueDepth: 10, Overflow: "", TimerSource: "precise", InProcess: true, GCHeadroom: 32 << 20, ClockTopic: "clock"},
 		MQTT: config.MQTT{
 			Broker:         "embedded",
 			Listen:         "127.0.0.1:1883",
@@ -115,7 +115,7 @@ func TestFullFile(t *testing.T) {
 	require.NoError(t, err)
 
 	require.Equal(t, path, cfg.File)
-	require.Equal(t, config.Executor{Workers: 4, QueueDepth: 32, Overflow: config.OverflowDropNewest, TimerSource: config.TimerSourceGo, UseSimTime: true, ClockTopic: "sim/clock"}, cfg.Executor)
+	require.Equal(t, config.Executor{Workers: 4, QueueDepth: 32, Overflow: config.OverflowDropNewest, TimerSource: config.TimerSourceGo, GCHeadroom: 64 << 20, UseSimTime: true, ClockTopic: "sim/clock"}, cfg.Executor)
 	require.Equal(t, config.MQTT{
 		Broker:         "ssl://broker.example.com:8883",
 		Listen:         "0.0.0.0:1884",
@@ -147,9 +147,9 @@ func TestFullFile(t *testing.T) {
 		got = append(got, node{n.Name, n.Type, n.Group, n.Line, n.Index})
 	}
 	require.Equal(t, []node{
-		{"imu_bridge", "bridge", "sensors", 30, 0},
-		{"heartbeat-1", "heartbeat", "", 34, 1},
-		{"watchdog", "watchdog", "sensors", 39, 2},
+		{"imu_bridge", "bridge", "sensors", 31, 0},
+		{"heartbeat-1", "heartbeat", "", 35, 1},
+		{"watchdog", "watchdog", "sensors", 40, 2},
 	}, got)
 
 	var bridge struct {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/robotexec/robotexec/config"
 	"github.com/robotexec/robotexec/executor"
+	"github.com/robotexec/robotexec/internal/gcpace"
 	"github.com/robotexec/robotexec/internal/ratelog"
 	"github.com/robotexec/robotexec/internal/view"
 	"github.com/robotexec/robotexec/nodes"
@@ -30,10 +31,11 @@ type App struct {
 	obs    *observability
 	rec    *runRecording // with run -record
 	graph  *grapher
-	view   *view.Server // with view.listen
-	viewGr *GraphFeed   // the view's connection graph
-	sim    *simClock    // with executor.use_sim_time
-	done   chan error   // Run's result
+	view   *view.Server  // with view.listen
+	viewGr *GraphFeed    // the view's connection graph
+	sim    *simClock     // with executor.use_sim_time
+	gc     *gcpace.Pacer // executor.gc_headroom's; nil without
+	done   chan error    // Run's result
 
 	version  string // as the graph topic reports it
 	stopOnce sync.Once
@@ -76,6 +78,7 @@ func (a *App) start(ctx context.Context, opts Options) error {
 		return err
 	}
 	a.obs = obs
+	a.gc = gcpace.Start(int64(cfg.Executor.GCHeadroom))
 	if opts.Record != "" {
 		if a.rec, err = openRunRecording(opts.Record, cfg, logger); err != nil {
 			return err
@@ -274,6 +277,7 @@ func (a *App) close() {
 	if err := a.obs.close(); err != nil {
 		a.log.Warn("metrics server", "error", err)
 	}
+	a.gc.Stop()
 }
 
 // closeClient and closeBroker bound the closes of the client (its queued

@@ -10,7 +10,9 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/robotexec/robotexec/config"
 	"github.com/robotexec/robotexec/executor"
+	"github.com/robotexec/robotexec/internal/gcpace"
 	"github.com/robotexec/robotexec/internal/view"
 	"github.com/robotexec/robotexec/subscribers"
 	"github.com/robotexec/robotexec/subscribers/mqtt"
@@ -181,8 +183,11 @@ type attached struct {
 // runAttached measures the rig for d/2 as it is, then attaches what attach
 // makes and measures it again for d/2, recording latencies in h from then
 // on; the CPU time of the second half beyond the first's per message
-// received is what was attached costs.
+// received is what was attached costs. The whole run keeps robotexec
+// run's default GC headroom (executor.gc_headroom), as the process it
+// stands for does.
 func runAttached(workers int, d time.Duration, h *Histogram, attach func(*viewRig) (attached, error)) (ViewCost, error) {
+	defer gcpace.Start(int64(config.DefaultGCHeadroom)).Stop()
 	r, err := newViewRig(workers)
 	if err != nil {
 		return ViewCost{}, err

@@ -3,6 +3,8 @@ package bench
 import (
 	"fmt"
 	"time"
+
+	"github.com/robotexec/robotexec/config"
 )
 
 // The view forwarding metrics: the CPU time the live view adds per message
@@ -30,8 +32,8 @@ func (s *suite) view() ([]Metric, error) {
 	}
 	cpu, p99 := NewMetric(specViewCPU, as[0], bs[0]), NewMetric(specViewP99, as[1], bs[1])
 	cpu.Figures = []Figure{NewFigure("frames read per message received", "frames/msg", as[2])}
-	cpu.Note = fmt.Sprintf("%d JSON topics (%d-byte payloads) at one message each every %v (QoS 0, a raw paho publisher, the embedded broker) into robotexec run's side: an MQTT client, local first, whose node subscribes to every topic (executor of %d workers); the view is its router's tap (Router.TapInputs, as view.listen does) with %d viewers in the process (WebSocket clients of foxglove.websocket.v1 subscribed to every channel, reading as fast as they can); baseline: robotexec echo's client, executor and formatting (\"TOPIC PAYLOAD\\n\" to io.Discard) on the same traffic. Each is the process's CPU time (user and system) with it attached minus the same traffic's without it (measured first in the same run, per message received), per frame read by a viewer (%s frames per message received) or per line printed; the viewers' reading and the broker's sending to echo's client count. Received %s vs %s msgs/s.",
-		ViewTopics, len(viewPayload), ViewPeriod, w, ViewViewers, FormatNumber(cpu.Figures[0].Value), FormatNumber(Median(rates[0])), FormatNumber(Median(rates[1])))
+	cpu.Note = fmt.Sprintf("%d JSON topics (%d-byte payloads) at one message each every %v (QoS 0, a raw paho publisher, the embedded broker) into robotexec run's side: an MQTT client, local first, whose node subscribes to every topic (executor of %d workers); the view is its router's tap (Router.TapInputs, as view.listen does) with %d viewers in the process (WebSocket clients of foxglove.websocket.v1 subscribed to every channel, reading as fast as they can); baseline: robotexec echo's client, executor and formatting (\"TOPIC PAYLOAD\\n\" to io.Discard) on the same traffic; both with robotexec run's default executor.gc_headroom (%v). Each is the process's CPU time (user and system) with it attached minus the same traffic's without it (measured first in the same run, per message received), per frame read by a viewer (%s frames per message received) or per line printed; the viewers' reading and the broker's sending to echo's client count. Received %s vs %s msgs/s.",
+		ViewTopics, len(viewPayload), ViewPeriod, w, ViewViewers, config.DefaultGCHeadroom, FormatNumber(cpu.Figures[0].Value), FormatNumber(Median(rates[0])), FormatNumber(Median(rates[1])))
 	p99.Note = "the router's arrival time (the frame's stamp) to the frame's reading by a viewer, over both viewers, vs echo's client's arrival time to the end of its write."
 	return []Metric{cpu, p99}, nil
 }

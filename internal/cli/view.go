@@ -12,6 +12,7 @@ import (
 	"github.com/robotexec/robotexec/config"
 	"github.com/robotexec/robotexec/executor"
 	"github.com/robotexec/robotexec/internal/app"
+	"github.com/robotexec/robotexec/internal/gcpace"
 	"github.com/robotexec/robotexec/internal/view"
 	"github.com/robotexec/robotexec/subscribers"
 	"github.com/robotexec/robotexec/subscribers/mqtt"
@@ -36,11 +37,12 @@ func cmdView(args []string, stdout, stderr io.Writer) int {
 	if len(filters) == 0 {
 		filters = []string{"#"}
 	}
-	opts, err := viewOptions(cf, *listen, filters, *qos)
+	opts, headroom, err := viewOptions(cf, *listen, filters, *qos)
 	if err != nil {
 		fmt.Fprintln(stderr, "robotexec view:", err)
 		return ExitUsage
 	}
+	defer gcpace.Start(int64(headroom)).Stop()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	c, err := cf.dial(ctx, stderr, byte(*qos))
@@ -73,23 +75,25 @@ func cmdView(args []string, stdout, stderr io.Writer) int {
 // viewOptions checks the command line of robotexec view and returns the
 // server's options but its Publish and Logger: the users and the
 // anonymous rule of -config's view section, by the rule of run's
-// view.listen (a non-loopback address needs users or allow_anonymous).
-func viewOptions(cf clientFlags, listen string, filters []string, qos int) (view.Options, error) {
+// view.listen (a non-loopback address needs users or allow_anonymous);
+// and -config's executor.gc_headroom, which the view keeps as run does.
+func viewOptions(cf clientFlags, listen string, filters []string, qos int) (view.Options, config.Size, error) {
 	if qos < 0 || qos > 2 {
-		return view.Options{}, fmt.Errorf("-qos %d: want 0, 1 or 2", qos)
+		return view.Options{}, 0, fmt.Errorf("-qos %d: want 0, 1 or 2", qos)
 	}
 	for _, f := range filters {
 		if err := subscribers.ValidateFilter(f); err != nil {
-			return view.Options{}, err
+			return view.Options{}, 0, err
 		}
 	}
 	var v config.View
+	headroom := config.DefaultGCHeadroom
 	if *cf.config != "" {
 		cfg, err := config.Load(*cf.config)
 		if err != nil {
-			return view.Options{}, err
+			return view.Options{}, 0, err
 		}
-		v = cfg.View
+		v, headroom = cfg.View, cfg.Executor.GCHeadroom
 	}
 	switch {
 	case listen != "":
@@ -98,14 +102,14 @@ func viewOptions(cf clientFlags, listen string, filters []string, qos int) (view
 		v.Listen = DefaultViewListen
 	}
 	if len(v.Users) == 0 && !v.AnonymousAllowed() {
-		return view.Options{}, fmt.Errorf("-listen %s is reachable from the network: name who may connect in -config's view.users, or set its view.allow_anonymous: true to let anyone in", v.Listen)
+		return view.Options{}, 0, fmt.Errorf("-listen %s is reachable from the network: name who may connect in -config's view.users, or set its view.allow_anonymous: true to let anyone in", v.Listen)
 	}
 	users := make([]view.User, len(v.Users))
 	for i, u := range v.Users {
 		users[i] = view.User{Username: u.Username, Password: u.Password, Read: u.Read, Write: u.Write}
 	}
 	return view.Options{Listen: v.Listen, Name: "robotexec view", Users: users,
-		Anonymous: v.AnonymousAllowed(), Echoed: true, ConnectionGraph: true}, nil
+		Anonymous: v.AnonymousAllowed(), Echoed: true, ConnectionGraph: true}, headroom, nil
 }
 
 // feedView shows s every message that filters match on c's broker, and

@@ -1,0 +1,197 @@
+// Package gcpace keeps the Go heap's growth between collections at least
+// a fixed headroom, so that a process with little live data does not
+// collect every few megabytes.
+//
+// Go starts a collection when the heap has grown by GOGC percent of the
+// live data (100% by default), but at least to 4 MiB. A robotexec process
+// often has a megabyte or two of live data while its MQTT client and
+// broker allocate for every message: at 10,000 messages a second that is
+// a collection every 20 ms, each of which takes a processor for a few
+// milliseconds and delays what runs meanwhile. Pacer raises the GC
+// percentage so that the heap may grow by its headroom: with 32 MiB of
+// headroom and a small heap the percentage is 800 (Go's smallest goal,
+// 4 MiB at 100%, scales with it, so the goal is 32 MiB); with 64 MiB live
+// it is GOGC's own. The cost is memory: up to the headroom of garbage
+// between collections.
+package gcpace
+
+import (
+	"context"
+	"math"
+	"os"
+	"runtime/debug"
+	"runtime/metrics"
+	"slices"
+	"strconv"
+	"sync"
+	"time"
+)
+
+// Interval is how often the live heap is looked at while a Pacer runs.
+const Interval = 100 * time.Millisecond
+
+// window is how many of the last looks count: the percentage is set for
+// the largest heap they saw, since it applies to the next collection's
+// live heap, which may be larger than the last's.
+const window = 16
+
+// Pacer is a claim on the process's GC percentage: while one or more
+// Pacers run, one goroutine adjusts the percentage to the live heap for the
+// largest headroom among them; when the last stops, the percentage is
+// restored.
+type Pacer struct {
+	headroom uint64
+	stopOnce sync.Once
+}
+
+// The process's pacing, shared by the running Pacers; mu guards it.
+var (
+	mu      sync.Mutex
+	running = map[*Pacer]bool{}
+	loop    *pacing // nil while no Pacer runs
+)
+
+// pacing is the goroutine that adjusts the percentage.
+type pacing struct {
+	base    int // the GC percentage it never goes below, restored at the end
+	set     int // the percentage it set last
+	samples []metrics.Sample
+	recent  [window]uint64 // the scanned bytes of the last adjustments
+	next    int            // where the next goes in recent
+	cancel  context.CancelFunc
+	done    chan struct{}
+}
+
+// Start starts a Pacer that keeps a headroom of at least headroom bytes
+// (GOGC's proportion where it allows more). It returns nil, and changes
+// nothing, when headroom is not positive or when GOGC is "off" or not a
+// number: the user paces the collector then.
+func Start(headroom int64) *Pacer {
+	base, ok := gogc(os.Getenv("GOGC"))
+	if headroom <= 0 || !ok {
+		return nil
+	}
+	p := &Pacer{headroom: uint64(headroom)}
+	mu.Lock()
+	defer mu.Unlock()
+	running[p] = true
+	if loop == nil {
+		ctx, cancel := context.WithCancel(context.Background())
+		loop = &pacing{base: base, set: base, cancel: cancel, done: make(chan struct{}),
+			samples: []metrics.Sample{{Name: "/gc/heap/live:bytes"}, {Name: "/gc/scan/stack:bytes"}, {Name: "/gc/scan/globals:bytes"}}}
+		go loop.run(ctx)
+	}
+	loop.adjust(headroomLocked())
+	return p
+}
+
+// headroomLocked returns the largest headroom of the running Pacers; mu
+// must be held.
+func headroomLocked() uint64 {
+	var h uint64
+	for p := range running {
+		h = max(h, p.headroom)
+	}
+	return h
+}
+
+// gogc returns the GC percentage that the GOGC value s sets, and whether
+// it sets one (false for "off").
+func gogc(s string) (int, bool) {
+	if s == "" {
+		return 100, true
+	}
+	n, err := strconv.Atoi(s)
+	return n, err == nil && n > 0
+}
+
+// run adjusts the percentage every Interval until ctx ends.
+func (l *pacing) run(ctx context.Context) {
+	defer close(l.done)
+	t := time.NewTicker(Interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			mu.Lock()
+			if loop == l {
+				l.adjust(headroomLocked())
+			}
+			mu.Unlock()
+		}
+	}
+}
+
+// adjust sets the percentage for headroom and what the last collections
+// found; mu must be held. Go's heap goal is the live heap plus GOGC
+// percent of the live heap, the stacks and the globals: Percent is given
+// their sum, the largest of the window's, so that the garbage between two
+// collections stays within the headroom while the live heap does not grow
+// past what the window saw.
+func (l *pacing) adjust(headroom uint64) {
+	metrics.Read(l.samples)
+	var live, scanned uint64
+	for i, s := range l.samples {
+		if s.Value.Kind() != metrics.KindUint64 {
+			continue
+		}
+		if i == 0 {
+			live = s.Value.Uint64()
+		}
+		scanned += s.Value.Uint64()
+	}
+	if live == 0 {
+		scanned = 0 // no collection yet
+	}
+	l.recent[l.next] = scanned
+	l.next = (l.next + 1) % window
+	if pct := Percent(l.base, headroom, slices.Max(l.recent[:])); pct != l.set {
+		debug.SetGCPercent(pct)
+		l.set = pct
+	}
+}
+
+// minHeap is Go's smallest heap goal at GOGC=100; it scales with the
+// percentage, so that a goal is at least minHeap times the percentage over
+// 100.
+const minHeap = 4 << 20
+
+// Percent returns the GC percentage that lets the heap grow by headroom
+// bytes before a collection, when Go's proportion applies to scanned bytes
+// (the live heap, the stacks and the globals), and never less than base.
+// Below minHeap scanned bytes, Go's smallest goal rules: the percentage
+// makes it the headroom. Before the first collection (scanned 0) it is
+// base.
+func Percent(base int, headroom, scanned uint64) int {
+	if scanned == 0 {
+		return base
+	}
+	scanned = max(scanned, minHeap)
+	pct := min(math.Ceil(float64(headroom)*100/float64(scanned)), math.MaxInt32)
+	return max(base, int(pct))
+}
+
+// Stop ends p's claim; the last Pacer to stop restores the GC percentage
+// and waits for the pacing goroutine. Stop on a nil Pacer does nothing.
+func (p *Pacer) Stop() {
+	if p == nil {
+		return
+	}
+	p.stopOnce.Do(func() {
+		mu.Lock()
+		delete(running, p)
+		l := loop
+		if len(running) > 0 {
+			l.adjust(headroomLocked())
+			mu.Unlock()
+			return
+		}
+		loop = nil
+		debug.SetGCPercent(l.base)
+		mu.Unlock()
+		l.cancel()
+		<-l.done
+	})
+}
