@@ -35,12 +35,16 @@ func CallbackOf(x *waitset.Entity) (owner, callback string, ok bool) {
 }
 
 // callTimer and callMessage are the one place where callbacks' panics are
-// recovered.
+// recovered, and the only functions that call callbacks: inCallback looks
+// for them on a goroutine's stack, so they are never inlined.
+//
+//go:noinline
 func (e *Executor) callTimer(en *entity, ev timers.Event) {
 	defer e.recoverPanic(en)
 	en.onTimer(ev)
 }
 
+//go:noinline
 func (e *Executor) callMessage(en *entity, m *subscribers.Message) {
 	defer e.recoverPanic(en)
 	en.onMsg(*m)

@@ -22,12 +22,14 @@ import (
 //     the publishing worker takes it when its callback returns, on the same
 //     core, and wakes another worker if it cannot.
 //
-// Publications are attributed to the owner's callback that runs while they
-// are made; in a reentrant group where several callbacks of the owner
-// publish at once, the one that finishes first takes the mute. Published
-// while none of the owner's callbacks runs, a message is delivered as by the
-// router's Publisher, which waits for room under the Block policy:
-// callbacks should publish with their own owner's publishers.
+// A publication is a callback's when it is made on the goroutine that runs
+// the callback, while one of the owner's callbacks runs; in a reentrant
+// group where several callbacks of the owner publish at once, the one that
+// finishes first takes the mute. Any other publication (made while none of
+// the owner's callbacks runs, or from a goroutine that a callback started)
+// is delivered as by the router's Publisher: it waits for room under the
+// Block policy, never goes past a queue's depth and mutes no callback.
+// Callbacks should publish with their own owner's publishers.
 type Publisher struct {
 	o   *Owner
 	pub *subscribers.Publisher
@@ -59,12 +61,11 @@ func (p *Publisher) Publish(payload []byte) error {
 // it and the error of the router's remote (see
 // [subscribers.Publisher.PublishMessage]).
 func (p *Publisher) PublishMessage(m subscribers.Message) (int, error) {
-	inCallback := p.o.running.Load() > 0
-	if !inCallback {
+	if p.o.running.Load() == 0 {
 		return p.pub.PublishMessage(m)
 	}
 	quiet := !p.o.ex.opts.noHandoff
-	n, err := p.pub.Fast().Offer(m, quiet, func(s *subscribers.Subscription) {
+	n, err := p.pub.Fast().Offer(m, quiet, inCallback, func(s *subscribers.Subscription) {
 		p.o.mutor.CompareAndSwap(nil, s)
 	})
 	if quiet && p.o.running.Load() == 0 {

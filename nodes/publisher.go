@@ -15,7 +15,8 @@ import (
 // message into a full local subscription with the block policy mutes the
 // publishing callback after its run until that queue drains, and one to
 // an idle local subscription may run next on the same worker (see
-// [executor.Publisher]).
+// [executor.Publisher]). Published from a goroutine that a callback
+// started, a message into a full block queue waits for room instead.
 type Publisher struct {
 	n     *Node
 	topic string

@@ -21,9 +21,16 @@ func (p *Publisher) Fast() Fast { return Fast{p} }
 // calls overloaded for each local subscription it leaves at or above its
 // threshold. quiet triggers dormant subscriptions without waking an idle
 // worker, for a publishing worker that takes the work itself (hand-off).
-func (f Fast) Offer(m Message, quiet bool, overloaded func(*Subscription)) (int, error) {
+//
+// inCallback, unless nil, reports whether the publication comes from a
+// callback that the executor runs, on the goroutine that runs it; Offer
+// asks it only where the answer matters, at most once: at a full Block
+// queue and at an overloaded one. A publication that does not (one from a
+// goroutine that a callback started) waits for room as PublishMessage's
+// does, and calls overloaded for no queue.
+func (f Fast) Offer(m Message, quiet bool, inCallback func() bool, overloaded func(*Subscription)) (int, error) {
 	p := f.p
 	m.Topic = p.topic
 	c := p.route()
-	return p.r.publish(&m, c.subs, c.out, &offering{quiet: quiet, overloaded: overloaded})
+	return p.r.publish(&m, c.subs, c.out, &offering{quiet: quiet, overloaded: overloaded, inCallback: inCallback})
 }

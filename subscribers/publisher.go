@@ -102,10 +102,28 @@ func (p *Publisher) String() string { return fmt.Sprintf("publisher(%s)", p.topi
 type offering struct {
 	quiet      bool
 	overloaded func(*Subscription)
+	// inCallback reports whether the publication comes from a callback
+	// (nil: it does); asked at most once, and only where it matters.
+	inCallback func() bool
+	asked, from bool // whether inCallback was asked, and its answer
+}
+
+// fromCallback reports whether the publication comes from a callback.
+func (o *offering) fromCallback() bool {
+	if o.inCallback == nil {
+		return true
+	}
+	if !o.asked {
+		o.asked, o.from = true, o.inCallback()
+	}
+	return o.from
 }
 
 // deliver hands *m to subs and returns how many accepted it. It takes a
-// pointer, so that the message is copied once, into each queue.
+// pointer, so that the message is copied once, into each queue. Offered,
+// a publication that does not come from a callback follows a publisher's
+// rules where they differ: it waits for room in a full Block queue, and
+// it reports no overloaded queue (it mutes no callback).
 func (o *offering) deliver(m *Message, subs []*Subscription) int {
 	n := 0
 	for _, s := range subs {
@@ -115,11 +133,18 @@ func (o *offering) deliver(m *Message, subs []*Subscription) int {
 			}
 			continue
 		}
-		accepted, over := s.offer(m, o.quiet)
+		accepted, over, full := s.offer(m, o.quiet, o.asked && o.from)
+		if full {
+			if o.fromCallback() {
+				accepted, over, _ = s.offer(m, o.quiet, true)
+			} else {
+				accepted, over = s.deliver(m), false
+			}
+		}
 		if accepted {
 			n++
 		}
-		if over && o.overloaded != nil {
+		if over && o.overloaded != nil && o.fromCallback() {
 			o.overloaded(s)
 		}
 	}

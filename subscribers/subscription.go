@@ -197,14 +197,15 @@ func (s *Subscription) accept(m *Message, quiet bool) {
 // offer delivers *m without ever waiting, for in-process publishers that run
 // on the executor's workers (backpressure, docs/design.md, Resources), and
 // copies it into the queue: where Deliver would block (the Block policy,
-// queue full), offer accepts m beyond the depth instead, and the executor
-// mutes the publishing callback until the queue drains (see
-// MuteUntilDrained). The drop policies drop as in Deliver. quiet triggers a
-// dormant subscription without waking an idle worker, for a publishing
-// worker that takes the work itself (hand-off). offer reports whether m was
-// accepted and whether the queue is now at or above its threshold
-// (overloaded).
-func (s *Subscription) offer(m *Message, quiet bool) (accepted, overloaded bool) {
+// queue full), offer accepts m beyond the depth if overfill is set, and the
+// executor mutes the publishing callback until the queue drains (see
+// MuteUntilDrained); without overfill it does nothing and reports full, for
+// the caller to find out whether the publication comes from a callback.
+// The drop policies drop as in Deliver. quiet triggers a dormant
+// subscription without waking an idle worker, for a publishing worker that
+// takes the work itself (hand-off). offer reports whether m was accepted
+// and whether the queue is now at or above its threshold (overloaded).
+func (s *Subscription) offer(m *Message, quiet, overfill bool) (accepted, overloaded, full bool) {
 	if s.Set() == nil {
 		panic("subscribers: Fast.Offer to a subscription not registered with a wait set")
 	}
@@ -213,18 +214,20 @@ func (s *Subscription) offer(m *Message, quiet bool) (accepted, overloaded bool)
 	switch {
 	case s.closed:
 		s.drop(Closed, 0)
-		return false, false
+		return false, false, false
 	case s.n >= s.opts.Depth && s.opts.Overflow == DropNewest:
 		s.drop(QueueFull, 0)
-		return false, s.n >= s.opts.Threshold
+		return false, s.n >= s.opts.Threshold, false
 	case s.n >= s.opts.Depth && s.opts.Overflow == DropOldest:
 		s.dropOldest()
+	case s.n >= s.opts.Depth && !overfill:
+		return false, false, true
 	}
 	if s.n == len(s.ring) {
 		s.grow()
 	}
 	s.accept(m, quiet)
-	return true, s.n >= s.opts.Threshold
+	return true, s.n >= s.opts.Threshold, false
 }
 
 // dropOldest drops the front message to make room; s.mu must be held.

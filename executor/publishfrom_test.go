@@ -1,0 +1,88 @@
+package executor_test
+
+import (
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/robotexec/robotexec/executor"
+	"github.com/robotexec/robotexec/internal/tracecheck"
+	"github.com/robotexec/robotexec/subscribers"
+	"github.com/robotexec/robotexec/timers"
+)
+
+// TestPublishFromGoroutineOfCallback: a callback starts a goroutine that
+// publishes 5 messages into a Block queue of depth 2 whose consumer holds
+// its first message, and keeps running while the goroutine publishes. The
+// goroutine's publications follow an outside publisher's rules although
+// one of the owner's callbacks runs meanwhile: the fourth waits for room
+// (the queue never holds more than its depth), none is dropped, and no
+// callback is muted. Publications from the callback itself go past the
+// depth and mute it (TestMuteKeepsAFastProducerBoundedWithoutDrops).
+func TestPublishFromGoroutineOfCallback(t *testing.T) {
+	obs := &muteCounter{}
+	ex := executor.New(executor.Options{Workers: 2, Logger: quiet(), Observer: obs})
+	bus := new(subscribers.Router)
+	const depth, n = 2, 5
+	release := make(chan struct{})
+	var sub *subscribers.Subscription
+	var maxLen, consumed atomic.Int64
+	sub, err := ex.NewOwner("consumer", nil).Subscribe(bus, "work", func(subscribers.Message) {
+		if consumed.Add(1) == 1 {
+			<-release
+		}
+		maxLen.Store(max(maxLen.Load(), int64(sub.Len())))
+	}, executor.Depth(depth), executor.Overflow(subscribers.Block))
+	require.NoError(t, err)
+
+	producer := ex.NewOwner("producer", nil)
+	pub, err := producer.Publisher(bus, "work")
+	require.NoError(t, err)
+	fourth := make(chan struct{})   // the goroutine is about to publish the fourth
+	finished := make(chan struct{}) // it published all
+	var overfilled atomic.Bool
+	_, err = producer.NewOneShot(0, func(timers.Event) {
+		go func() {
+			defer close(finished)
+			for i := range n {
+				if i == 3 {
+					close(fourth)
+				}
+				require.NoError(t, pub.Publish([]byte{byte(i)}))
+			}
+		}()
+		// Stay in the callback while the goroutine publishes into the
+		// full queue: an overfill shows at once, a wait leaves the queue
+		// at its depth.
+		<-fourth
+		for end := time.Now().Add(300 * time.Millisecond); time.Now().Before(end) && !overfilled.Load(); {
+			overfilled.Store(sub.Len() > depth)
+			time.Sleep(time.Millisecond)
+		}
+		close(release)
+		<-finished
+	})
+	require.NoError(t, err)
+
+	stop := run(t, ex)
+	select {
+	case <-finished:
+	case <-time.After(20 * time.Second):
+		t.Fatal("the goroutine's publications did not all return")
+	}
+	for deadline := time.Now().Add(10 * time.Second); consumed.Load() < n && time.Now().Before(deadline); {
+		time.Sleep(time.Millisecond)
+	}
+	stop()
+
+	require.False(t, overfilled.Load(), "the goroutine's publication went past the queue's depth")
+	require.LessOrEqual(t, maxLen.Load(), int64(depth))
+	require.EqualValues(t, n, consumed.Load(), "every publication ran")
+	st := sub.Stats()
+	require.Zero(t, st.DroppedTotal())
+	require.EqualValues(t, n, st.Accepted)
+	require.Zero(t, obs.mutes.Load(), "no callback was muted")
+	require.NoError(t, tracecheck.Check(obs.Steps(), tracecheck.Model{Workers: 2, Drained: true, Batch: executor.DefaultBatch}))
+}
