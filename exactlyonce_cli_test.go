@@ -128,7 +128,7 @@ func (o *outsider) checkAllowing(t *testing.T, last uint64, missing int) (dups i
 }
 
 // TestPipelineThroughBrokerFaults runs a 500 Hz heartbeat → stage → sink
-// pipeline (QoS 1, local first, the defaults) with an outside subscriber
+// pipeline (QoS 1, in-process, the defaults) with an outside subscriber
 // of the stage's output, through each fault, on mosquitto and on the
 // embedded broker of another robotexec process, in MQTT 5 and 3.1.1.
 // Paused (15 s with MQTT 5: longer than any age an echo was once given;

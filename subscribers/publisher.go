@@ -87,7 +87,7 @@ func (p *Publisher) route() *pubCache {
 		return c
 	}
 	c := &pubCache{gen: gen, agen: agen, out: r.wanted(p.topic)}
-	if r.local() {
+	if r.inProcess() {
 		c.subs = r.localMatch(p.topic, nil)
 	}
 	p.cache.Store(c)
@@ -104,7 +104,7 @@ type offering struct {
 	overloaded func(*Subscription)
 	// inCallback reports whether the publication comes from a callback
 	// (nil: it does); asked at most once, and only where it matters.
-	inCallback func() bool
+	inCallback  func() bool
 	asked, from bool // whether inCallback was asked, and its answer
 }
 

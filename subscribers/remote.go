@@ -41,7 +41,7 @@ type Audience interface {
 }
 
 // RetainKeeper is an [Audience] that knows the retained messages the
-// broker keeps (the embedded broker): a local-first router delivers a
+// broker keeps (the embedded broker): an in-process router delivers a
 // subscription attached later the retained messages of its own that the
 // broker keeps, which a broker that applies No Local to retained messages
 // does not send.

@@ -100,7 +100,7 @@ func publishOn(t *testing.T, r *subscribers.Router, topic, payload string, qos b
 // filters are subscribed with No Local, so that the broker does not send
 // it back, and a shared subscription gets only what the broker gives it.
 func TestRouterLocalFirst(t *testing.T) {
-	r, rem, subs := remoteRouter(t, subscribers.RouterOptions{}, "a/+", "a/b", "$share/g/a/+", "x")
+	r, rem, subs := remoteRouter(t, subscribers.RouterOptions{InProcess: true}, "a/+", "a/b", "$share/g/a/+", "x")
 	require.Equal(t, map[string]byte{"a/+": 0, "a/b": 0, "$share/g/a/+": 0, "x": 0}, rem.qos())
 	for f, w := range rem.subs {
 		require.Equal(t, f != "$share/g/a/+", w.NoLocal, f)
@@ -117,10 +117,10 @@ func TestRouterLocalFirst(t *testing.T) {
 	require.Equal(t, map[string][]string{"$share/g/a/+": {"p"}}, received(subs))
 }
 
-// With RemoteOnly every subscription gets publications from the broker,
+// Without InProcess every subscription gets publications from the broker,
 // which sends them back (no No Local).
-func TestRouterRemoteOnly(t *testing.T) {
-	r, rem, subs := remoteRouter(t, subscribers.RouterOptions{RemoteOnly: true}, "a/+")
+func TestRouterNotInProcess(t *testing.T) {
+	r, rem, subs := remoteRouter(t, subscribers.RouterOptions{}, "a/+")
 	require.False(t, rem.subs["a/+"].NoLocal)
 	require.Zero(t, publishOn(t, r, "a/b", "p", 0))
 	require.Len(t, rem.published, 1)
@@ -136,7 +136,7 @@ func TestRouterRemoteOnly(t *testing.T) {
 // the router's (a previous run's) names none. Without identifiers (MQTT
 // 3.1.1) every matching subscription gets it.
 func TestRouterReceiveByID(t *testing.T) {
-	r, rem, subs := remoteRouter(t, subscribers.RouterOptions{}, "a/#", "a/+", "$share/g/a/b")
+	r, rem, subs := remoteRouter(t, subscribers.RouterOptions{InProcess: true}, "a/#", "a/+", "$share/g/a/b")
 	m := func(p string) *subscribers.Message { return &subscribers.Message{Topic: "a/b", Payload: []byte(p)} }
 	hash, plus, shared := rem.id("a/#"), rem.id("a/+"), rem.id("$share/g/a/b")
 	require.Equal(t, 3, r.Receive(m("one copy"), []uint32{hash, plus, shared}).Accepted)
@@ -157,8 +157,8 @@ func TestRouterReceiveByID(t *testing.T) {
 // (a persistent session's queued messages carry the previous run's);
 // each attachment subscribes again with a new one.
 func TestRouterIDsStable(t *testing.T) {
-	_, rem1, _ := remoteRouter(t, subscribers.RouterOptions{}, "a/#", "b")
-	r2, rem2, _ := remoteRouter(t, subscribers.RouterOptions{}, "b", "a/#")
+	_, rem1, _ := remoteRouter(t, subscribers.RouterOptions{InProcess: true}, "a/#", "b")
+	r2, rem2, _ := remoteRouter(t, subscribers.RouterOptions{InProcess: true}, "b", "a/#")
 	require.Equal(t, rem1.id("a/#"), rem2.id("a/#"))
 	require.Equal(t, rem1.id("b"), rem2.id("b"))
 	require.NotEqual(t, rem1.id("a/#"), rem1.id("b"))
@@ -172,7 +172,7 @@ func TestRouterIDsStable(t *testing.T) {
 // to the others of the filter, which had theirs; without identifiers each
 // subscription gets a topic's retained message once.
 func TestRouterRetainedByAttachment(t *testing.T) {
-	r, rem, _ := remoteRouter(t, subscribers.RouterOptions{})
+	r, rem, _ := remoteRouter(t, subscribers.RouterOptions{InProcess: true})
 	first := newSub(t, "r/t", subscribers.Options{})
 	require.NoError(t, r.Attach(first))
 	firstID := rem.id("r/t")
@@ -194,7 +194,7 @@ func TestRouterRetainedByAttachment(t *testing.T) {
 	require.Equal(t, []string{"v1", "v2"}, got2)
 
 	// MQTT 3.1.1: no identifiers.
-	r3, _, subs := remoteRouter(t, subscribers.RouterOptions{RemoteOnly: true}, "r/#", "r/+", "$share/g/r/t")
+	r3, _, subs := remoteRouter(t, subscribers.RouterOptions{}, "r/#", "r/+", "$share/g/r/t")
 	for range 3 {
 		r3.Receive(ret("v"), nil)
 	}
@@ -203,7 +203,7 @@ func TestRouterRetainedByAttachment(t *testing.T) {
 
 // A failed publication still reached the local subscriptions.
 func TestRouterPublishFails(t *testing.T) {
-	r, rem, subs := remoteRouter(t, subscribers.RouterOptions{}, "t")
+	r, rem, subs := remoteRouter(t, subscribers.RouterOptions{InProcess: true}, "t")
 	rem.fail = errors.New("not connected")
 	n, err := r.Publish(subscribers.Message{Topic: "t", Payload: []byte("p")})
 	require.ErrorIs(t, err, rem.fail)
@@ -242,9 +242,9 @@ func TestRouterRetainedWithRemote(t *testing.T) {
 		opts subscribers.RouterOptions
 		kept bool
 	}{
-		{"a keeper", subscribers.RouterOptions{Audience: keeper}, true},
-		{"no keeper", subscribers.RouterOptions{}, false},
-		{"remote only", subscribers.RouterOptions{RemoteOnly: true, Audience: keeper}, false},
+		{"a keeper", subscribers.RouterOptions{InProcess: true, Audience: keeper}, true},
+		{"no keeper", subscribers.RouterOptions{InProcess: true}, false},
+		{"remote only", subscribers.RouterOptions{Audience: keeper}, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r, rem, _ := remoteRouter(t, tc.opts)
@@ -319,7 +319,7 @@ func (a *scriptedAudience) want(topic string) {
 // changes.
 func TestRouterAudience(t *testing.T) {
 	aud := &scriptedAudience{wanted: map[string]bool{}, own: map[string]string{}}
-	r, rem, subs := remoteRouter(t, subscribers.RouterOptions{Audience: aud}, "t")
+	r, rem, subs := remoteRouter(t, subscribers.RouterOptions{InProcess: true, Audience: aud}, "t")
 	pub, err := r.Publisher("t")
 	require.NoError(t, err)
 	require.NoError(t, pub.Publish([]byte("local only")))
@@ -334,8 +334,8 @@ func TestRouterAudience(t *testing.T) {
 	got, _ := drain(subs["t"])
 	require.Equal(t, []string{"local only", "retained", "wanted"}, got)
 
-	// Without local first, the process's own subscriptions want it all.
-	ro, rem2, _ := remoteRouter(t, subscribers.RouterOptions{Audience: aud, RemoteOnly: true}, "u")
+	// Without in_process, the process's own subscriptions want it all.
+	ro, rem2, _ := remoteRouter(t, subscribers.RouterOptions{Audience: aud}, "u")
 	publishOn(t, ro, "u", "x", 0)
 	require.Len(t, rem2.published, 1)
 }

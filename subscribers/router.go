@@ -15,13 +15,13 @@ type RouterOptions struct {
 	// Remote carries publications beyond the process and brings in what
 	// others publish. (optional) Defaults to none.
 	Remote Remote
-	// RemoteOnly sends every publication to the remote only, so that
-	// subscriptions of this process get it back from the broker like
-	// everyone else. (optional) Defaults to false: local first, the
-	// matching subscriptions of this process get a publication directly,
-	// and the remote is asked not to send it back (No Local). Ignored
-	// without Remote.
-	RemoteOnly bool
+	// InProcess makes a publication reach the matching subscriptions of
+	// this process directly, and the remote is asked not to send it back
+	// (No Local); config's executor.in_process. (optional) Defaults to
+	// false: every publication goes to the remote only, and subscriptions
+	// of this process get it back from the broker like everyone else.
+	// Without Remote, publications are always in-process.
+	InProcess bool
 	// Audience, with a remote, says which publications anyone beyond the
 	// process wants: the others stay in the process (retained ones
 	// aside). (optional) Defaults to none: every publication goes to the
@@ -51,7 +51,7 @@ var ErrTooLarge = errors.New("subscribers: payload over the maximum")
 // among GROUP, maybe across processes), never a local copy.
 //
 // Each subscription gets each message once, and nothing is inferred: the
-// router tells the broker what it needs (see [WireFilter]). Local first,
+// router tells the broker what it needs (see [WireFilter]). In-process,
 // every non-shared filter is subscribed with No Local, so that the broker
 // never sends the router's own publications back. Each filter has a
 // subscription identifier, and a received message that carries
@@ -129,7 +129,7 @@ func NewRouter(opts RouterOptions) *Router {
 }
 
 // local reports whether publications reach local subscriptions directly.
-func (r *Router) local() bool { return r.remote == nil || !r.opts.RemoteOnly }
+func (r *Router) inProcess() bool { return r.remote == nil || r.opts.InProcess }
 
 // keepsRetained reports whether the router keeps retained messages for
 // subscriptions attached later (see Router): without a remote. With one,
@@ -223,7 +223,7 @@ func (r *Router) join(s *Subscription, qos byte) (WireFilter, error) {
 	w.subs = append(w.subs, s)
 	w.qos = max(w.qos, qos)
 	r.index.Add(s)
-	return WireFilter{Filter: f, QoS: w.qos, ID: w.id, NoLocal: r.local() && !s.Shared()}, nil
+	return WireFilter{Filter: f, QoS: w.qos, ID: w.id, NoLocal: r.inProcess() && !s.Shared()}, nil
 }
 
 // removed returns subs without s, its freed slot cleared.
@@ -240,7 +240,7 @@ func removed(subs []*Subscription, s *Subscription) []*Subscription {
 // (see RetainKeeper).
 func (r *Router) ownRetained(s *Subscription) []Message {
 	k, ok := r.opts.Audience.(RetainKeeper)
-	if !ok || !r.local() || s.Shared() {
+	if !ok || !r.inProcess() || s.Shared() {
 		return nil
 	}
 	return k.OwnRetained(s.filter)
@@ -287,20 +287,20 @@ func (r *Router) Publish(m Message) (int, error) {
 	}
 	var buf [8]*Subscription
 	var subs []*Subscription
-	if r.local() {
+	if r.inProcess() {
 		subs = r.localMatch(m.Topic, buf[:0])
 	}
 	return r.publish(&m, subs, r.wanted(m.Topic), nil)
 }
 
 // wanted reports whether the remote is to get the publications on topic:
-// with a remote, unless the router is local first and its audience says
+// with a remote, unless the router is in-process and its audience says
 // nobody beyond the process wants them.
 func (r *Router) wanted(topic string) bool {
 	if r.remote == nil {
 		return false
 	}
-	if a := r.opts.Audience; a != nil && r.local() {
+	if a := r.opts.Audience; a != nil && r.inProcess() {
 		return a.Wanted(topic)
 	}
 	return true

@@ -194,7 +194,7 @@ func (x *e2e) probes() []*probe {
 // acknowledgement.
 func (x *e2e) publish(t *testing.T, topic, payload string) {
 	t.Helper()
-	p, err := x.pub.Publisher(topic, 1, false)
+	p, err := x.pub.Publisher(topic, subscribers.WithQoS(1))
 	require.NoError(t, err)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()

@@ -165,7 +165,7 @@ func (r *BridgeRig) startConsumer(url, id string) error {
 // builds it, on an executor of workers workers behind a client that
 // connects as robotexec run does.
 func (r *BridgeRig) startBridge(url, id string, workers int, persistent bool) error {
-	// As robotexec run connects: local first, with a status topic.
+	// As robotexec run connects: in-process, with a status topic.
 	var err error
 	r.client, err = mqtt.Dial(mqtt.Config{Broker: url, ClientID: id + "-bridge", QoS: BridgeQoS, CleanSession: !persistent,
 		InProcess: true, Logger: discard})

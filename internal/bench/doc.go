@@ -30,7 +30,7 @@
 //     (MQTT 5.0). Target ratio ≥ 0.8; via mosquitto (docs/mqtt.md's
 //     settings, max_inflight_messages 1000 among them), ≥ 0.9.
 //   - pipeline 5 hops via mosquitto: the process's CPU time per message of
-//     a 5-stage pipeline on one MQTT client of mosquitto, local first
+//     a 5-stage pipeline on one MQTT client of mosquitto, in-process
 //     (in_process true), versus every hop through the broker, with the
 //     messages the broker sent the client per pipeline message beside it;
 //     an outside subscriber on the last topic must get every message once.

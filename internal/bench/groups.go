@@ -184,13 +184,13 @@ func (s *suite) pipeline() ([]Metric, error) {
 		return nil, err
 	}
 	ms := []Metric{NewMetric(specPipeP50, as[0], bs[0]), NewMetric(specPipeP99, as[1], bs[1]), NewMetric(specPipeHop, as[0], bs[2])}
-	ms[0].Note = fmt.Sprintf("a timer publishing every %v through %d stages to a sink, each an executor owner publishing through the MQTT client's router (embedded broker, local first, as nodes do: no other client subscribes, so no hop goes to the broker; executor of %d workers), source publication to sink callback start, vs a ticker goroutine sending through %d goroutines linked by channels to a sink goroutine.",
+	ms[0].Note = fmt.Sprintf("a timer publishing every %v through %d stages to a sink, each an executor owner publishing through the MQTT client's router (embedded broker, in-process, as nodes do: no other client subscribes, so no hop goes to the broker; executor of %d workers), source publication to sink callback start, vs a ticker goroutine sending through %d goroutines linked by channels to a sink goroutine.",
 		PipelinePeriod, PipelineStages, w, PipelineStages)
 	ms[2].Note = "the pipeline's p50 vs one hop through the embedded broker between two MQTT clients with executors of their own, as between two robotexec processes, at the same rate."
 	return append(ms, s.pipelineMosquitto(d)), nil
 }
 
-// pipelineMosquitto measures the pipeline through mosquitto, local first
+// pipelineMosquitto measures the pipeline through mosquitto, in-process
 // (in_process true) against every hop through the broker, or says why it
 // could not.
 func (s *suite) pipelineMosquitto(d time.Duration) Metric {
@@ -214,7 +214,7 @@ func (s *suite) pipelineMosquitto(d time.Duration) Metric {
 		NewFigure("broker sent per msg, in_process true", "msgs", as[1]),
 		NewFigure("broker sent per msg, in_process false", "msgs", bs[1]),
 	}
-	m.Note = fmt.Sprintf("a timer every %v through %d stages to a sink, each an executor owner (%d workers) publishing through the router of one MQTT client (QoS 1, clean session) of mosquitto, local first (in_process true, robotexec run's default) vs every hop through the broker (in_process false); an outside subscriber (a raw paho client) on the last topic; the process's CPU time per pipeline message, the outside subscriber's included; %s pipeline messages a round, each received exactly once by the sink and by the outside subscriber (checked); the broker sent the pipeline's client %s vs %s messages per pipeline message (Stats().Received); %s.",
+	m.Note = fmt.Sprintf("a timer every %v through %d stages to a sink, each an executor owner (%d workers) publishing through the router of one MQTT client (QoS 1, clean session) of mosquitto, in-process (in_process true, robotexec run's default) vs every hop through the broker (in_process false); an outside subscriber (a raw paho client) on the last topic; the process's CPU time per pipeline message, the outside subscriber's included; %s pipeline messages a round, each received exactly once by the sink and by the outside subscriber (checked); the broker sent the pipeline's client %s vs %s messages per pipeline message (Stats().Received); %s.",
 		PipelinePeriod, PipelineStages, s.cfg.Workers, FormatNumber(Median(as[2])), FormatNumber(m.Figures[0].Value), FormatNumber(m.Figures[1].Value), mosquittoVersion())
 	return m
 }

@@ -43,7 +43,7 @@ func sinceStamp(base time.Time, p []byte) time.Duration {
 // stages each pass what they get on p/i to p/i+1; a sink on p/5 records
 // the time since the source's publication. Each is an executor owner
 // (its own mutually exclusive group) publishing through the router of an
-// MQTT client of the embedded broker, local first (executor.in_process,
+// MQTT client of the embedded broker, in-process (executor.in_process,
 // the default of robotexec run), as nodes do: every hop goes straight into
 // the next queue, and to the broker when another client subscribes to it
 // (none does here).

@@ -69,7 +69,7 @@ type pipeRig struct {
 // number every PipelinePeriod on the first topic; PipelineStages stages
 // pass it on; a sink counts what reaches the last topic. Each is an
 // executor owner of workers workers publishing through the router of one
-// MQTT client (QoS 1, clean session), local first when inProcess is true
+// MQTT client (QoS 1, clean session), in-process when inProcess is true
 // (robotexec run's default), else every hop through the broker. An outside
 // subscriber, a raw paho client, counts what the broker sends it from the
 // last topic. When the source has stopped, the outside subscriber

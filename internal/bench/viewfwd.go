@@ -60,7 +60,7 @@ func (c ViewCost) Rate() float64 {
 
 // viewRig is the traffic that the view forwards: an embedded broker, a
 // raw paho client publishing ViewTopics JSON topics every ViewPeriod
-// (QoS 0), and robotexec run's side: an MQTT client, local first, with a
+// (QoS 0), and robotexec run's side: an MQTT client, in-process, with a
 // node's subscription to every topic (an empty callback on an executor of
 // workers workers), so that its router's inputs are the traffic.
 type viewRig struct {

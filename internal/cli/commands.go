@@ -234,7 +234,11 @@ func cmdPub(args []string, stdout, stderr io.Writer) int {
 		return exitFor(err)
 	}
 	defer c.Close()
-	p, err := c.Publisher(topic, byte(*qos), *retain)
+	opts := []subscribers.PublishOption{subscribers.WithQoS(byte(*qos))}
+	if *retain {
+		opts = append(opts, subscribers.WithRetain())
+	}
+	p, err := c.Publisher(topic, opts...)
 	if err != nil {
 		fmt.Fprintln(stderr, "robotexec pub:", err)
 		return ExitUsage

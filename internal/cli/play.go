@@ -180,7 +180,7 @@ func (p *player) publish(topic string, payload []byte) {
 	pub := p.pubs[topic]
 	if pub == nil {
 		var err error
-		if pub, err = p.c.Publisher(topic, p.qos, false); err != nil {
+		if pub, err = p.c.Publisher(topic, subscribers.WithQoS(p.qos)); err != nil {
 			p.failed++
 			return
 		}

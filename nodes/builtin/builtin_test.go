@@ -138,7 +138,7 @@ func TestBridgeKeepsOrderPerTopicUnderLoad(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			p, _ := w.pub.Publisher("sensors/"+topic+"/raw", 1, false)
+			p, _ := w.pub.Publisher("sensors/"+topic+"/raw", subscribers.WithQoS(1))
 			for i := range perTopic {
 				p.Publish([]byte(fmt.Sprintf(`{"seq":%d}`, i)))
 			}

@@ -50,7 +50,7 @@ func TestRestrictedUser(t *testing.T) {
 			failed := w.Stats().PublishFailed
 			err = w.PublishWait(ctx, subscribers.Message{Topic: "b/x", QoS: 1, Payload: []byte("refused")})
 			require.ErrorIs(t, err, mqtt.ErrForbidden)
-			pub, err := w.Publisher("b/y", 1, false)
+			pub, err := w.Publisher("b/y", subscribers.WithQoS(1))
 			require.NoError(t, err)
 			require.ErrorIs(t, pub.Publish([]byte("refused")), mqtt.ErrForbidden)
 			require.Equal(t, failed+2, w.Stats().PublishFailed)

@@ -67,7 +67,7 @@ func benchBridge(b *testing.B, qos byte) {
 	if err := c.WaitConnected(ctx); err != nil {
 		b.Fatal(err)
 	}
-	out, err := c.Publisher("bench/out/robotexec", qos, false)
+	out, err := c.Publisher("bench/out/robotexec", subscribers.WithQoS(qos))
 	if err != nil {
 		b.Fatal(err)
 	}

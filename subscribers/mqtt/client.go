@@ -153,7 +153,7 @@ func Dial(cfg Config) (*Client, error) {
 	c.hooks.oversized = c.oversized
 	c.router = subscribers.NewRouter(subscribers.RouterOptions{
 		Remote:     (*remote)(c),
-		RemoteOnly: !s.InProcess,
+		InProcess:  s.InProcess,
 		Audience:   s.Audience,
 		QoS:        s.QoS,
 		MaxPayload: s.MaxPayload,

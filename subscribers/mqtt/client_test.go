@@ -112,7 +112,7 @@ func TestRetainedMessage(t *testing.T) {
 func TestPublishFromCallback(t *testing.T) {
 	forEachBroker(t, mqtttest.MosquittoOptions{}, func(t *testing.T, b mqtttest.Broker) {
 		c := dial(t, b.URL(), mqtt.Config{QoS: 1})
-		out, err := c.Publisher("bridge/out", 1, false)
+		out, err := c.Publisher("bridge/out", subscribers.WithQoS(1))
 		require.NoError(t, err)
 		ex := executor.New(executor.Options{Workers: 2})
 		o := ex.NewOwner("bridge", nil)
@@ -224,7 +224,7 @@ func TestDetach(t *testing.T) {
 			s2.Close()
 			// The client's own publication, acknowledged, comes after its
 			// UNSUBSCRIBE on the same connection.
-			p, err := c.Publisher("sync", 1, false)
+			p, err := c.Publisher("sync", subscribers.WithQoS(1))
 			require.NoError(t, err)
 			ctx, cancel := context.WithTimeout(context.Background(), waitFor)
 			defer cancel()

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/robotexec/robotexec/internal/mqtttest"
+	"github.com/robotexec/robotexec/subscribers"
 	"github.com/robotexec/robotexec/subscribers/mqtt"
 )
 
@@ -19,13 +20,13 @@ func TestCloseReportsUnacknowledged(t *testing.T) {
 	forEachBroker(t, mqtttest.MosquittoOptions{}, func(t *testing.T, b mqtttest.Broker) {
 		p := mqtttest.NewProxy(t, b.Addr())
 		c := dial(t, p.URL(), mqtt.Config{QoS: 1})
-		pub, err := c.Publisher("close/x", 1, false)
+		pub, err := c.Publisher("close/x", subscribers.WithQoS(1))
 		require.NoError(t, err)
 		require.NoError(t, pub.Publish([]byte("acknowledged")))
 		require.NoError(t, c.Close(), "nothing pending")
 
 		c = dial(t, p.URL(), mqtt.Config{QoS: 1})
-		pub, err = c.Publisher("close/x", 1, false)
+		pub, err = c.Publisher("close/x", subscribers.WithQoS(1))
 		require.NoError(t, err)
 		p.Blackhole(true)
 		require.NoError(t, pub.Publish([]byte("lost")))
@@ -46,7 +47,7 @@ func TestCloseContextGivesUpAtDeadline(t *testing.T) {
 		require.NoError(t, c.CloseContext(context.Background()), "nothing pending")
 
 		c = dial(t, p.URL(), mqtt.Config{QoS: 1})
-		pub, err := c.Publisher("close/y", 1, false)
+		pub, err := c.Publisher("close/y", subscribers.WithQoS(1))
 		require.NoError(t, err)
 		p.Blackhole(true)
 		require.NoError(t, pub.Publish([]byte("lost")))

@@ -67,7 +67,7 @@ type Config struct {
 	Username string
 	Password string
 	// QoS is the default QoS of subscriptions attached to the client
-	// (see [Client.QoS] for others): 0 at most once, 1 at least once, 2
+	// (see [Client.QoS] for others) and of its Publishers: 0 at most once, 1 at least once, 2
 	// exactly once (to the broker; paho does not remove the duplicates of
 	// a redelivery). (optional) Defaults to 0.
 	QoS byte
@@ -91,7 +91,7 @@ type Config struct {
 	// after the connection ends, in whole seconds (MQTT 5). (optional)
 	// Defaults to DefaultSessionExpiry, one hour.
 	SessionExpiry time.Duration
-	// InProcess makes the client's router local first: a publication
+	// InProcess makes the client's router in-process: a publication
 	// reaches the matching subscriptions of the process directly and the
 	// broker for everyone else, and the broker is asked never to send it
 	// back (No Local; see [subscribers.Router]). (optional) Defaults to

@@ -47,7 +47,7 @@
 //     a [*RefusedError] that names the broker's [Reason], counted per
 //     reason ([Stats].Refused) and logged once per topic a minute.
 //
-// With MQTT 3.1.1 none of that can be said: local first is off (every
+// With MQTT 3.1.1 none of that can be said: in_process is off (every
 // publication goes through the broker and comes back), and a message goes
 // to every subscription whose filter matches its topic.
 //

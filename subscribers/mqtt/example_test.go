@@ -51,7 +51,7 @@ func Example() {
 	done := make(chan error)
 	go func() { done <- ex.Run(runCtx) }()
 
-	pub, err := client.Publisher("sensors/left/imu", 1, false)
+	pub, err := client.Publisher("sensors/left/imu", subscribers.WithQoS(1))
 	if err != nil {
 		panic(err)
 	}
@@ -114,7 +114,7 @@ func Example_inProcess() {
 	done := make(chan error)
 	go func() { done <- ex.Run(runCtx) }()
 
-	pub, err := robot.Publisher("robot/odom", 1, false)
+	pub, err := robot.Publisher("robot/odom", subscribers.WithQoS(1))
 	if err != nil {
 		panic(err)
 	}

@@ -21,7 +21,7 @@ import (
 	"github.com/robotexec/robotexec/waitset"
 )
 
-// localWorld is a client whose router is local first, on a real broker
+// localWorld is a client whose router is in-process, on a real broker
 // (the embedded one or mosquitto), which the client asks not to send its
 // own publications back (No Local). Its executor records every scheduling
 // step, and its subscriptions record what they get.
@@ -39,7 +39,7 @@ type localWorld struct {
 	foreign paho.Client
 }
 
-// forEachLocalBroker runs f on a local-first client of the embedded broker
+// forEachLocalBroker runs f on an in-process client of the embedded broker
 // and of mosquitto, with a persistent and with a clean session; with
 // proxied, the client reaches the broker through a proxy that the test may
 // cut.
@@ -139,7 +139,7 @@ func (w *localWorld) check(stop func()) {
 	require.NoError(w.t, tracecheck.Check(w.trace.Steps(), tracecheck.Model{Workers: 2, Drained: true, Batch: executor.DefaultBatch}))
 }
 
-// TestLocalFirstExactlyOnce runs random workloads on a local-first client:
+// TestInProcessExactlyOnce runs random workloads on an in-process client:
 // nodes publish from timers (with the executor's hand-off and muting) and
 // from outside callbacks, at QoS 0 and 1, on topics that subscriptions of
 // the same process match with overlapping filters and a shared
@@ -149,7 +149,7 @@ func (w *localWorld) check(stop func()) {
 // the client none of its own publications on non-shared subscriptions,
 // and each message it sends goes to the subscriptions whose identifiers
 // it carries.
-func TestLocalFirstExactlyOnce(t *testing.T) {
+func TestInProcessExactlyOnce(t *testing.T) {
 	for _, name := range []string{"embedded", "mosquitto"} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()

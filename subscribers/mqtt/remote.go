@@ -187,13 +187,12 @@ func (c *Client) PublishWait(ctx context.Context, m subscribers.Message) error {
 }
 
 // Publisher returns a publisher of the client's router on topic, which
-// must be a valid topic name, whose Publish publishes with QoS qos and
-// the retain flag retain.
-func (c *Client) Publisher(topic string, qos byte, retain bool) (*subscribers.Publisher, error) {
-	opts := []subscribers.PublishOption{subscribers.WithQoS(qos)}
-	if retain {
-		opts = append(opts, subscribers.WithRetain())
-	}
+// must be a valid topic name, as [subscribers.Router.Publisher] does: its
+// Publish publishes with the client's QoS (Config.QoS) and no retain flag,
+// unless opts say otherwise ([subscribers.WithQoS],
+// [subscribers.WithRetain]).
+func (c *Client) Publisher(topic string, opts ...subscribers.PublishOption) (*subscribers.Publisher, error) {
+	opts = append([]subscribers.PublishOption{subscribers.WithQoS(c.cfg.QoS)}, opts...)
 	p, err := c.router.Publisher(topic, opts...)
 	if err != nil {
 		return nil, fmt.Errorf("mqtt: %w", err)

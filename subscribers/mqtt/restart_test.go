@@ -20,7 +20,7 @@ import (
 // yields nil when done, or an error.
 func stream(t *testing.T, url string, topic string, n int) <-chan error {
 	c := dial(t, url, mqtt.Config{QoS: 1, ClientID: clientID(t, "pub"), WriteTimeout: 2 * time.Second})
-	p, err := c.Publisher(topic, 1, false)
+	p, err := c.Publisher(topic, subscribers.WithQoS(1))
 	require.NoError(t, err)
 	done := make(chan error, 1)
 	go func() {
@@ -133,7 +133,7 @@ func TestEmbeddedBrokerRestartResubscribes(t *testing.T) {
 	require.NoError(t, err)
 	startExecutor(t, ex)
 	pc := dial(t, b.URL(), mqtt.Config{MaxBackoff: 500 * time.Millisecond})
-	p, err := pc.Publisher("r/a", 1, false)
+	p, err := pc.Publisher("r/a", subscribers.WithQoS(1))
 	require.NoError(t, err)
 	ctx, cancel := context.WithTimeout(context.Background(), waitFor)
 	defer cancel()

@@ -12,11 +12,12 @@ import (
 
 	"github.com/robotexec/robotexec/executor"
 	"github.com/robotexec/robotexec/internal/mqtttest"
+	"github.com/robotexec/robotexec/subscribers"
 	"github.com/robotexec/robotexec/subscribers/mqtt"
 )
 
 // TestFirstConnectionSendsQueuedOnce publishes before the first connection
-// of a persistent session, local first: the publications wait for the
+// of a persistent session, in-process: the publications wait for the
 // connection, the subscription of the process gets each once, directly,
 // and another client each once from the broker, in order.
 func TestFirstConnectionSendsQueuedOnce(t *testing.T) {
@@ -35,7 +36,7 @@ func TestFirstConnectionSendsQueuedOnce(t *testing.T) {
 		_, err := ex.NewOwner("sub", nil).Subscribe(c, "resume/t", rec.add, executor.Depth(1000))
 		require.NoError(t, err)
 		startExecutor(t, ex)
-		pub, err := c.Publisher("resume/t", 1, false)
+		pub, err := c.Publisher("resume/t", subscribers.WithQoS(1))
 		require.NoError(t, err)
 		want := make([]string, 0, n+1)
 		for i := range n {

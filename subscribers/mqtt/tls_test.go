@@ -11,6 +11,7 @@ import (
 	"github.com/robotexec/robotexec/executor"
 	"github.com/robotexec/robotexec/internal/mqtttest"
 	"github.com/robotexec/robotexec/internal/testpki"
+	"github.com/robotexec/robotexec/subscribers"
 	"github.com/robotexec/robotexec/subscribers/mqtt"
 	"github.com/robotexec/robotexec/subscribers/mqtt/broker"
 )
@@ -36,7 +37,7 @@ func TestTLS(t *testing.T) {
 	_, err := ex.NewOwner("n", nil).Subscribe(c, "secure/#", rec.add)
 	require.NoError(t, err)
 	startExecutor(t, ex)
-	pub, err := c.Publisher("secure/x", 1, false)
+	pub, err := c.Publisher("secure/x", subscribers.WithQoS(1))
 	require.NoError(t, err)
 	ctx, cancel := context.WithTimeout(context.Background(), waitFor)
 	defer cancel()

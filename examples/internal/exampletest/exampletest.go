@@ -95,7 +95,7 @@ func Listen(t testing.TB, url, filter string) <-chan subscribers.Message {
 // QoS 1.
 func Publish(t testing.TB, url, topic string, payloads ...string) {
 	t.Helper()
-	p, err := Dial(t, url, "publisher").Publisher(topic, 1, false)
+	p, err := Dial(t, url, "publisher").Publisher(topic, subscribers.WithQoS(1))
 	require.NoError(t, err)
 	for _, payload := range payloads {
 		require.NoError(t, p.Publish([]byte(payload)))
