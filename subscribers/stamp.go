@@ -46,8 +46,9 @@ var anchor atomic.Pointer[clockAnchor]
 
 // newAnchor takes an anchor after prev (nil for the first).
 func newAnchor(prev *clockAnchor) *clockAnchor {
-	// Until the counter is calibrated (10 ms, in the background), the
-	// monotonic clock serves: the first stamps of a process never wait.
+	// Until the counter is calibrated (by a new anchor 10 ms or more after
+	// the first; see tsc.TryNsPerTick), the monotonic clock serves: the
+	// first stamps of a process never wait.
 	ns, ok := tsc.TryNsPerTick()
 	if !ok || ns == 0 {
 		a := &clockAnchor{t: time.Now()}

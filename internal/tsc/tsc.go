@@ -24,8 +24,19 @@ var (
 	calibrateOnce sync.Once
 	calibrated    float64     // ns per tick, 0 if the counter is not usable
 	done          atomic.Bool // calibrated is set
-	started       atomic.Bool // a calibration has begun
+	// first is the reading that begins a calibration in steps
+	// (TryNsPerTick); nil until one began.
+	first atomic.Pointer[reading]
+	// trust caches trusted(), which reads a file.
+	trust = sync.OnceValue(trusted)
 )
+
+// reading is a monotonic clock reading and the counter's at the same
+// instant.
+type reading struct {
+	t time.Time
+	c uint64
+}
 
 // calibrateWindow is how long the counter is measured against the
 // monotonic clock: the error is about 50 ns over it, 5 ppm.
@@ -48,24 +59,27 @@ func pair() (time.Time, uint64) {
 }
 
 // NsPerTick returns the counter's period in nanoseconds, measured against
-// the monotonic clock the first time it is called (which takes 10 ms), or
-// 0 if the counter is not to be used: not amd64 Linux, or the kernel does
-// not keep time with it (it then found it not invariant, or not
-// synchronized across CPUs).
+// the monotonic clock the first time it is called (which takes 10 ms, less
+// what has passed since TryNsPerTick began a calibration), or 0 if the
+// counter is not to be used: not amd64 Linux, or the kernel does not keep
+// time with it (it then found it not invariant, or not synchronized across
+// CPUs).
 func NsPerTick() float64 {
 	calibrateOnce.Do(func() {
-		started.Store(true)
 		defer done.Store(true)
-		if !trusted() {
+		if !trust() {
 			return
 		}
-		t0, c0 := pair()
-		var t1 time.Time
-		var c1 uint64
-		for t1.Sub(t0) < calibrateWindow {
+		r0 := first.Load()
+		if r0 == nil {
+			t0, c0 := pair()
+			r0 = &reading{t0, c0}
+		}
+		t1, c1 := pair()
+		for t1.Sub(r0.t) < calibrateWindow {
 			t1, c1 = pair()
 		}
-		f := float64(t1.Sub(t0)) / float64(c1-c0)
+		f := float64(t1.Sub(r0.t)) / float64(c1-r0.c)
 		if f > 0.01 && f < 10 { // between 100 MHz and 100 GHz
 			calibrated = f
 		}
@@ -74,15 +88,26 @@ func NsPerTick() float64 {
 }
 
 // TryNsPerTick returns NsPerTick's value and true once the counter is
-// calibrated. Before that it returns false at once, having started the
-// calibration in the background, so that a caller on a latency path can
-// use the monotonic clock meanwhile instead of waiting 10 ms.
+// calibrated, for a caller on a latency path that uses the monotonic clock
+// meanwhile instead of waiting 10 ms. It calibrates in two steps, in its
+// callers' goroutines: the first call takes a reading of both clocks and
+// returns false; the first call 10 ms or more later takes the second
+// reading and returns the result. Calls in between return false at once.
 func TryNsPerTick() (float64, bool) {
 	if done.Load() {
 		return calibrated, true
 	}
-	if started.CompareAndSwap(false, true) {
-		go NsPerTick()
+	if !trust() {
+		return NsPerTick(), true // 0, at once
 	}
-	return 0, false
+	r0 := first.Load()
+	if r0 == nil {
+		t0, c0 := pair()
+		first.CompareAndSwap(nil, &reading{t0, c0})
+		return 0, false
+	}
+	if time.Since(r0.t) < calibrateWindow {
+		return 0, false
+	}
+	return NsPerTick(), true
 }
