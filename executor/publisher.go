@@ -29,7 +29,12 @@ import (
 // the owner's callbacks runs, or from a goroutine that a callback started)
 // is delivered as by the router's Publisher: it waits for room under the
 // Block policy, never goes past a queue's depth and mutes no callback.
-// Callbacks should publish with their own owner's publishers.
+// A goroutine's publication made while one of the owner's callbacks runs
+// may still trigger a subscription quietly, as a hand-off: the
+// subscription then runs when a worker next looks for work, at the latest
+// when that callback returns, or at once if the goroutine finds a queue
+// full or overloaded (it wakes a worker then). Callbacks should publish
+// with their own owner's publishers.
 type Publisher struct {
 	o   *Owner
 	pub *subscribers.Publisher
@@ -65,7 +70,7 @@ func (p *Publisher) PublishMessage(m subscribers.Message) (int, error) {
 		return p.pub.PublishMessage(m)
 	}
 	quiet := !p.o.ex.opts.noHandoff
-	n, err := p.pub.Fast().Offer(m, quiet, inCallback, func(s *subscribers.Subscription) {
+	n, err := p.pub.Fast().Offer(m, quiet, p.fromCallback, func(s *subscribers.Subscription) {
 		p.o.mutor.CompareAndSwap(nil, s)
 	})
 	if quiet && p.o.running.Load() == 0 {
@@ -77,6 +82,20 @@ func (p *Publisher) PublishMessage(m subscribers.Message) (int, error) {
 		p.o.ex.wake()
 	}
 	return n, err
+}
+
+// fromCallback reports whether a publication made while one of the owner's
+// callbacks runs comes from a callback (see inCallback). One that does not
+// comes from a goroutine that a callback started, and may have triggered a
+// subscription quietly, leaving it to a worker that is busy with that
+// callback, which may be waiting for the goroutine: a worker is woken for
+// it, before the goroutine waits for room in a full queue.
+func (p *Publisher) fromCallback() bool {
+	if inCallback() {
+		return true
+	}
+	p.o.ex.wake()
+	return false
 }
 
 // mute mutes x, whose run published to the overloaded subscription s, until

@@ -37,6 +37,11 @@ type RouterOptions struct {
 	MaxPayload int
 }
 
+// ErrUnregistered is returned by a router's Attach of a subscription that
+// is not registered with a wait set (an executor's Subscribe registers
+// it): nothing would run its callback.
+var ErrUnregistered = errors.New("the subscription is not registered with a wait set")
+
 // ErrTooLarge is returned by a publication whose payload is over
 // RouterOptions.MaxPayload.
 var ErrTooLarge = errors.New("subscribers: payload over the maximum")
@@ -177,6 +182,11 @@ func (v qosSource) Detach(s *Subscription)       { v.r.Detach(s) }
 func (r *Router) attach(s *Subscription, qos byte, src Source) error {
 	if qos > 2 {
 		return fmt.Errorf("subscribers: subscribe %q: QoS %d is not 0, 1 or 2", s.Filter(), qos)
+	}
+	if s.Set() == nil {
+		// Refused here rather than found by the first delivery, which
+		// would panic in the goroutine that delivers (an MQTT client's).
+		return fmt.Errorf("subscribers: subscribe %q: %w", s.Filter(), ErrUnregistered)
 	}
 	s.Attach(src)
 	if r.remote == nil {

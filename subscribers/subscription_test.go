@@ -165,13 +165,6 @@ func TestDeliverUnregistered(t *testing.T) {
 		deliver func(*subscribers.Subscription)
 	}{
 		{"Deliver", func(s *subscribers.Subscription) { s.Deliver(msg("u", "x")) }},
-		{"Bus.Attach with a retained message", func(s *subscribers.Subscription) {
-			bus := new(subscribers.Router)
-			if _, err := bus.Publish(subscribers.Message{Topic: "u", Payload: []byte("r"), Retained: true}); err != nil {
-				panic(err)
-			}
-			_ = bus.Attach(s)
-		}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -192,6 +185,21 @@ func TestDeliverUnregistered(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestAttachUnregistered: a router refuses to attach a subscription that is
+// not registered with a wait set, so that no delivery to it (a retained
+// message, an MQTT client's intake) panics later.
+func TestAttachUnregistered(t *testing.T) {
+	sub, err := subscribers.New("u", subscribers.Options{})
+	require.NoError(t, err)
+	bus := new(subscribers.Router)
+	_, err = bus.Publish(subscribers.Message{Topic: "u", Payload: []byte("r"), Retained: true})
+	require.NoError(t, err)
+	require.ErrorIs(t, bus.Attach(sub), subscribers.ErrUnregistered)
+	n, err := bus.Publish(msg("u", "x"))
+	require.NoError(t, err)
+	require.Zero(t, n, "not attached")
 }
 
 func TestStats(t *testing.T) {
