@@ -9,32 +9,36 @@ import (
 // the executor's backpressure and hand-off where the router delivers to
 // subscriptions of this process:
 //
-//   - Backpressure (muting, docs/design.md, Resources): a publication never
-//     waits and never drops for the Block policy; when it leaves a
-//     subscription's queue at or above its threshold (Depth unless set), the
-//     callback that published is muted when its run ends: it is not
-//     scheduled (its triggers wait in the wait set) until that queue drains
-//     below the threshold. A pipeline's memory stays bounded without
-//     dropping data. A callback that is itself an overloaded subscription is
-//     not muted, so that cycles drain.
+//   - Backpressure (muting, docs/design.md, Resources): a callback's
+//     publication never waits and never drops for the Block policy; when it
+//     leaves a subscription's queue at or above its threshold (Depth unless
+//     set), the callback that published is muted when its run ends: it is
+//     not scheduled (its triggers wait in the wait set) until that queue
+//     drains below the threshold. A pipeline's memory stays bounded without
+//     dropping data. A callback that is itself an overloaded subscription
+//     is not muted, so that cycles drain.
 //   - Hand-off (docs/design.md, Idle workers and hand-off): a publication
 //     that makes a dormant subscription ready does not wake an idle worker:
 //     the publishing worker takes it when its callback returns, on the same
 //     core, and wakes another worker if it cannot.
 //
-// A publication is a callback's when it is made on the goroutine that runs
-// the callback, while one of the owner's callbacks runs; in a reentrant
-// group where several callbacks of the owner publish at once, the one that
-// finishes first takes the mute. Any other publication (made while none of
-// the owner's callbacks runs, or from a goroutine that a callback started)
-// is delivered as by the router's Publisher: it waits for room under the
-// Block policy, never goes past a queue's depth and mutes no callback.
+// A publication is a callback's when it is made on the goroutine of a
+// running callback (of any owner) while one of this owner's callbacks runs;
+// it is attributed to this owner's callbacks: in a reentrant group where
+// several of them publish at once, the one that finishes first takes the
+// mute. Any other publication (made while none of the owner's callbacks
+// runs, or from a goroutine that a callback started) is delivered as by
+// the router's Publisher: it waits for room under the Block policy, never
+// goes past a queue's depth and mutes no callback. So a callback that
+// waits for a goroutine of its own that publishes into a full Block queue
+// waits for that queue's consumer, which must be able to run meanwhile (on
+// another worker, outside the callback's exclusive group and resources).
 // A goroutine's publication made while one of the owner's callbacks runs
-// may still trigger a subscription quietly, as a hand-off: the
-// subscription then runs when a worker next looks for work, at the latest
-// when that callback returns, or at once if the goroutine finds a queue
-// full or overloaded (it wakes a worker then). Callbacks should publish
-// with their own owner's publishers.
+// may trigger a subscription quietly, as a hand-off: the subscription then
+// runs when a worker next looks for work, at the latest when that callback
+// returns, or at once if the goroutine finds a queue full or overloaded (a
+// worker is woken then, for that publication's subscriptions and the rest
+// of it). Callbacks should publish with their own owner's publishers.
 type Publisher struct {
 	o   *Owner
 	pub *subscribers.Publisher

@@ -15,7 +15,9 @@ import (
 
 // TestPublishFromGoroutineOfCallback: a callback starts a goroutine that
 // publishes 5 messages into a Block queue of depth 2 whose consumer holds
-// its first message, and keeps running while the goroutine publishes. The
+// its first message (and into a second subscription with room), and keeps
+// running while the goroutine publishes, then until the second
+// subscription has them all. The
 // goroutine's publications follow an outside publisher's rules although
 // one of the owner's callbacks runs meanwhile: the fourth waits for room
 // (the queue never holds more than its depth), none is dropped, and no
@@ -35,6 +37,12 @@ func TestPublishFromGoroutineOfCallback(t *testing.T) {
 		}
 		maxLen.Store(max(maxLen.Load(), int64(sub.Len())))
 	}, executor.Depth(depth), executor.Overflow(subscribers.Block))
+	require.NoError(t, err)
+	// A second subscription to the topic, with room, gets each of the
+	// goroutine's publications while the callback waits for them.
+	var watched atomic.Int64
+	_, err = ex.NewOwner("watcher", nil).Subscribe(bus, "work", func(subscribers.Message) { watched.Add(1) },
+		executor.Depth(2*n), executor.Overflow(subscribers.Block))
 	require.NoError(t, err)
 
 	producer := ex.NewOwner("producer", nil)
@@ -63,6 +71,9 @@ func TestPublishFromGoroutineOfCallback(t *testing.T) {
 		}
 		close(release)
 		<-finished
+		for deadline := time.Now().Add(20 * time.Second); watched.Load() < n && time.Now().Before(deadline); {
+			time.Sleep(time.Millisecond)
+		}
 	})
 	require.NoError(t, err)
 
@@ -80,6 +91,7 @@ func TestPublishFromGoroutineOfCallback(t *testing.T) {
 	require.False(t, overfilled.Load(), "the goroutine's publication went past the queue's depth")
 	require.LessOrEqual(t, maxLen.Load(), int64(depth))
 	require.EqualValues(t, n, consumed.Load(), "every publication ran")
+	require.EqualValues(t, n, watched.Load(), "and reached the second subscription while the callback waited")
 	st := sub.Stats()
 	require.Zero(t, st.DroppedTotal())
 	require.EqualValues(t, n, st.Accepted)

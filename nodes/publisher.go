@@ -16,7 +16,9 @@ import (
 // publishing callback after its run until that queue drains, and one to
 // an idle local subscription may run next on the same worker (see
 // [executor.Publisher]). Published from a goroutine that a callback
-// started, a message into a full block queue waits for room instead.
+// started, a message into a full block queue waits for room instead: a
+// callback that waits for such a goroutine waits for that queue's
+// consumer, which must not need the callback's group or resources.
 type Publisher struct {
 	n     *Node
 	topic string

@@ -1,8 +1,8 @@
 package subscribers
 
 // Fast is package executor's path for publishing from callbacks: a
-// publication that never waits, reports the queues it leaves overloaded,
-// and may leave the wake-up to the publishing worker. A publisher that
+// callback's publication never waits, reports the queues it leaves
+// overloaded, and may leave the wake-up to the publishing worker. A publisher that
 // does not run on an executor's worker needs none of it: Publish and
 // PublishMessage are the path.
 //
@@ -13,9 +13,9 @@ type Fast struct{ p *Publisher }
 // Fast returns the executor's path through p.
 func (p *Publisher) Fast() Fast { return Fast{p} }
 
-// Offer publishes m like [Publisher.PublishMessage], but never waits: where
-// a local subscription's queue is full under the Block policy, it accepts m
-// beyond the depth, and the executor mutes the publishing callback until the
+// Offer publishes m like [Publisher.PublishMessage], but, from a callback,
+// never waits: where a local subscription's queue is full under the Block
+// policy, it accepts m beyond the depth, and the executor mutes the publishing callback until the
 // queue drains (backpressure, docs/design.md, Resources; see
 // [Subscription.MuteUntilDrained]); the drop policies drop as in Deliver. It
 // calls overloaded for each local subscription it leaves at or above its
@@ -27,7 +27,8 @@ func (p *Publisher) Fast() Fast { return Fast{p} }
 // asks it only where the answer matters, at most once: at a full Block
 // queue and at an overloaded one. A publication that does not (one from a
 // goroutine that a callback started) waits for room as PublishMessage's
-// does, and calls overloaded for no queue.
+// does, calls overloaded for no queue, and, once known, triggers the
+// subscriptions after it with a wake-up.
 func (f Fast) Offer(m Message, quiet bool, inCallback func() bool, overloaded func(*Subscription)) (int, error) {
 	p := f.p
 	m.Topic = p.topic

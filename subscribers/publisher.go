@@ -115,6 +115,9 @@ func (o *offering) fromCallback() bool {
 	}
 	if !o.asked {
 		o.asked, o.from = true, o.inCallback()
+		// Not a callback's: no worker of its will look for what it
+		// triggers, so the rest of the publication wakes one.
+		o.quiet = o.quiet && o.from
 	}
 	return o.from
 }
