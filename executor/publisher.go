@@ -23,22 +23,21 @@ import (
 //     core, and wakes another worker if it cannot.
 //
 // A publication is a callback's when it is made on the goroutine of a
-// running callback (of any owner) while one of this owner's callbacks runs;
-// it is attributed to this owner's callbacks: in a reentrant group where
-// several of them publish at once, the one that finishes first takes the
-// mute. Any other publication (made while none of the owner's callbacks
-// runs, or from a goroutine that a callback started) is delivered as by
-// the router's Publisher: it waits for room under the Block policy, never
-// goes past a queue's depth and mutes no callback. So a callback that
-// waits for a goroutine of its own that publishes into a full Block queue
-// waits for that queue's consumer, which must be able to run meanwhile (on
-// another worker, outside the callback's exclusive group and resources).
-// A goroutine's publication made while one of the owner's callbacks runs
-// may trigger a subscription quietly, as a hand-off: the subscription then
-// runs when a worker next looks for work, at the latest when that callback
-// returns, or at once if the goroutine finds a queue full or overloaded (a
-// worker is woken then, for that publication's subscriptions and the rest
-// of it). Callbacks should publish with their own owner's publishers.
+// running callback (of any owner; the owner's publishers should be used by
+// the owner's callbacks, to which the mute goes: in a reentrant group where
+// several of them publish at once, the one that finishes first takes it).
+// Any other publication, such as one from a goroutine that a callback
+// started, is delivered as by the router's Publisher: it waits for room
+// under the Block policy, never goes past a queue's depth and mutes no
+// callback. So a callback that waits for a goroutine of its own that
+// publishes into a full Block queue waits for that queue's consumer, which
+// must be able to run meanwhile (on another worker, outside the callback's
+// exclusive group and resources). A goroutine's publication made while one
+// of the owner's callbacks runs may trigger a subscription quietly, as a
+// hand-off: the subscription then runs when a worker next looks for work,
+// at the latest when that callback returns, or at once if the goroutine
+// finds a queue full or overloaded (a worker is woken then, for that
+// publication's subscriptions and the rest of it).
 type Publisher struct {
 	o   *Owner
 	pub *subscribers.Publisher
@@ -70,10 +69,12 @@ func (p *Publisher) Publish(payload []byte) error {
 // it and the error of the router's remote (see
 // [subscribers.Publisher.PublishMessage]).
 func (p *Publisher) PublishMessage(m subscribers.Message) (int, error) {
-	if p.o.running.Load() == 0 {
-		return p.pub.PublishMessage(m)
-	}
-	quiet := !p.o.ex.opts.noHandoff
+	// Quiet (a hand-off) only while a callback of the owner runs, whose
+	// worker will look for the work when it returns. Whether the
+	// publication is a callback's is asked even when none seems to run: a
+	// callback that made the owner's first publisher began its run before
+	// the owner counted its runs.
+	quiet := !p.o.ex.opts.noHandoff && p.o.running.Load() > 0
 	n, err := p.pub.Fast().Offer(m, quiet, p.fromCallback, func(s *subscribers.Subscription) {
 		p.o.mutor.CompareAndSwap(nil, s)
 	})
@@ -88,10 +89,10 @@ func (p *Publisher) PublishMessage(m subscribers.Message) (int, error) {
 	return n, err
 }
 
-// fromCallback reports whether a publication made while one of the owner's
-// callbacks runs comes from a callback (see inCallback). One that does not
-// comes from a goroutine that a callback started, and may have triggered a
-// subscription quietly, leaving it to a worker that is busy with that
+// fromCallback reports whether a publication comes from a callback (see
+// inCallback). One made while one of the owner's callbacks runs that does
+// not comes from a goroutine that a callback started, and may have
+// triggered a subscription quietly, leaving it to a worker that is busy with that
 // callback, which may be waiting for the goroutine: a worker is woken for
 // it, before the goroutine waits for room in a full queue.
 func (p *Publisher) fromCallback() bool {

@@ -98,3 +98,43 @@ func TestPublishFromGoroutineOfCallback(t *testing.T) {
 	require.Zero(t, obs.mutes.Load(), "no callback was muted")
 	require.NoError(t, tracecheck.Check(obs.Steps(), tracecheck.Model{Workers: 2, Drained: true, Batch: executor.DefaultBatch}))
 }
+
+// TestFirstPublisherMadeInCallback: a callback that makes its owner's first
+// publisher (as a node publishing on a topic known only at run time does)
+// and publishes into a full Block queue at once is a callback publishing:
+// it goes past the depth instead of waiting, which, on the executor's only
+// worker, would wait for ever for the consumer.
+func TestFirstPublisherMadeInCallback(t *testing.T) {
+	ex := executor.New(executor.Options{Workers: 1, Logger: quiet()})
+	bus := new(subscribers.Router)
+	var consumed atomic.Int64
+	sub, err := ex.NewOwner("consumer", nil).Subscribe(bus, "work", func(subscribers.Message) { consumed.Add(1) },
+		executor.Depth(1), executor.Overflow(subscribers.Block))
+	require.NoError(t, err)
+	_, err = bus.Publish(subscribers.Message{Topic: "work"}) // the queue is full
+	require.NoError(t, err)
+	producer := ex.NewOwner("producer", nil)
+	published := make(chan error, 1)
+	_, err = producer.NewOneShot(0, func(timers.Event) {
+		pub, err := producer.Publisher(bus, "work")
+		if err == nil {
+			err = pub.Publish([]byte("x"))
+		}
+		published <- err
+	})
+	require.NoError(t, err)
+
+	stop := run(t, ex)
+	select {
+	case err := <-published:
+		require.NoError(t, err)
+	case <-time.After(20 * time.Second):
+		t.Fatal("the callback's publication waited for a consumer that needs its worker")
+	}
+	for deadline := time.Now().Add(10 * time.Second); consumed.Load() < 2 && time.Now().Before(deadline); {
+		time.Sleep(time.Millisecond)
+	}
+	stop()
+	require.EqualValues(t, 2, consumed.Load())
+	require.Zero(t, sub.Stats().DroppedTotal())
+}
