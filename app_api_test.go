@@ -18,8 +18,8 @@ import (
 
 	"github.com/robotexec/robotexec"
 	"github.com/robotexec/robotexec/config"
+	"github.com/robotexec/robotexec/internal/mqtt/broker"
 	"github.com/robotexec/robotexec/internal/mqtttest"
-	"github.com/robotexec/robotexec/subscribers/mqtt/broker"
 )
 
 // loadFile writes text to a config file and loads it with config.Load.

@@ -18,7 +18,7 @@
 // A [Source] delivers messages to the subscriptions attached to it. The
 // [Router] is the source of a process: a publication through its
 // [Publisher] reaches the matching subscriptions of the process directly
-// and, through a [Remote] (the MQTT client of subscribers/mqtt), the broker
+// and, through a [Remote] (the MQTT client of internal/mqtt), the broker
 // for everyone else; what the remote receives goes to the subscriptions it
 // was sent for, as the broker says with MQTT 5's subscription identifiers,
 // and the broker is asked not to send the router's own publications back

@@ -6,7 +6,7 @@ import "slices"
 // router does with what the remote receives.
 
 // Remote carries a [Router]'s messages beyond the process: the connection
-// to an MQTT broker of package subscribers/mqtt. What it receives for the
+// to an MQTT broker of package internal/mqtt. What it receives for the
 // router's filters it hands to [Router.Receive], in arrival order.
 type Remote interface {
 	// Subscribe subscribes w at the broker, replacing the options of an
@@ -29,7 +29,7 @@ type Remote interface {
 
 // Audience tells a router whether anyone beyond its process wants the
 // messages of a topic: the embedded broker knows (see package
-// subscribers/mqtt/broker). A publication that nobody else wants stays in
+// internal/mqtt/broker). A publication that nobody else wants stays in
 // the process, unless it is retained.
 type Audience interface {
 	// Generation changes whenever Wanted's answers may change.

@@ -13,7 +13,7 @@ import (
 
 // scriptedRemote is a router's remote that records what the router asks of
 // it; the tests play the broker's part by calling Receive themselves. The
-// MQTT client is the real remote: package subscribers/mqtt tests the
+// MQTT client is the real remote: package internal/mqtt tests the
 // router with real brokers.
 type scriptedRemote struct {
 	mu        sync.Mutex

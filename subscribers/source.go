@@ -1,7 +1,7 @@
 package subscribers
 
 // Source delivers messages to the subscriptions attached to it: a
-// [Router], or the MQTT client of subscribers/mqtt, which attaches them to
+// [Router], or the MQTT client of internal/mqtt, which attaches them to
 // its router.
 type Source interface {
 	// Attach starts delivering messages whose topic matches s's filter to

@@ -10,9 +10,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/robotexec/robotexec/examples/internal/exampletest"
+	"github.com/robotexec/robotexec/internal/mqtt/broker"
 	"github.com/robotexec/robotexec/internal/mqtttest"
 	"github.com/robotexec/robotexec/internal/syncbuf"
-	"github.com/robotexec/robotexec/subscribers/mqtt/broker"
 )
 
 // The pipeline of examples/pipeline.yaml, shortened, in a running

@@ -9,8 +9,8 @@ import (
 
 	"github.com/robotexec/robotexec/examples/internal/exampletest"
 	"github.com/robotexec/robotexec/examples/simsensor"
+	"github.com/robotexec/robotexec/internal/mqtt/broker"
 	"github.com/robotexec/robotexec/internal/mqtttest"
-	"github.com/robotexec/robotexec/subscribers/mqtt/broker"
 )
 
 // Both sensors in a running robotexec, on a real broker and the wall

@@ -11,11 +11,11 @@ import (
 	"github.com/robotexec/robotexec/config"
 	"github.com/robotexec/robotexec/executor"
 	"github.com/robotexec/robotexec/internal/gcpace"
+	"github.com/robotexec/robotexec/internal/mqtt"
+	"github.com/robotexec/robotexec/internal/mqtt/broker"
 	"github.com/robotexec/robotexec/internal/ratelog"
 	"github.com/robotexec/robotexec/internal/view"
 	"github.com/robotexec/robotexec/nodes"
-	"github.com/robotexec/robotexec/subscribers/mqtt"
-	"github.com/robotexec/robotexec/subscribers/mqtt/broker"
 	"github.com/robotexec/robotexec/timers"
 )
 

@@ -6,8 +6,8 @@ import (
 	"strings"
 
 	"github.com/robotexec/robotexec/config"
+	"github.com/robotexec/robotexec/internal/mqtt/broker"
 	"github.com/robotexec/robotexec/subscribers"
-	"github.com/robotexec/robotexec/subscribers/mqtt/broker"
 )
 
 // userErrors checks the topic filters of mqtt.users and view.users, which

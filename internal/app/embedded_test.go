@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/robotexec/robotexec/internal/graph"
-	"github.com/robotexec/robotexec/subscribers/mqtt"
+	"github.com/robotexec/robotexec/internal/mqtt"
 )
 
 const usersConfig = `executor: { workers: 2, timer_source: go, in_process: %t }

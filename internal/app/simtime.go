@@ -9,10 +9,10 @@ import (
 
 	"github.com/robotexec/robotexec/config"
 	"github.com/robotexec/robotexec/executor"
+	"github.com/robotexec/robotexec/internal/mqtt"
 	"github.com/robotexec/robotexec/internal/ratelog"
 	"github.com/robotexec/robotexec/internal/view"
 	"github.com/robotexec/robotexec/subscribers"
-	"github.com/robotexec/robotexec/subscribers/mqtt"
 	"github.com/robotexec/robotexec/timers"
 )
 

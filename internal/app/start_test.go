@@ -20,8 +20,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/robotexec/robotexec/internal/graph"
+	"github.com/robotexec/robotexec/internal/mqtt/broker"
 	"github.com/robotexec/robotexec/internal/mqtttest"
-	"github.com/robotexec/robotexec/subscribers/mqtt/broker"
 )
 
 // TestStartEmbeddedBroker runs two chained bridges and a heartbeat on the

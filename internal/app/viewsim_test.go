@@ -10,9 +10,9 @@ import (
 	"github.com/gorilla/websocket"
 	"github.com/stretchr/testify/require"
 
+	"github.com/robotexec/robotexec/internal/mqtt/broker"
 	"github.com/robotexec/robotexec/internal/mqtttest"
 	"github.com/robotexec/robotexec/internal/view"
-	"github.com/robotexec/robotexec/subscribers/mqtt/broker"
 )
 
 // simViewer is a foxglove.websocket.v1 client of the live view that

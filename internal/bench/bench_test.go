@@ -14,7 +14,7 @@ import (
 )
 
 // The go test -bench entry points of the suite's metrics that the
-// executor's and subscribers/mqtt's benchmarks do not cover. They run the
+// executor's and internal/mqtt's benchmarks do not cover. They run the
 // suite's workloads (see BENCHMARKS.md):
 //
 //	go test -run XXX -bench . ./internal/bench/

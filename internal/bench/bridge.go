@@ -11,11 +11,11 @@ import (
 
 	"github.com/robotexec/robotexec/config"
 	"github.com/robotexec/robotexec/executor"
+	"github.com/robotexec/robotexec/internal/mqtt"
+	"github.com/robotexec/robotexec/internal/mqtt/broker"
 	"github.com/robotexec/robotexec/nodes"
 	_ "github.com/robotexec/robotexec/nodes/builtin" // the bridge node
 	"github.com/robotexec/robotexec/subscribers"
-	"github.com/robotexec/robotexec/subscribers/mqtt"
-	"github.com/robotexec/robotexec/subscribers/mqtt/broker"
 )
 
 const (
@@ -23,7 +23,7 @@ const (
 	// config's default.
 	BridgeQoS = 1
 	// BridgeWindow bounds the messages in flight end to end, so that no
-	// queue of the broker overflows (as in subscribers/mqtt's
+	// queue of the broker overflows (as in internal/mqtt's
 	// BenchmarkBridge).
 	BridgeWindow = 2000
 	// BridgePayload is the size of the messages, in bytes.

@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/robotexec/robotexec/executor"
+	"github.com/robotexec/robotexec/internal/mqtt"
 	"github.com/robotexec/robotexec/subscribers"
-	"github.com/robotexec/robotexec/subscribers/mqtt"
 	"github.com/robotexec/robotexec/timers"
 )
 

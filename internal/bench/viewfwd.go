@@ -13,10 +13,10 @@ import (
 	"github.com/robotexec/robotexec/config"
 	"github.com/robotexec/robotexec/executor"
 	"github.com/robotexec/robotexec/internal/gcpace"
+	"github.com/robotexec/robotexec/internal/mqtt"
+	"github.com/robotexec/robotexec/internal/mqtt/broker"
 	"github.com/robotexec/robotexec/internal/view"
 	"github.com/robotexec/robotexec/subscribers"
-	"github.com/robotexec/robotexec/subscribers/mqtt"
-	"github.com/robotexec/robotexec/subscribers/mqtt/broker"
 )
 
 // The view forwarding workload's traffic: ViewTopics topics, a message on

@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/robotexec/robotexec/config"
-	"github.com/robotexec/robotexec/subscribers/mqtt"
+	"github.com/robotexec/robotexec/internal/mqtt"
 )
 
 // BrokerEnv is the environment variable that names the broker of the

@@ -20,9 +20,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/robotexec/robotexec/internal/app"
+	"github.com/robotexec/robotexec/internal/mqtt/broker"
 	"github.com/robotexec/robotexec/internal/mqtttest"
 	"github.com/robotexec/robotexec/internal/testpki"
-	"github.com/robotexec/robotexec/subscribers/mqtt/broker"
 )
 
 const beatNode = "  - { name: beat, type: heartbeat, params: { topic: robot/heartbeat, period: 20ms } }\n"

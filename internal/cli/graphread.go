@@ -13,8 +13,8 @@ import (
 
 	"github.com/robotexec/robotexec/executor"
 	"github.com/robotexec/robotexec/internal/graph"
+	"github.com/robotexec/robotexec/internal/mqtt"
 	"github.com/robotexec/robotexec/subscribers"
-	"github.com/robotexec/robotexec/subscribers/mqtt"
 )
 
 // graphQuiet is how long the node and topic commands wait, after the last

@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/robotexec/robotexec/internal/graph"
-	"github.com/robotexec/robotexec/subscribers/mqtt"
+	"github.com/robotexec/robotexec/internal/mqtt"
 )
 
 // nodeCommands are the subcommands of robotexec node.

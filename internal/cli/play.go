@@ -13,9 +13,9 @@ import (
 	"time"
 
 	"github.com/robotexec/robotexec/config"
+	"github.com/robotexec/robotexec/internal/mqtt"
 	"github.com/robotexec/robotexec/internal/recording"
 	"github.com/robotexec/robotexec/subscribers"
-	"github.com/robotexec/robotexec/subscribers/mqtt"
 )
 
 // clockEvery is the recording time between two clock messages of play

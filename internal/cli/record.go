@@ -12,9 +12,9 @@ import (
 
 	"github.com/robotexec/robotexec/executor"
 	"github.com/robotexec/robotexec/internal/app"
+	"github.com/robotexec/robotexec/internal/mqtt"
 	"github.com/robotexec/robotexec/internal/recording"
 	"github.com/robotexec/robotexec/subscribers"
-	"github.com/robotexec/robotexec/subscribers/mqtt"
 )
 
 // recordDepth is the queue depth of the recorder's subscriptions: with

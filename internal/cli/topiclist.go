@@ -13,8 +13,8 @@ import (
 	"time"
 
 	"github.com/robotexec/robotexec/executor"
+	"github.com/robotexec/robotexec/internal/mqtt"
 	"github.com/robotexec/robotexec/subscribers"
-	"github.com/robotexec/robotexec/subscribers/mqtt"
 )
 
 // topicJSON is a topic of topic list -json.

@@ -13,9 +13,9 @@ import (
 	"github.com/robotexec/robotexec/executor"
 	"github.com/robotexec/robotexec/internal/app"
 	"github.com/robotexec/robotexec/internal/gcpace"
+	"github.com/robotexec/robotexec/internal/mqtt"
 	"github.com/robotexec/robotexec/internal/view"
 	"github.com/robotexec/robotexec/subscribers"
-	"github.com/robotexec/robotexec/subscribers/mqtt"
 )
 
 // DefaultViewListen is where robotexec view listens without -listen.

@@ -6,11 +6,11 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/robotexec/robotexec/executor"
+	"github.com/robotexec/robotexec/internal/mqtt"
+	"github.com/robotexec/robotexec/internal/mqtt/broker"
 	"github.com/robotexec/robotexec/internal/observers"
 	"github.com/robotexec/robotexec/internal/view"
 	"github.com/robotexec/robotexec/subscribers"
-	"github.com/robotexec/robotexec/subscribers/mqtt"
-	"github.com/robotexec/robotexec/subscribers/mqtt/broker"
 )
 
 // Executor is what a Collector reads of an executor; *executor.Executor

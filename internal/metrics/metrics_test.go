@@ -19,9 +19,9 @@ import (
 
 	"github.com/robotexec/robotexec/executor"
 	"github.com/robotexec/robotexec/internal/metrics"
+	"github.com/robotexec/robotexec/internal/mqtt"
 	"github.com/robotexec/robotexec/internal/observers"
 	"github.com/robotexec/robotexec/subscribers"
-	"github.com/robotexec/robotexec/subscribers/mqtt"
 	"github.com/robotexec/robotexec/timers"
 )
 

@@ -1,5 +1,5 @@
 // Package mqtttest starts real MQTT brokers for tests: the embedded broker
-// (package subscribers/mqtt/broker) on a free loopback port, and Debian's
+// (package internal/mqtt/broker) on a free loopback port, and Debian's
 // mosquitto with its own config file on a free loopback port, stopped by
 // its PID and restarted on the same port. A TCP [Proxy] between a client
 // and a broker injects the faults of a network: it cuts connections

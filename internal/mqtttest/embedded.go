@@ -6,7 +6,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/robotexec/robotexec/subscribers/mqtt/broker"
+	"github.com/robotexec/robotexec/internal/mqtt/broker"
 )
 
 // TB is the part of testing.TB the helpers use; *testing.T and *testing.B

@@ -8,8 +8,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/robotexec/robotexec/internal/mqtt/broker"
 	"github.com/robotexec/robotexec/internal/mqtttest"
-	"github.com/robotexec/robotexec/subscribers/mqtt/broker"
 )
 
 // Each broker accepts connections, stops, and starts again on the same

@@ -15,11 +15,11 @@ import (
 
 	"github.com/robotexec/robotexec/config"
 	"github.com/robotexec/robotexec/executor"
+	"github.com/robotexec/robotexec/internal/mqtt"
+	"github.com/robotexec/robotexec/internal/mqtt/broker"
 	"github.com/robotexec/robotexec/nodes"
 	"github.com/robotexec/robotexec/nodes/builtin"
 	"github.com/robotexec/robotexec/subscribers"
-	"github.com/robotexec/robotexec/subscribers/mqtt"
-	"github.com/robotexec/robotexec/subscribers/mqtt/broker"
 )
 
 func quiet() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }

@@ -17,8 +17,8 @@ import (
 	"github.com/robotexec/robotexec"
 	"github.com/robotexec/robotexec/config"
 	"github.com/robotexec/robotexec/executor"
+	"github.com/robotexec/robotexec/internal/mqtt"
 	"github.com/robotexec/robotexec/subscribers"
-	"github.com/robotexec/robotexec/subscribers/mqtt"
 )
 
 // wait bounds every start, stop, connection and subscription.

@@ -7,8 +7,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/robotexec/robotexec/examples/internal/exampletest"
+	"github.com/robotexec/robotexec/internal/mqtt/broker"
 	"github.com/robotexec/robotexec/internal/mqtttest"
-	"github.com/robotexec/robotexec/subscribers/mqtt/broker"
 )
 
 // A bridge node started by StartApp forwards what Publish sends to what

@@ -1,0 +1,63 @@
+package mqtt_test
+
+import (
+	"fmt"
+	"slices"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/robotexec/robotexec/executor"
+	"github.com/robotexec/robotexec/internal/mqtt"
+	"github.com/robotexec/robotexec/internal/mqtt/broker"
+	"github.com/robotexec/robotexec/internal/mqtttest"
+	"github.com/robotexec/robotexec/subscribers"
+)
+
+// TestReceiveMaximumHoldsAtBroker: a subscription whose callback is
+// stuck (queue of 1, block) while 300 QoS 1 messages come, then a QoS 0
+// one on the same topic. The embedded broker sends at most the client's
+// Receive Maximum (16) of the QoS 1 messages unacknowledged and keeps the
+// rest, so the QoS 0 one, which MQTT lets overtake them, comes after
+// about 16 of them (a few more as the first are handed over and
+// acknowledged), not after all 300: the backlog waits at the broker, not
+// in the client's memory. Once the callback runs again, every message
+// arrives, the QoS 1 ones in order. (mosquitto keeps the QoS 0 message
+// behind the QoS 1 ones it holds.)
+func TestReceiveMaximumHoldsAtBroker(t *testing.T) {
+	b := mqtttest.Embedded(t, broker.Config{})
+	const n, recvMax = 300, 16
+	topic := "rm-" + clientID(t, "t") + "/t"
+	c := dial(t, b.URL(), mqtt.Config{QoS: 1, ReceiveMaximum: recvMax, StatusTopic: "-"})
+	ex := executor.New(executor.Options{Workers: 1})
+	release := make(chan struct{})
+	rec := newRecorder()
+	_, err := ex.NewOwner("slow", nil).Subscribe(c, topic, func(m subscribers.Message) {
+		<-release
+		rec.add(m)
+	}, executor.Depth(1), executor.Overflow(subscribers.Block))
+	require.NoError(t, err)
+	startExecutor(t, ex)
+	other := rawClient(t, b.URL())
+	for i := range n {
+		other.Publish(topic, 1, false, fmt.Sprint(i))
+	}
+	publish(t, other, topic, 0, false, "qos0")
+	// The broker handled them all once it acknowledges the next.
+	publish(t, other, "sync/"+topic, 1, false, "")
+	eventually(t, "the window of messages at the client", func() bool { return c.Stats().Received > recvMax })
+	close(release)
+	ms := rec.waitCount(t, n+1)
+	var got []string
+	for _, m := range ms {
+		got = append(got, string(m.Payload))
+	}
+	at := slices.Index(got, "qos0")
+	t.Logf("the QoS 0 message came after %d QoS 1 ones", at)
+	require.LessOrEqual(t, at, 2*recvMax, "QoS 1 messages before the QoS 0 one")
+	want := make([]string, 0, n)
+	for i := range n {
+		want = append(want, fmt.Sprint(i))
+	}
+	require.Equal(t, want, slices.Delete(got, at, at+1), "the QoS 1 messages, in order")
+}
