@@ -42,28 +42,34 @@ func LocalNsPerTick() float64 {
 	if f := NsPerTick(); f != 0 {
 		return f
 	}
-	localOnce.Do(func() {
-		if !local() {
-			return
-		}
-		// Both ends of the window must be read on one CPU: another's
-		// counter may be offset.
-		for range 8 {
-			t0, c0, cpu0 := pairOn()
-			t1, c1, cpu1 := pairOn()
-			for cpu1 == cpu0 && t1.Sub(t0) < calibrateWindow {
-				t1, c1, cpu1 = pairOn()
-			}
-			if cpu0 == NoCPU || cpu1 != cpu0 || c1 <= c0 {
-				continue
-			}
-			if f := float64(t1.Sub(t0)) / float64(c1-c0); f > 0.01 && f < 10 {
-				localRate = f
-			}
-			return
-		}
-	})
+	localOnce.Do(func() { localRate = calibrateLocal() })
 	return localRate
+}
+
+// calibrateLocal measures the counter's period against the monotonic
+// clock over calibrateWindow with both readings on one CPU, or returns 0
+// where the counter cannot be used so.
+func calibrateLocal() float64 {
+	if !local() {
+		return 0
+	}
+	// Both ends of the window must be read on one CPU: another's
+	// counter may be offset.
+	for range 8 {
+		t0, c0, cpu0 := pairOn()
+		t1, c1, cpu1 := pairOn()
+		for cpu1 == cpu0 && t1.Sub(t0) < calibrateWindow {
+			t1, c1, cpu1 = pairOn()
+		}
+		if cpu0 == NoCPU || cpu1 != cpu0 || c1 <= c0 {
+			continue
+		}
+		if f := float64(t1.Sub(t0)) / float64(c1-c0); f > 0.01 && f < 10 {
+			return f
+		}
+		return 0
+	}
+	return 0
 }
 
 // pairOn is pair on one CPU: the clock's reading between two of the

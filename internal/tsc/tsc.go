@@ -67,24 +67,30 @@ func pair() (time.Time, uint64) {
 func NsPerTick() float64 {
 	calibrateOnce.Do(func() {
 		defer done.Store(true)
-		if !trust() {
-			return
-		}
-		r0 := first.Load()
-		if r0 == nil {
-			t0, c0 := pair()
-			r0 = &reading{t0, c0}
-		}
-		t1, c1 := pair()
-		for t1.Sub(r0.t) < calibrateWindow {
-			t1, c1 = pair()
-		}
-		f := float64(t1.Sub(r0.t)) / float64(c1-r0.c)
-		if f > 0.01 && f < 10 { // between 100 MHz and 100 GHz
-			calibrated = f
+		if trust() {
+			calibrated = calibrate(first.Load())
 		}
 	})
 	return calibrated
+}
+
+// calibrate measures the counter's period against the monotonic clock over
+// calibrateWindow from r0, or from a reading of its own if r0 is nil; 0 if
+// the result is not a counter's (outside 100 MHz to 100 GHz).
+func calibrate(r0 *reading) float64 {
+	if r0 == nil {
+		t0, c0 := pair()
+		r0 = &reading{t0, c0}
+	}
+	t1, c1 := pair()
+	for t1.Sub(r0.t) < calibrateWindow {
+		t1, c1 = pair()
+	}
+	f := float64(t1.Sub(r0.t)) / float64(c1-r0.c)
+	if f > 0.01 && f < 10 {
+		return f
+	}
+	return 0
 }
 
 // TryNsPerTick returns NsPerTick's value and true once the counter is

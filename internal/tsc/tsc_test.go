@@ -22,7 +22,11 @@ func TestTryNsPerTick(t *testing.T) {
 		return
 	}
 	require.Equal(t, before, ok, "calibrated only after a calibration")
-	require.Equal(t, !before, first.Load() != nil, "the first reading is taken")
+	if !before {
+		require.NotNil(t, first.Load(), "the first reading is taken")
+		_, ok = TryNsPerTick()
+		require.False(t, ok, "not calibrated within the window")
+	}
 	require.Equal(t, goroutines, runtime.NumGoroutine(), "no goroutine calibrates")
 	time.Sleep(calibrateWindow)
 	f, ok := TryNsPerTick()
@@ -100,5 +104,45 @@ func TestLocalCalibration(t *testing.T) {
 		require.Greater(t, c1, c0)
 		require.InEpsilon(t, float64(t1.Sub(t0)), float64(c1-c0)*f, 0.01, "20 ms on the counter")
 		return
+	}
+}
+
+// TestCalibrate: a calibration from a reading of its own, or from one
+// taken earlier, finds the counter's period: NsPerTick's within 1% where
+// the kernel trusts the counter, else the one measured on one CPU within
+// 5%. Where
+// neither is known, it is a counter's period (100 MHz to 100 GHz) or 0.
+func TestCalibrate(t *testing.T) {
+	want, tolerance := NsPerTick(), 0.01
+	if want == 0 {
+		// Across CPUs whose counters the kernel does not vouch for: an
+		// offset between two CPUs' counters adds to the error.
+		want, tolerance = LocalNsPerTick(), 0.05
+	}
+	if want == 0 {
+		f := calibrate(nil)
+		require.True(t, f == 0 || (f > 0.01 && f < 10), "%v ns per tick", f)
+		return
+	}
+	require.InEpsilon(t, want, calibrate(nil), tolerance)
+	t0, c0 := pair()
+	require.InEpsilon(t, want, calibrate(&reading{t0, c0}), tolerance)
+}
+
+// TestCalibrateLocal: the calibration on one CPU gives the rate the
+// trusted calibration finds (within 1%) where the counter is constant-rate
+// and the CPU has rdpid, and 0 elsewhere. It runs whether or not the
+// kernel trusts the counter, which decides only which of the two
+// LocalNsPerTick returns.
+func TestCalibrateLocal(t *testing.T) {
+	f := calibrateLocal()
+	if !local() {
+		require.Zero(t, f)
+		return
+	}
+	require.NotZero(t, f, "a constant-rate counter with rdpid")
+	if g := NsPerTick(); g != 0 {
+		require.InEpsilon(t, g, f, 0.01)
+		require.Equal(t, g, LocalNsPerTick(), "the trusted period where there is one")
 	}
 }
