@@ -107,8 +107,8 @@ type Executor struct {
 	// (optional) Defaults to true.
 	InProcess bool `yaml:"in_process"`
 	// GCHeadroom is how much the Go heap may grow between garbage
-	// collections, at least: GOGC's proportion of the live data applies
-	// where it allows more. With little live data, Go collects every few
+	// collections (GOGC's proportion of the live data applies where it
+	// allows more). With little live data, Go collects every few
 	// megabytes, which at thousands of messages a second means a
 	// collection every few milliseconds, each delaying the callbacks and
 	// deliveries that run meanwhile; the cost is up to this much memory

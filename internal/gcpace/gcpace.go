@@ -1,5 +1,5 @@
-// Package gcpace keeps the Go heap's growth between collections at least
-// a fixed headroom, so that a process with little live data does not
+// Package gcpace lets the Go heap grow by a fixed headroom between
+// collections, so that a process with little live data does not
 // collect every few megabytes.
 //
 // Go starts a collection when the heap has grown by GOGC percent of the
@@ -62,8 +62,8 @@ type pacing struct {
 	done    chan struct{}
 }
 
-// Start starts a Pacer that keeps a headroom of at least headroom bytes
-// (GOGC's proportion where it allows more). It returns nil, and changes
+// Start starts a Pacer that lets the heap grow by about headroom bytes
+// between collections (by GOGC's proportion where it allows more). It returns nil, and changes
 // nothing, when headroom is not positive or when GOGC is "off" or not a
 // number: the user paces the collector then.
 func Start(headroom int64) *Pacer {
