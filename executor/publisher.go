@@ -90,16 +90,19 @@ func (p *Publisher) PublishMessage(m subscribers.Message) (int, error) {
 }
 
 // fromCallback reports whether a publication comes from a callback (see
-// inCallback). One made while one of the owner's callbacks runs that does
-// not comes from a goroutine that a callback started, and may have
-// triggered a subscription quietly, leaving it to a worker that is busy with that
-// callback, which may be waiting for the goroutine: a worker is woken for
-// it, before the goroutine waits for room in a full queue.
+// inCallback). One that does not, made while one of the owner's callbacks
+// runs, comes from a goroutine that a callback started: it may have
+// triggered a subscription quietly, leaving it to a worker busy with that
+// callback, which may be waiting for the goroutine, so a worker is woken
+// before the goroutine waits for room in a full queue. While none runs,
+// its triggers were not quiet and woke one already.
 func (p *Publisher) fromCallback() bool {
 	if inCallback() {
 		return true
 	}
-	p.o.ex.wake()
+	if p.o.running.Load() > 0 {
+		p.o.ex.wake()
+	}
 	return false
 }
 
