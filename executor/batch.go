@@ -4,7 +4,7 @@ import (
 	"time"
 
 	"github.com/robotexec/robotexec/internal/tsc"
-	"github.com/robotexec/robotexec/waitset"
+	"github.com/robotexec/robotexec/internal/waitset"
 )
 
 // DefaultBatch is the most messages a subscription's run serves when
@@ -69,7 +69,7 @@ func (e *Executor) runMessages(w *worker, x *waitset.Entity, en *entity, batch i
 		} else {
 			start := e.opts.Stamp()
 			e.callMessage(en, m)
-			runs.Ran(Run{Worker: w.id, Entity: x, Trigger: m.Received, Start: start, End: e.opts.Stamp()})
+			runs.Ran(Run{Worker: w.id, ID: x.ID(), Trigger: m.Received, Start: start, End: e.opts.Stamp()})
 		}
 		w.nruns++
 		if !more || k >= batch || e.batchEnds(en, until, cpu) {

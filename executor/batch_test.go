@@ -11,8 +11,8 @@ import (
 
 	"github.com/robotexec/robotexec/executor"
 	"github.com/robotexec/robotexec/internal/tracecheck"
+	"github.com/robotexec/robotexec/internal/waitset"
 	"github.com/robotexec/robotexec/subscribers"
-	"github.com/robotexec/robotexec/waitset"
 )
 
 // batchWait bounds every wait of the batch tests.
@@ -108,9 +108,9 @@ func countOps(steps []tracecheck.Step, op waitset.Op, id uint64) int {
 func twoQueuedSubscriptions(t *testing.T, batch, msgs int) (order []string, steps []tracecheck.Step, runs uint64) {
 	t.Helper()
 	rec := &tracecheck.Recorder{}
-	ex := executor.New(executor.Options{
-		Workers: 1, Batch: batch, BatchBudget: time.Hour, Logger: quiet(), Observer: rec,
-	})
+	ex := executor.New(executor.WithObserver(executor.Options{
+		Workers: 1, Batch: batch, BatchBudget: time.Hour, Logger: quiet(),
+	}, rec))
 	o := ex.NewOwner("n", ex.NewGroup("r", executor.Reentrant))
 	bus := new(subscribers.Router)
 	log := newCallLog(2 * msgs)
@@ -187,7 +187,7 @@ func TestBatchEndsAfterBudget(t *testing.T) {
 	const msgs, work = 16, 6 * time.Microsecond
 	require.Greater(t, 2*work, executor.DefaultBatchBudget)
 	rec := &tracecheck.Recorder{}
-	ex := executor.New(executor.Options{Workers: 1, Logger: quiet(), Observer: rec})
+	ex := executor.New(executor.WithObserver(executor.Options{Workers: 1, Logger: quiet()}, rec))
 	o := ex.NewOwner("n", nil)
 	bus := new(subscribers.Router)
 	log := newCallLog(msgs)
@@ -222,7 +222,7 @@ func TestBatchEndsAfterBudget(t *testing.T) {
 // and the trace has no Next step.
 func TestSpinOnceRunsOneMessage(t *testing.T) {
 	rec := &tracecheck.Recorder{}
-	ex := executor.New(executor.Options{Batch: 8, BatchBudget: time.Hour, Logger: quiet(), Observer: rec})
+	ex := executor.New(executor.WithObserver(executor.Options{Batch: 8, BatchBudget: time.Hour, Logger: quiet()}, rec))
 	o := ex.NewOwner("n", nil)
 	bus := new(subscribers.Router)
 	log := newCallLog(3)
@@ -255,9 +255,9 @@ func TestSpinOnceRunsOneMessage(t *testing.T) {
 func TestBatchNeedsAndPublishersServeOne(t *testing.T) {
 	const msgs = 6
 	rec := &tracecheck.Recorder{}
-	ex := executor.New(executor.Options{
-		Workers: 1, Batch: 8, BatchBudget: time.Hour, Logger: quiet(), Observer: rec,
-	})
+	ex := executor.New(executor.WithObserver(executor.Options{
+		Workers: 1, Batch: 8, BatchBudget: time.Hour, Logger: quiet(),
+	}, rec))
 	bus := new(subscribers.Router)
 	log := newCallLog(3 * msgs)
 

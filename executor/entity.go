@@ -6,7 +6,6 @@ import (
 
 	"github.com/robotexec/robotexec/subscribers"
 	"github.com/robotexec/robotexec/timers"
-	"github.com/robotexec/robotexec/waitset"
 )
 
 // entity is the executor's record of a registered callback; the wait set
@@ -21,17 +20,6 @@ type entity struct {
 	onMsg   func(subscribers.Message)
 	acq     *acquisition // the callback's resources, or nil
 	panics  atomic.Uint64
-}
-
-// CallbackOf returns the owner's name and the callback's name of an entity
-// registered with an executor, for traces and metrics. ok is false for an
-// entity that is not an executor's.
-func CallbackOf(x *waitset.Entity) (owner, callback string, ok bool) {
-	en, ok := x.Data.(*entity)
-	if !ok {
-		return "", "", false
-	}
-	return en.owner.name, en.name, true
 }
 
 // callTimer and callMessage are the one place where callbacks' panics are
@@ -65,6 +53,8 @@ func (e *Executor) recoverPanic(en *entity) {
 
 // Callback describes a registered callback, for metrics and tools.
 type Callback struct {
+	// ID identifies the callback among the executor's, as Run.ID does.
+	ID uint64
 	// Owner and Name are the owner's and the callback's names.
 	Owner, Name string
 	// Group names the mutually exclusive group that serializes the
@@ -86,10 +76,36 @@ func (e *Executor) Callbacks() []Callback {
 	e.regMu.Unlock()
 	out := make([]Callback, len(ents))
 	for i, en := range ents {
-		out[i] = Callback{Owner: en.owner.name, Name: en.name, Timer: en.timer, Subscription: en.sub, Panics: en.panics.Load()}
-		if en.group != nil {
-			out[i].Group = en.group.name
-		}
+		out[i] = en.describe()
 	}
 	return out
+}
+
+// Callback returns the callback whose ID is id (a Run's), while it is
+// registered. It takes time in proportion to the number of callbacks:
+// a RunObserver should keep what it needs of each.
+func (e *Executor) Callback(id uint64) (Callback, bool) {
+	e.regMu.Lock()
+	defer e.regMu.Unlock()
+	for _, en := range e.entities {
+		if en.id() == id {
+			return en.describe(), true
+		}
+	}
+	return Callback{}, false
+}
+
+func (en *entity) id() uint64 {
+	if en.timer != nil {
+		return en.timer.ID()
+	}
+	return en.sub.ID()
+}
+
+func (en *entity) describe() Callback {
+	cb := Callback{ID: en.id(), Owner: en.owner.name, Name: en.name, Timer: en.timer, Subscription: en.sub, Panics: en.panics.Load()}
+	if en.group != nil {
+		cb.Group = en.group.name
+	}
+	return cb
 }

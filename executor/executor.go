@@ -12,8 +12,8 @@ import (
 	"golang.org/x/sys/cpu"
 
 	"github.com/robotexec/robotexec/internal/tsc"
+	"github.com/robotexec/robotexec/internal/waitset"
 	"github.com/robotexec/robotexec/timers"
-	"github.com/robotexec/robotexec/waitset"
 )
 
 var (
@@ -34,12 +34,9 @@ type Options struct {
 	// Logger receives the executor's logs (panics of callbacks); nil means
 	// slog.Default().
 	Logger *slog.Logger
-	// Observer receives every scheduling step (package waitset's events);
-	// nil means none. It runs on the dispatch path.
-	Observer waitset.Observer
 	// Runs, if not nil, is told of every callback run when it ends, on the
 	// worker, outside every lock, with its start and end read from Stamp:
-	// the cheap alternative to Observer for metrics and traces (one call
+	// the cheap way to observe runs for metrics and traces (one call
 	// and two clock reads per callback, each message of a batch its own,
 	// and nothing at a message's delivery).
 	Runs RunObserver
@@ -67,13 +64,22 @@ type Options struct {
 	// tests and benchmarks set it, through WithHandoff in export_test.go,
 	// to measure what the hand-off saves.
 	noHandoff bool
+	// observer receives every scheduling step (package waitset's events);
+	// nil means none. It runs on the dispatch path. Tests set it, through
+	// waitset.ObserveExecutor or WithObserver in export_test.go, to check
+	// traces.
+	observer waitset.Observer
+}
+
+func init() {
+	waitset.ObserveExecutor = func(opts any, obs waitset.Observer) { opts.(*Options).observer = obs }
 }
 
 // Run describes one callback run for a RunObserver.
 type Run struct {
-	// Worker ran Entity.
+	// Worker ran the callback whose Callback.ID is ID.
 	Worker int
-	Entity *waitset.Entity
+	ID     uint64
 	// Trigger is what the run served: the message's Received time (zero if
 	// the message had none), or the timer's deadline. Runs that call
 	// nothing (a timer canceled meanwhile) are not reported.
@@ -216,7 +222,7 @@ func New(opts Options) *Executor {
 		epoch := time.Now()
 		opts.Stamp = func() int64 { return int64(time.Since(epoch)) }
 	}
-	e := &Executor{readMostly: readMostly{opts: opts, log: opts.Logger, obs: opts.Observer, epoch: time.Now()}}
+	e := &Executor{readMostly: readMostly{opts: opts, log: opts.Logger, obs: opts.observer, epoch: time.Now()}}
 	e.shut.stopping = make(chan struct{})
 	e.shut.exited = make(chan struct{})
 	if ns := tsc.NsPerTick(); ns != 0 {
@@ -228,7 +234,7 @@ func New(opts Options) *Executor {
 	} else {
 		e.budget = int64(min(opts.BatchBudget, 1<<62))
 	}
-	e.set = waitset.New(e.wake, opts.Observer)
+	e.set = waitset.New(e.wake, opts.observer)
 	e.timers = timers.NewQueue(opts.Clock, e.set)
 	if e.timers.Fast().Pollable() && e.timers.Fast().Lead() > 0 {
 		// Only a queue its workers can poll: early's busy-wait reads

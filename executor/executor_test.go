@@ -15,7 +15,6 @@ import (
 	"github.com/robotexec/robotexec/executor"
 	"github.com/robotexec/robotexec/subscribers"
 	"github.com/robotexec/robotexec/timers"
-	"github.com/robotexec/robotexec/waitset"
 )
 
 var epoch = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
@@ -252,15 +251,18 @@ func TestOwnerAndCallbackNames(t *testing.T) {
 
 	s, err := o.Subscribe(new(subscribers.Router), "imu/+", func(subscribers.Message) {}, executor.Name("lowpass"))
 	require.NoError(t, err)
-	owner, cb, ok := executor.CallbackOf(&s.Entity)
+	cb, ok := ex.Callback(s.ID())
 	require.True(t, ok)
-	require.Equal(t, "imu", owner)
-	require.Equal(t, "lowpass", cb)
+	require.Equal(t, "imu", cb.Owner)
+	require.Equal(t, "lowpass", cb.Name)
+	require.Same(t, s, cb.Subscription)
 	tm, err := o.NewTimer(time.Hour, func(timers.Event) {})
 	require.NoError(t, err)
-	_, cb, _ = executor.CallbackOf(&tm.Entity)
-	require.Equal(t, "timer(1h0m0s)", cb)
-	_, _, ok = executor.CallbackOf(&waitset.Entity{})
+	cb, ok = ex.Callback(tm.ID())
+	require.True(t, ok)
+	require.Equal(t, "timer(1h0m0s)", cb.Name)
+	require.Equal(t, tm.ID(), cb.ID)
+	_, ok = ex.Callback(1 << 40)
 	require.False(t, ok)
 }
 
@@ -276,7 +278,7 @@ func TestCallbacksListsRegistrations(t *testing.T) {
 	ex.SpinAll()
 	cbs := ex.Callbacks()
 	require.Len(t, cbs, 2)
-	require.Equal(t, executor.Callback{Owner: "imu", Name: "filter", Group: "imu", Subscription: s, Panics: 1}, cbs[0])
+	require.Equal(t, executor.Callback{ID: s.ID(), Owner: "imu", Name: "filter", Group: "imu", Subscription: s, Panics: 1}, cbs[0])
 	require.Same(t, tm, cbs[1].Timer)
 	require.Nil(t, cbs[1].Subscription)
 }

@@ -1,8 +1,8 @@
 package executor
 
 import (
+	"github.com/robotexec/robotexec/internal/waitset"
 	"github.com/robotexec/robotexec/subscribers"
-	"github.com/robotexec/robotexec/waitset"
 )
 
 // Publisher publishes through a router for the callbacks of an owner, with

@@ -25,7 +25,7 @@ import (
 // depth and mute it (TestMuteKeepsAFastProducerBoundedWithoutDrops).
 func TestPublishFromGoroutineOfCallback(t *testing.T) {
 	obs := &muteCounter{}
-	ex := executor.New(executor.Options{Workers: 2, Logger: quiet(), Observer: obs})
+	ex := executor.New(executor.WithObserver(executor.Options{Workers: 2, Logger: quiet()}, obs))
 	bus := new(subscribers.Router)
 	const depth, n = 2, 5
 	release := make(chan struct{})

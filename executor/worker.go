@@ -5,8 +5,8 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/robotexec/robotexec/internal/waitset"
 	"github.com/robotexec/robotexec/subscribers"
-	"github.com/robotexec/robotexec/waitset"
 )
 
 // worker is the state of one worker goroutine: one of Run's, or, for the
@@ -291,5 +291,5 @@ func (e *Executor) runTimer(w *worker, x *waitset.Entity, en *entity) {
 	}
 	start := e.opts.Stamp()
 	e.callTimer(en, ev)
-	runs.Ran(Run{Worker: w.id, Entity: x, Trigger: ev.Expected, Start: start, End: e.opts.Stamp()})
+	runs.Ran(Run{Worker: w.id, ID: x.ID(), Trigger: ev.Expected, Start: start, End: e.opts.Stamp()})
 }

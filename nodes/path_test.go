@@ -11,9 +11,9 @@ import (
 
 	"github.com/robotexec/robotexec/executor"
 	"github.com/robotexec/robotexec/internal/tracecheck"
+	"github.com/robotexec/robotexec/internal/waitset"
 	"github.com/robotexec/robotexec/nodes"
 	"github.com/robotexec/robotexec/subscribers"
-	"github.com/robotexec/robotexec/waitset"
 )
 
 // relayType is a node type that passes each message of its input on to its
@@ -54,7 +54,7 @@ func TestNodesHandOff(t *testing.T) {
 	done := make(chan struct{}, 1)
 	typ := relayType(done)
 	trace := &tracecheck.Recorder{}
-	ex := executor.New(executor.Options{Workers: 4, Observer: trace, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	ex := executor.New(observed(executor.Options{Workers: 4, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}, trace))
 	router := new(subscribers.Router)
 	env := &nodes.Env{Executor: ex, Router: router, QoS: 1}
 	for i := range 5 {
@@ -127,7 +127,7 @@ func (m muteCount) Observe(ev waitset.Event) {
 // and nothing is dropped.
 func TestNodesMuteBlockedPublisher(t *testing.T) {
 	mutes := muteCount{n: make(chan struct{}, 1)}
-	ex := executor.New(executor.Options{Workers: 2, Observer: mutes, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	ex := executor.New(observed(executor.Options{Workers: 2, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}, mutes))
 	router := new(subscribers.Router)
 	env := &nodes.Env{Executor: ex, Router: router, Depth: 4, Overflow: ptr(subscribers.Block)}
 	got := make(chan int, 1000)
@@ -178,3 +178,9 @@ func TestNodesMuteBlockedPublisher(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// observed returns opts with obs told of every scheduling step.
+func observed(opts executor.Options, obs waitset.Observer) executor.Options {
+	waitset.ObserveExecutor(&opts, obs)
+	return opts
+}

@@ -10,8 +10,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/robotexec/robotexec/internal/waitset"
 	"github.com/robotexec/robotexec/subscribers"
-	"github.com/robotexec/robotexec/waitset"
 )
 
 // TestBlockWaitsForRoom proves with synctest that a Block producer waits

@@ -3,8 +3,8 @@ package subscribers_test
 import (
 	"fmt"
 
+	"github.com/robotexec/robotexec/internal/waitset"
 	"github.com/robotexec/robotexec/subscribers"
-	"github.com/robotexec/robotexec/waitset"
 )
 
 // ExampleSubscription drives a subscription by hand, as an executor would:

@@ -6,8 +6,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/robotexec/robotexec/internal/waitset"
 	"github.com/robotexec/robotexec/subscribers"
-	"github.com/robotexec/robotexec/waitset"
 )
 
 // recorder is a waitset.Observer that keeps every event it sees. Observe may

@@ -7,7 +7,7 @@ import (
 	"sync/atomic"
 	"unsafe"
 
-	"github.com/robotexec/robotexec/waitset"
+	"github.com/robotexec/robotexec/internal/waitset"
 )
 
 // DefaultDepth is the queue depth of a subscription whose options give none.

@@ -5,8 +5,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/robotexec/robotexec/internal/waitset"
 	"github.com/robotexec/robotexec/subscribers"
-	"github.com/robotexec/robotexec/waitset"
 )
 
 // TestSubscriptionTrigger walks a subscription through the states of

@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/robotexec/robotexec/internal/waitset"
 	"github.com/robotexec/robotexec/timers"
-	"github.com/robotexec/robotexec/waitset"
 )
 
 // ExampleQueue runs a 100ms timer on a simulated clock, playing the

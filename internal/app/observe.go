@@ -92,7 +92,7 @@ func (o *observability) executorOptions(opts executor.Options) executor.Options 
 // page the callbacks' figures.
 func (o *observability) serve(a *App) {
 	if o.runs != nil {
-		o.runs.Register(a.ex.Callbacks())
+		o.runs.Register(a.ex)
 	}
 	if o.server == nil && a.view == nil {
 		return

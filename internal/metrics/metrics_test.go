@@ -122,7 +122,7 @@ func TestCollector(t *testing.T) {
 	require.NoError(t, err)
 	_, err = node.NewTimer(10*time.Millisecond, func(timers.Event) {}, executor.Name("tick"))
 	require.NoError(t, err)
-	r.runs.Register(r.ex.Callbacks())
+	r.runs.Register(r.ex)
 
 	cb := []string{"node", "imu", "callback", "input"}
 	r.require(t, 0, "robotexec_callback_duration_seconds", cb...)

@@ -109,7 +109,7 @@ func dispatch(b *testing.B, workers, n int, opts executor.Options) time.Duration
 		pubs[i], _ = bus.Publisher(topic)
 	}
 	if r, ok := opts.Runs.(*observers.Runs); ok {
-		r.Register(ex.Callbacks())
+		r.Register(ex)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)

@@ -12,7 +12,7 @@ import (
 
 	"github.com/robotexec/robotexec/executor"
 	"github.com/robotexec/robotexec/internal/chrometrace"
-	"github.com/robotexec/robotexec/waitset"
+	"github.com/robotexec/robotexec/internal/waitset"
 )
 
 // Options configure Runs.
@@ -36,8 +36,8 @@ type Record struct {
 	// ID is the entity's ID in its wait set.
 	ID uint64
 	// Node and Callback are the owner's and the callback's names
-	// (executor.CallbackOf), or "" and "entity ID" for an entity that is
-	// not an executor's.
+	// (executor.Callback), or "" and "entity ID" for a run before
+	// Register or of a callback the executor no longer has.
 	Node, Callback string
 	// Kind is what the entity is.
 	Kind waitset.Kind
@@ -121,8 +121,9 @@ type Runs struct {
 
 	tab atomic.Pointer[table]
 
-	mu   sync.Mutex // guards recs and the growth of tab
+	mu   sync.Mutex // guards recs, ex and the growth of tab
 	recs []*Record
+	ex   *executor.Executor // Register's: names the callbacks of new records
 	_    [64]byte
 }
 
@@ -169,7 +170,7 @@ func (r *Runs) Ran(run executor.Run) {
 		return
 	}
 	l := &r.perWorker[run.Worker]
-	id := run.Entity.ID()
+	id := run.ID
 	var sh *shard
 	if id < uint64(len(l.shards)) {
 		sh = l.shards[id]
@@ -209,8 +210,8 @@ func (r *Runs) reanchor(a *anchor) *anchor {
 // newShard makes the shard of run's worker for run's entity, and its
 // record if need be, and enters it in l, the worker's table.
 func (r *Runs) newShard(l *local, run executor.Run) *shard {
-	sh := r.record(run.Entity).shard(run.Worker)
-	id := run.Entity.ID()
+	id := run.ID
+	sh := r.record(id, nil).shard(run.Worker)
 	if id >= uint64(len(l.shards)) {
 		l.shards = slices.Grow(l.shards, int(id)+1-len(l.shards))[:max(int(id)+1, cap(l.shards))]
 	}
@@ -218,19 +219,19 @@ func (r *Runs) newShard(l *local, run executor.Run) *shard {
 	return sh
 }
 
-// record returns x's record, making it on x's first event.
-func (r *Runs) record(x *waitset.Entity) *Record {
+// record returns the record of callback id, making it on the callback's
+// first run; cb describes the callback, or is nil for the executor to.
+func (r *Runs) record(id uint64, cb *executor.Callback) *Record {
 	t := *r.tab.Load()
-	if id := x.ID(); id < uint64(len(t)) {
+	if id < uint64(len(t)) {
 		if rec := t[id].Load(); rec != nil {
 			return rec
 		}
 	}
-	return r.makeRecord(x)
+	return r.makeRecord(id, cb)
 }
 
-func (r *Runs) makeRecord(x *waitset.Entity) *Record {
-	id := x.ID()
+func (r *Runs) makeRecord(id uint64, cb *executor.Callback) *Record {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	t := *r.tab.Load()
@@ -246,9 +247,17 @@ func (r *Runs) makeRecord(x *waitset.Entity) *Record {
 		r.tab.Store(&grown)
 		t = grown
 	}
-	rec := &Record{ID: id, Kind: x.Kind(), ticks: &r.clk.scale, shards: make([]atomic.Pointer[shard], r.workers)}
-	if node, cb, ok := executor.CallbackOf(x); ok {
-		rec.Node, rec.Callback = node, cb
+	rec := &Record{ID: id, ticks: &r.clk.scale, shards: make([]atomic.Pointer[shard], r.workers)}
+	if cb == nil && r.ex != nil {
+		if c, ok := r.ex.Callback(id); ok {
+			cb = &c
+		}
+	}
+	if cb != nil {
+		rec.Node, rec.Callback, rec.Kind = cb.Owner, cb.Name, waitset.Subscription
+		if cb.Timer != nil {
+			rec.Kind = waitset.Timer
+		}
 	} else {
 		rec.Callback = fmt.Sprintf("entity %d", id)
 	}
@@ -257,15 +266,15 @@ func (r *Runs) makeRecord(x *waitset.Entity) *Record {
 	return rec
 }
 
-// Register makes the records of cbs ahead of their first runs, so that a
-// scrape lists every callback from the start.
-func (r *Runs) Register(cbs []executor.Callback) {
-	for _, cb := range cbs {
-		if s := cb.Subscription; s != nil {
-			r.record(&s.Entity)
-		} else if cb.Timer != nil {
-			r.record(&cb.Timer.Entity)
-		}
+// Register makes the records of ex's callbacks ahead of their first runs,
+// so that a scrape lists every callback from the start, and names those
+// registered later on their first runs.
+func (r *Runs) Register(ex *executor.Executor) {
+	r.mu.Lock()
+	r.ex = ex
+	r.mu.Unlock()
+	for _, cb := range ex.Callbacks() {
+		r.record(cb.ID, &cb)
 	}
 }
 

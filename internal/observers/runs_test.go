@@ -14,9 +14,9 @@ import (
 	"github.com/robotexec/robotexec/internal/chrometrace"
 	"github.com/robotexec/robotexec/internal/observers"
 	"github.com/robotexec/robotexec/internal/tracecheck"
+	"github.com/robotexec/robotexec/internal/waitset"
 	"github.com/robotexec/robotexec/subscribers"
 	"github.com/robotexec/robotexec/timers"
-	"github.com/robotexec/robotexec/waitset"
 )
 
 func TestBucketBounds(t *testing.T) {
@@ -43,6 +43,7 @@ func newSpinRig(t *testing.T) *spinRig {
 	runs := observers.New(observers.Options{Workers: 1, Trace: tr})
 	clock := timers.NewSim(time.Unix(1000, 0))
 	ex := executor.New(executor.Options{Workers: 1, Runs: runs, Stamp: runs.Stamp, Clock: clock})
+	runs.Register(ex) // before any callback: each is named on its first run
 	return &spinRig{ex: ex, runs: runs, trace: tr, bus: new(subscribers.Router), clock: clock, node: ex.NewOwner("node", nil)}
 }
 
@@ -75,7 +76,7 @@ func TestSubscriptionRuns(t *testing.T) {
 		}
 	}, executor.Name("input"), executor.Depth(100))
 	require.NoError(t, err)
-	r.runs.Register(r.ex.Callbacks())
+	r.runs.Register(r.ex)
 	pub, _ := r.bus.Publisher("in")
 	for range 9 {
 		pub.Publish([]byte("fast"))
@@ -161,35 +162,30 @@ func TestTimerRuns(t *testing.T) {
 func TestForeignEntity(t *testing.T) {
 	runs := observers.New(observers.Options{Workers: 1, MonotonicClock: true})
 	require.Equal(t, "monotonic", runs.Clock())
-	set := waitset.New(nil, nil)
-	var e waitset.Entity
-	set.Register(&e, waitset.Timer)
+	const id = 7 // no executor's: Register was not called
 	start := runs.Stamp()
-	runs.Ran(executor.Run{Worker: 0, Entity: &e, Trigger: time.Now(), Start: start, End: start + 10})
-	runs.Ran(executor.Run{Worker: 0, Entity: &e, Start: start, End: start + 10}) // no trigger
-	runs.Ran(executor.Run{Worker: 5, Entity: &e, Start: start, End: start + 10}) // a worker beyond Workers: not recorded
+	runs.Ran(executor.Run{Worker: 0, ID: id, Trigger: time.Now(), Start: start, End: start + 10})
+	runs.Ran(executor.Run{Worker: 0, ID: id, Start: start, End: start + 10}) // no trigger
+	runs.Ran(executor.Run{Worker: 5, ID: id, Start: start, End: start + 10}) // a worker beyond Workers: not recorded
 
 	recs := runs.Records()
 	require.Len(t, recs, 1)
-	require.Equal(t, fmt.Sprintf("entity %d", e.ID()), recs[0].Callback)
+	require.Equal(t, fmt.Sprintf("entity %d", id), recs[0].Callback)
 	require.Empty(t, recs[0].Node)
 	require.Equal(t, uint64(2), recs[0].Duration().Count)
 	require.Equal(t, uint64(1), recs[0].Latency().Count)
-	require.Nil(t, runs.Lookup(e.ID()+1000))
+	require.Nil(t, runs.Lookup(id+1000))
 	require.Equal(t, chrometrace.Entity{Callback: "entity 999"}, runs.Describe(999))
 }
 
 func TestManyEntitiesGrowTheTable(t *testing.T) {
 	runs := observers.New(observers.Options{Workers: 1})
-	set := waitset.New(nil, nil)
-	es := make([]waitset.Entity, 1000)
-	for i := range es {
-		set.Register(&es[i], waitset.Subscription)
-		runs.Ran(executor.Run{Entity: &es[i]})
+	for id := range uint64(1000) {
+		runs.Ran(executor.Run{ID: id + 1})
 	}
 	require.Len(t, runs.Records(), 1000)
-	for i := range es {
-		require.Equal(t, es[i].ID(), runs.Lookup(es[i].ID()).ID)
+	for id := range uint64(1000) {
+		require.Equal(t, id+1, runs.Lookup(id+1).ID)
 	}
 }
 
@@ -223,7 +219,7 @@ func TestRunConcurrent(t *testing.T) {
 	}
 	_, err := ex.NewOwner("ticker", nil).NewTimer(time.Millisecond, func(timers.Event) {})
 	require.NoError(t, err)
-	runs.Register(ex.Callbacks())
+	runs.Register(ex)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- ex.Run(ctx) }()
@@ -261,4 +257,18 @@ func TestWriteTraceWithoutRecorder(t *testing.T) {
 	runs := observers.New(observers.Options{Workers: 1})
 	_, err := runs.WriteTrace(&bytes.Buffer{}, chrometrace.WriteOptions{})
 	require.ErrorContains(t, err, "no trace recorder")
+}
+
+func TestCallbackRegisteredAfterRegister(t *testing.T) {
+	r := newSpinRig(t) // registers the executor before its callbacks
+	_, err := r.node.Subscribe(r.bus, "late", func(subscribers.Message) {}, executor.Name("late"))
+	require.NoError(t, err)
+	pub, _ := r.bus.Publisher("late")
+	pub.Publish([]byte("x"))
+	require.Equal(t, 1, r.ex.SpinAll())
+
+	rec := r.record(t, "late")
+	require.Equal(t, "node", rec.Node, "named on its first run, by the executor")
+	require.Equal(t, waitset.Subscription, rec.Kind)
+	require.Equal(t, uint64(1), rec.Duration().Count)
 }

@@ -24,7 +24,7 @@ import (
 	"fmt"
 	"sync"
 
-	"github.com/robotexec/robotexec/waitset"
+	"github.com/robotexec/robotexec/internal/waitset"
 )
 
 // Step is one recorded event with its place in the trace.

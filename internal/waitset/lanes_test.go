@@ -5,7 +5,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/robotexec/robotexec/waitset"
+	"github.com/robotexec/robotexec/internal/waitset"
 )
 
 // lanes is a set with two timers and two subscriptions and a wake counter.
