@@ -11,6 +11,7 @@ import (
 
 	"golang.org/x/sys/cpu"
 
+	"github.com/robotexec/robotexec/internal/timerq"
 	"github.com/robotexec/robotexec/internal/tsc"
 	"github.com/robotexec/robotexec/internal/waitset"
 	"github.com/robotexec/robotexec/timers"
@@ -143,7 +144,7 @@ type readMostly struct {
 	log     *slog.Logger
 	obs     waitset.Observer
 	set     *waitset.Set
-	timers  *timers.Queue
+	timers  *timerq.Queue
 	workers []*worker
 	// nidle is the number of parked workers, which every trigger reads;
 	// it changes when a worker parks or is woken.
@@ -235,7 +236,7 @@ func New(opts Options) *Executor {
 		e.budget = int64(min(opts.BatchBudget, 1<<62))
 	}
 	e.set = waitset.New(e.wake, opts.observer)
-	e.timers = timers.NewQueue(opts.Clock, e.set)
+	e.timers = timerq.NewQueue(opts.Clock, e.set)
 	if e.timers.Fast().Pollable() && e.timers.Fast().Lead() > 0 {
 		// Only a queue its workers can poll: early's busy-wait reads
 		// the counter against the clock's deadlines.

@@ -84,7 +84,7 @@ func (e *Executor) next(w *worker, park bool) *waitset.Entity {
 	}
 	for {
 		// Timers that fell due while every worker was busy, before the
-		// alarm's thread got a processor (see timers.Fast.Poll).
+		// alarm's thread got a processor (see timerq.Fast.Poll).
 		e.timers.Fast().Poll()
 		e.mu.Lock()
 		x, more := e.dequeueLocked(w)

@@ -4,87 +4,42 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/robotexec/robotexec/internal/waitset"
+	"github.com/robotexec/robotexec/executor"
 	"github.com/robotexec/robotexec/timers"
 )
 
-// ExampleQueue runs a 100ms timer on a simulated clock, playing the
-// scheduler by hand: take what is ready from the wait set, start it, call
-// the timer, finish. A call that comes late skips the deadlines that passed
-// and counts them, so the timer never fires a burst and stays on its grid.
-func ExampleQueue() {
+// ExampleSim runs a 100ms timer of an executor on a simulated clock. A
+// call that comes late skips the deadlines that passed and counts them,
+// so the timer never fires a burst and stays on its grid.
+func ExampleSim() {
 	start := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
 	clock := timers.NewSim(start)
-	set := waitset.New(nil, nil)
-	q := timers.NewQueue(clock, set)
-	tick, err := q.NewTimer(100*time.Millisecond, false)
+	ex := executor.New(executor.Options{Clock: clock})
+	tick, err := ex.NewOwner("ticker", nil).NewTimer(100*time.Millisecond, func(ev timers.Event) {
+		fmt.Printf("expected %v, ran at %v, missed %d\n", ev.Expected.Sub(start), ev.Actual.Sub(start), ev.Missed)
+	})
 	if err != nil {
 		panic(err)
 	}
-	tick.Reset()
-
-	spin := func() {
-		var run waitset.List
-		set.Take(&run)
-		for x := run.Pop(); x != nil; x = run.Pop() {
-			x.Start()
-			if ev, ok := tick.Call(); ok {
-				fmt.Printf("expected %v, ran at %v, missed %d\n",
-					ev.Expected.Sub(start), ev.Actual.Sub(start), ev.Missed)
-			}
-			x.Finish(false)
-		}
-	}
-
 	clock.Advance(100 * time.Millisecond)
-	spin()
-	clock.Advance(100 * time.Millisecond)
-	spin()
-	clock.Advance(350 * time.Millisecond) // due at 300ms, run at 550ms
-	spin()
-	clock.Advance(50 * time.Millisecond)
-	spin()
+	ex.SpinAll()
+	clock.Advance(350 * time.Millisecond) // due at 200ms, run at 450ms
+	ex.SpinAll()
 	next, _ := tick.Deadline()
 	fmt.Printf("calls %d, missed %d, next %v\n", tick.Calls(), tick.Missed(), next.Sub(start))
 	// Output:
 	// expected 100ms, ran at 100ms, missed 0
-	// expected 200ms, ran at 200ms, missed 0
-	// expected 300ms, ran at 550ms, missed 2
-	// expected 600ms, ran at 600ms, missed 0
-	// calls 4, missed 2, next 700ms
+	// expected 200ms, ran at 450ms, missed 2
+	// calls 2, missed 2, next 500ms
 }
 
-// ExampleTimer_Reset shows a one-shot timer: it fires once, and Reset arms it
-// again from now.
-func ExampleTimer_Reset() {
-	start := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
-	clock := timers.NewSim(start)
-	set := waitset.New(nil, nil)
-	q := timers.NewQueue(clock, set)
-	once, _ := q.NewTimer(time.Second, true)
-	once.Reset()
-
-	run := func() {
-		var l waitset.List
-		set.Take(&l)
-		for x := l.Pop(); x != nil; x = l.Pop() {
-			x.Start()
-			if ev, ok := once.Call(); ok {
-				fmt.Printf("due at %v, ran at %v\n", ev.Expected.Sub(start), ev.Actual.Sub(start))
-			}
-			x.Finish(false)
-		}
+// ExamplePreciseSupported picks the clock of precise timers where it is.
+func ExamplePreciseSupported() {
+	var clock timers.Clock = timers.System{}
+	if timers.PreciseSupported() {
+		clock = timers.Precise{}
 	}
-	clock.Advance(5 * time.Second)
-	run()
-	clock.Advance(5 * time.Second)
-	run()
-	once.Reset()
-	clock.Advance(5 * time.Second)
-	run()
-	fmt.Println("canceled:", once.Canceled())
-	// Output:
-	// due at 1s, ran at 5s
-	// due at 11s, ran at 15s
-	// canceled: true
+	ex := executor.New(executor.Options{Clock: clock})
+	fmt.Println(ex.Clock() == clock)
+	// Output: true
 }

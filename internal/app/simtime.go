@@ -97,7 +97,7 @@ type simClock struct {
 // A message that goes back in time, by any amount, sets the clock back, as
 // ROS time jumps back when a playback starts over: the timers whose
 // deadlines are more than a period ahead start again from the new time
-// (timers.RewindClock), and the nodes' clocks read it. Nothing tells a
+// (timerq.RewindClock), and the nodes' clocks read it. Nothing tells a
 // playback that starts over from messages out of order, and MQTT keeps one
 // publisher's messages in order, so every step back is taken as a jump;
 // a tiny one moves only the timers called within it, earlier by at most

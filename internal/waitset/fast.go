@@ -36,7 +36,7 @@ func (f Fast) TriggerQuiet(e *Entity) bool {
 
 // TriggerAllQuiet is [Set.TriggerAll] without the set's wake-up, for the
 // timers that a worker serves when it polls the timer queue
-// (timers.Fast.Poll): that worker takes them itself next, as with
+// (timerq.Fast.Poll): that worker takes them itself next, as with
 // TriggerQuiet.
 func (f Fast) TriggerAllQuiet(es []*Entity) { f.s.triggerAll(es, false) }
 

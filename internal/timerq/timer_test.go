@@ -1,4 +1,4 @@
-package timers_test
+package timerq_test
 
 import (
 	"math/rand/v2"
@@ -7,8 +7,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/robotexec/robotexec/internal/timerq"
 	"github.com/robotexec/robotexec/internal/waitset"
-	"github.com/robotexec/robotexec/timers"
 )
 
 const ms = time.Millisecond
@@ -60,15 +60,15 @@ func TestNewTimer(t *testing.T) {
 
 func TestNewQueue(t *testing.T) {
 	set := waitset.New(nil, nil)
-	require.Equal(t, timers.Clock(timers.System{}), timers.NewQueue(nil, set).Clock(), "nil means the system clock")
-	sim := timers.NewSim(epoch)
-	require.Same(t, sim, timers.NewQueue(sim, set).Clock())
+	require.Equal(t, timerq.Clock(timerq.System{}), timerq.NewQueue(nil, set).Clock(), "nil means the system clock")
+	sim := timerq.NewSim(epoch)
+	require.Same(t, sim, timerq.NewQueue(sim, set).Clock())
 }
 
 func TestEventLate(t *testing.T) {
-	ev := timers.Event{Expected: at(10 * ms), Actual: at(13 * ms)}
+	ev := timerq.Event{Expected: at(10 * ms), Actual: at(13 * ms)}
 	require.Equal(t, 3*ms, ev.Late())
-	require.Zero(t, timers.Event{Expected: at(ms), Actual: at(ms)}.Late())
+	require.Zero(t, timerq.Event{Expected: at(ms), Actual: at(ms)}.Late())
 }
 
 // TestPeriodicDriftFree checks over 10,000 periods that every deadline is
@@ -125,7 +125,7 @@ func TestPeriodicDriftFree(t *testing.T) {
 				ev := calls[0].ev
 				if !ev.Expected.Equal(want) || !ev.Actual.Equal(want.Add(late)) || ev.Missed != 0 ||
 					ev.Late() >= tt.period || !ev.Actual.After(prevActual) {
-					require.Equal(t, timers.Event{Expected: want, Actual: want.Add(late)}, ev, "period %d", k)
+					require.Equal(t, timerq.Event{Expected: want, Actual: want.Add(late)}, ev, "period %d", k)
 					require.Greater(t, ev.Actual, prevActual, "period %d", k)
 				}
 				prevActual = ev.Actual

@@ -1,4 +1,4 @@
-package timers_test
+package timerq_test
 
 import (
 	"cmp"
@@ -11,8 +11,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/robotexec/robotexec/internal/timerq"
 	"github.com/robotexec/robotexec/internal/waitset"
-	"github.com/robotexec/robotexec/timers"
 )
 
 // TestQueueMatchesModel drives a queue with random resets, cancels and clock
@@ -35,25 +35,25 @@ func TestQueueMatchesModel(t *testing.T) {
 		t.Run(fmt.Sprintf("seed=%d/timers=%d", tt.seed, tt.timers), func(t *testing.T) {
 			rng := rand.New(rand.NewPCG(tt.seed, 99))
 			r := newRig(t)
-			tms := make([]*timers.Timer, tt.timers)
+			tms := make([]*timerq.Timer, tt.timers)
 			for i := range tms {
 				// Few distinct periods, so that deadlines often coincide.
 				tms[i] = r.timer(time.Duration(1+rng.IntN(8))*ms, i%7 == 3)
 			}
-			model := map[*timers.Timer]time.Time{}
-			calls := map[*timers.Timer]uint64{}
+			model := map[*timerq.Timer]time.Time{}
+			calls := map[*timerq.Timer]uint64{}
 			// settle runs what is due and checks it against the model: the
 			// timers whose deadlines have come, by deadline, then by age, in
 			// one batch, each late by less than a period.
 			settle := func(step int) {
 				now := r.clock.Now()
-				var want []*timers.Timer
+				var want []*timerq.Timer
 				for tm, d := range model {
 					if !d.After(now) {
 						want = append(want, tm)
 					}
 				}
-				slices.SortFunc(want, func(a, b *timers.Timer) int {
+				slices.SortFunc(want, func(a, b *timerq.Timer) int {
 					if c := model[a].Compare(model[b]); c != 0 {
 						return c
 					}
@@ -138,7 +138,7 @@ func TestConcurrentUse(t *testing.T) {
 		steps      = 2000
 	)
 	r := newRig(t)
-	tms := make([]*timers.Timer, 8)
+	tms := make([]*timerq.Timer, 8)
 	for i := range tms {
 		tms[i] = r.started(time.Duration(1+i%3)*ms, i == 5)
 	}
@@ -166,7 +166,7 @@ func TestConcurrentUse(t *testing.T) {
 			}
 		})
 	}
-	last := map[*timers.Timer]time.Time{}
+	last := map[*timerq.Timer]time.Time{}
 	for step := range steps {
 		r.clock.Advance(ms / 2)
 		for _, c := range r.spin() {
@@ -191,7 +191,7 @@ func TestEqualDeadlines(t *testing.T) {
 	var sub waitset.Entity
 	r.set.Register(&sub, waitset.Subscription)
 	const n = 64
-	tms := make([]*timers.Timer, n)
+	tms := make([]*timerq.Timer, n)
 	for i := range tms {
 		tms[i] = r.timer(10*ms, false)
 	}
@@ -229,7 +229,7 @@ func TestCoincidingPeriods(t *testing.T) {
 	t6 := r.started(6*ms, false)
 	t2 := r.started(2*ms, false)
 	t3 := r.started(3*ms, false)
-	want := map[time.Duration][]*timers.Timer{
+	want := map[time.Duration][]*timerq.Timer{
 		2 * ms: {t2}, 3 * ms: {t3}, 4 * ms: {t2}, 6 * ms: {t6, t2, t3},
 		8 * ms: {t2}, 9 * ms: {t3}, 10 * ms: {t2}, 12 * ms: {t6, t2, t3},
 	}
@@ -272,7 +272,7 @@ func TestQueueStop(t *testing.T) {
 	require.False(t, ok)
 	require.Zero(t, r.q.Len())
 
-	for _, tm := range []*timers.Timer{a, b, one} {
+	for _, tm := range []*timerq.Timer{a, b, one} {
 		tm.Reset()
 		require.True(t, tm.Canceled(), "Reset after Stop does nothing")
 		tm.Cancel()
@@ -280,7 +280,7 @@ func TestQueueStop(t *testing.T) {
 	require.Empty(t, r.advance(time.Hour))
 
 	_, err := r.q.NewTimer(ms, false)
-	require.ErrorIs(t, err, timers.ErrStopped)
+	require.ErrorIs(t, err, timerq.ErrStopped)
 	r.q.Stop() // idempotent
 	require.Zero(t, r.q.Len())
 }
@@ -289,20 +289,20 @@ func TestQueueStop(t *testing.T) {
 // that a test can run one as if its runtime timer had fired just before the
 // alarm was stopped ("a call already under way may still finish").
 type lateClock struct {
-	*timers.Sim
+	*timerq.Sim
 	rings []func()
 }
 
-func (c *lateClock) NewAlarm(f func()) timers.Alarm {
+func (c *lateClock) NewAlarm(f func()) timerq.Alarm {
 	c.rings = append(c.rings, f)
 	return c.Sim.NewAlarm(f)
 }
 
 func TestRingUnderWayAtStop(t *testing.T) {
-	clock := &lateClock{Sim: timers.NewSim(epoch)}
+	clock := &lateClock{Sim: timerq.NewSim(epoch)}
 	wakes := 0
 	set := waitset.New(func() { wakes++ }, nil)
-	q := timers.NewQueue(clock, set)
+	q := timerq.NewQueue(clock, set)
 	require.Len(t, clock.rings, 1, "one alarm per queue")
 	tm, err := q.NewTimer(10*ms, false)
 	require.NoError(t, err)

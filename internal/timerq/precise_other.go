@@ -1,6 +1,6 @@
 //go:build !linux
 
-package timers
+package timerq
 
 const preciseSupported = false
 

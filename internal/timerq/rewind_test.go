@@ -1,4 +1,4 @@
-package timers_test
+package timerq_test
 
 // Tests of a queue on a clock that goes back (Sim.Rewind): its timers are
 // re-armed on the new time, as rcl does on a backward jump of ROS time.
@@ -9,11 +9,11 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/robotexec/robotexec/timers"
+	"github.com/robotexec/robotexec/internal/timerq"
 )
 
 func TestSimRewind(t *testing.T) {
-	sim := timers.NewSim(epoch)
+	sim := timerq.NewSim(epoch)
 	var got []string
 	sim.OnRewind(func(to time.Time) { got = append(got, "a "+to.Sub(epoch).String()) })
 	sim.OnRewind(func(to time.Time) {

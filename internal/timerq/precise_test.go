@@ -1,4 +1,4 @@
-package timers_test
+package timerq_test
 
 import (
 	"math"
@@ -9,8 +9,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/robotexec/robotexec/internal/timerq"
 	"github.com/robotexec/robotexec/internal/waitset"
-	"github.com/robotexec/robotexec/timers"
 )
 
 // openFiles counts the process's open file descriptors.
@@ -34,9 +34,9 @@ func settle(cond func() bool) bool {
 }
 
 func TestPreciseAlarmRingsAtItsDeadlinesAndNotBefore(t *testing.T) {
-	require.True(t, timers.PreciseSupported(), "this machine runs Linux")
+	require.True(t, timerq.PreciseSupported(), "this machine runs Linux")
 	rang := make(chan time.Time, 10)
-	a := timers.Precise{}.NewAlarm(func() { rang <- time.Now() })
+	a := timerq.Precise{}.NewAlarm(func() { rang <- time.Now() })
 	defer a.(interface{ Close() error }).Close()
 	for range 5 {
 		deadline := time.Now().Add(2 * time.Millisecond)
@@ -83,13 +83,13 @@ func TestPreciseQueueGridAndStop(t *testing.T) {
 		default:
 		}
 	}, nil)
-	q := timers.NewQueue(timers.Precise{}, set)
+	q := timerq.NewQueue(timerq.Precise{}, set)
 	tm, err := q.NewTimer(3*time.Millisecond+7*time.Microsecond, false)
 	require.NoError(t, err)
 	tm.Reset()
 	deadline, ok := tm.Deadline()
 	require.True(t, ok)
-	require.Zero(t, deadline.UnixNano()%int64(timers.PreciseGrid), "first deadline on the grid")
+	require.Zero(t, deadline.UnixNano()%int64(timerq.PreciseGrid), "first deadline on the grid")
 	select {
 	case <-fired:
 	case <-time.After(5 * time.Second):
@@ -118,9 +118,9 @@ func TestPreciseQueueGridAndStop(t *testing.T) {
 // One-shot deadlines are on the step, and take no part in the groups.
 func TestPreciseGridDeadlinesCoincide(t *testing.T) {
 	set := waitset.New(func() {}, nil)
-	q := timers.NewQueue(timers.Precise{}, set)
+	q := timerq.NewQueue(timerq.Precise{}, set)
 	defer q.Stop()
-	const n = 3*timers.PreciseGroup + 10
+	const n = 3*timerq.PreciseGroup + 10
 	var prev time.Time
 	count, groups := 0, 0
 	for i := range n {
@@ -129,12 +129,12 @@ func TestPreciseGridDeadlinesCoincide(t *testing.T) {
 		tm.Reset()
 		d, ok := tm.Deadline()
 		require.True(t, ok)
-		require.Zero(t, d.UnixNano()%int64(timers.PreciseStep), "deadline %d on the step", i)
+		require.Zero(t, d.UnixNano()%int64(timerq.PreciseStep), "deadline %d on the step", i)
 		switch {
 		case d.Equal(prev):
 			count++
-			require.LessOrEqual(t, count, timers.PreciseGroup, "timers on deadline %d", i)
-		case i > 0 && count == timers.PreciseGroup && d.Sub(prev) == timers.PreciseStep:
+			require.LessOrEqual(t, count, timerq.PreciseGroup, "timers on deadline %d", i)
+		case i > 0 && count == timerq.PreciseGroup && d.Sub(prev) == timerq.PreciseStep:
 			// The group is full: a step later.
 			count = 1
 			groups++
@@ -142,7 +142,7 @@ func TestPreciseGridDeadlinesCoincide(t *testing.T) {
 			// The first, or the registrations reached the next grid
 			// point: a group of its own on the grid.
 			require.True(t, d.After(prev), "deadline %d", i)
-			require.Zero(t, d.UnixNano()%int64(timers.PreciseGrid), "deadline %d on the grid", i)
+			require.Zero(t, d.UnixNano()%int64(timerq.PreciseGrid), "deadline %d on the grid", i)
 			count = 1
 			groups++
 		}
@@ -153,9 +153,9 @@ func TestPreciseGridDeadlinesCoincide(t *testing.T) {
 		one.Reset()
 		d, ok = one.Deadline()
 		require.True(t, ok)
-		require.Zero(t, d.UnixNano()%int64(timers.PreciseStep), "one-shot deadline %d on the step", i)
+		require.Zero(t, d.UnixNano()%int64(timerq.PreciseStep), "one-shot deadline %d on the step", i)
 	}
-	require.GreaterOrEqual(t, groups, n/timers.PreciseGroup+1)
+	require.GreaterOrEqual(t, groups, n/timerq.PreciseGroup+1)
 }
 
 // A timer reset, canceled or detached before its first deadline no longer
@@ -163,11 +163,11 @@ func TestPreciseGridDeadlinesCoincide(t *testing.T) {
 // or starting and canceling timers, never moves a start off the grid.
 func TestPreciseGroupCountsTimersThatStay(t *testing.T) {
 	set := waitset.New(func() {}, nil)
-	q := timers.NewQueue(timers.Precise{}, set)
+	q := timerq.NewQueue(timerq.Precise{}, set)
 	defer q.Stop()
 	tm, err := q.NewTimer(time.Hour, false)
 	require.NoError(t, err)
-	for i := range 3 * timers.PreciseGroup {
+	for i := range 3 * timerq.PreciseGroup {
 		switch i % 3 {
 		case 0:
 			tm.Reset()
@@ -183,7 +183,7 @@ func TestPreciseGroupCountsTimersThatStay(t *testing.T) {
 		}
 		d, ok := tm.Deadline()
 		require.True(t, ok)
-		require.Zero(t, d.UnixNano()%int64(timers.PreciseGrid), "start %d on the grid", i)
+		require.Zero(t, d.UnixNano()%int64(timerq.PreciseGrid), "start %d on the grid", i)
 	}
 }
 
@@ -197,7 +197,7 @@ func TestPreciseGridLongestDelayStaysInTheFuture(t *testing.T) {
 		default:
 		}
 	}, nil)
-	q := timers.NewQueue(timers.Precise{}, set)
+	q := timerq.NewQueue(timerq.Precise{}, set)
 	defer q.Stop()
 	time.Sleep(time.Millisecond) // now past the queue's base, as in any real use
 	tm, err := q.NewTimer(time.Duration(math.MaxInt64), true)

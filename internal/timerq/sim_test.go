@@ -1,4 +1,4 @@
-package timers_test
+package timerq_test
 
 import (
 	"sync"
@@ -8,7 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/robotexec/robotexec/timers"
+	"github.com/robotexec/robotexec/internal/timerq"
 )
 
 // ring is one alarm call recorded by the Sim tests: which alarm, and what
@@ -19,7 +19,7 @@ type ring struct {
 }
 
 func TestSimNowAndAdvance(t *testing.T) {
-	sim := timers.NewSim(epoch)
+	sim := timerq.NewSim(epoch)
 	require.Equal(t, epoch, sim.Now())
 	sim.Advance(3 * ms)
 	require.Equal(t, at(3*ms), sim.Now())
@@ -39,14 +39,14 @@ func TestSimAlarms(t *testing.T) {
 	tests := []struct {
 		name string
 		// run sets alarms (made by mk) and advances the clock.
-		run      func(sim *timers.Sim, mk func(name string, then func()) timers.Alarm)
+		run      func(sim *timerq.Sim, mk func(name string, then func()) timerq.Alarm)
 		want     []ring
 		wantNow  time.Duration
 		wantNext time.Duration // -1: no alarm left
 	}{
 		{
 			name: "fire in deadline order, each at its own time",
-			run: func(sim *timers.Sim, mk func(string, func()) timers.Alarm) {
+			run: func(sim *timerq.Sim, mk func(string, func()) timerq.Alarm) {
 				mk("c", nil).Set(at(30 * ms))
 				mk("a", nil).Set(at(10 * ms))
 				mk("b", nil).Set(at(20 * ms))
@@ -58,7 +58,7 @@ func TestSimAlarms(t *testing.T) {
 		},
 		{
 			name: "only what falls due",
-			run: func(sim *timers.Sim, mk func(string, func()) timers.Alarm) {
+			run: func(sim *timerq.Sim, mk func(string, func()) timerq.Alarm) {
 				mk("a", nil).Set(at(10 * ms))
 				mk("b", nil).Set(at(20 * ms))
 				sim.Advance(15 * ms)
@@ -69,7 +69,7 @@ func TestSimAlarms(t *testing.T) {
 		},
 		{
 			name: "a deadline equal to the target fires",
-			run: func(sim *timers.Sim, mk func(string, func()) timers.Alarm) {
+			run: func(sim *timerq.Sim, mk func(string, func()) timerq.Alarm) {
 				mk("a", nil).Set(at(10 * ms))
 				sim.AdvanceTo(at(10 * ms))
 			},
@@ -79,8 +79,8 @@ func TestSimAlarms(t *testing.T) {
 		},
 		{
 			name: "alarms set by alarms fire in the same advance",
-			run: func(sim *timers.Sim, mk func(string, func()) timers.Alarm) {
-				var b, c, d timers.Alarm
+			run: func(sim *timerq.Sim, mk func(string, func()) timerq.Alarm) {
+				var b, c, d timerq.Alarm
 				d = mk("d", nil)
 				c = mk("c", func() { d.Set(at(90 * ms)) }) // beyond the advance
 				b = mk("b", func() { c.Set(at(25 * ms)) })
@@ -94,8 +94,8 @@ func TestSimAlarms(t *testing.T) {
 		},
 		{
 			name: "an alarm that re-sets itself rings each time",
-			run: func(sim *timers.Sim, mk func(string, func()) timers.Alarm) {
-				var a timers.Alarm
+			run: func(sim *timerq.Sim, mk func(string, func()) timerq.Alarm) {
+				var a timerq.Alarm
 				a = mk("a", func() { a.Set(sim.Now().Add(10 * ms)) })
 				a.Set(at(10 * ms))
 				sim.Advance(35 * ms)
@@ -106,7 +106,7 @@ func TestSimAlarms(t *testing.T) {
 		},
 		{
 			name: "set replaces the earlier setting",
-			run: func(sim *timers.Sim, mk func(string, func()) timers.Alarm) {
+			run: func(sim *timerq.Sim, mk func(string, func()) timerq.Alarm) {
 				a := mk("a", nil)
 				a.Set(at(10 * ms))
 				a.Set(at(30 * ms))
@@ -118,7 +118,7 @@ func TestSimAlarms(t *testing.T) {
 		},
 		{
 			name: "stop disarms",
-			run: func(sim *timers.Sim, mk func(string, func()) timers.Alarm) {
+			run: func(sim *timerq.Sim, mk func(string, func()) timerq.Alarm) {
 				a := mk("a", nil)
 				a.Set(at(10 * ms))
 				mk("b", nil).Set(at(20 * ms))
@@ -133,7 +133,7 @@ func TestSimAlarms(t *testing.T) {
 		},
 		{
 			name: "an alarm stopped by an earlier alarm does not ring",
-			run: func(sim *timers.Sim, mk func(string, func()) timers.Alarm) {
+			run: func(sim *timerq.Sim, mk func(string, func()) timerq.Alarm) {
 				b := mk("b", nil)
 				b.Set(at(20 * ms))
 				mk("a", func() { b.Stop() }).Set(at(10 * ms))
@@ -145,7 +145,7 @@ func TestSimAlarms(t *testing.T) {
 		},
 		{
 			name: "a time in the past fires at the next advance without moving the clock back",
-			run: func(sim *timers.Sim, mk func(string, func()) timers.Alarm) {
+			run: func(sim *timerq.Sim, mk func(string, func()) timerq.Alarm) {
 				sim.Advance(50 * ms)
 				mk("a", nil).Set(at(10 * ms))
 				sim.Advance(0)
@@ -156,7 +156,7 @@ func TestSimAlarms(t *testing.T) {
 		},
 		{
 			name: "an alarm rings once per setting",
-			run: func(sim *timers.Sim, mk func(string, func()) timers.Alarm) {
+			run: func(sim *timerq.Sim, mk func(string, func()) timerq.Alarm) {
 				a := mk("a", nil)
 				a.Set(at(10 * ms))
 				sim.Advance(20 * ms)
@@ -171,9 +171,9 @@ func TestSimAlarms(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			sim := timers.NewSim(epoch)
+			sim := timerq.NewSim(epoch)
 			var got []ring
-			mk := func(name string, then func()) timers.Alarm {
+			mk := func(name string, then func()) timerq.Alarm {
 				return sim.NewAlarm(func() {
 					got = append(got, ring{name, sim.Now().Sub(epoch)})
 					if then != nil {
@@ -196,7 +196,7 @@ func TestSimAlarms(t *testing.T) {
 }
 
 func TestSimNext(t *testing.T) {
-	sim := timers.NewSim(epoch)
+	sim := timerq.NewSim(epoch)
 	_, ok := sim.Next()
 	require.False(t, ok)
 	a := sim.NewAlarm(func() {})
@@ -217,7 +217,7 @@ func TestSimNext(t *testing.T) {
 // TestSimConcurrentUse reads and sets a Sim from several goroutines while
 // one advances it. Run it with -race.
 func TestSimConcurrentUse(t *testing.T) {
-	sim := timers.NewSim(epoch)
+	sim := timerq.NewSim(epoch)
 	var rings atomic.Int64
 	const n = 200
 	var wg sync.WaitGroup

@@ -1,4 +1,4 @@
-package timers
+package timerq
 
 import "github.com/robotexec/robotexec/internal/tsc"
 

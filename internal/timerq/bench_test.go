@@ -1,4 +1,4 @@
-package timers_test
+package timerq_test
 
 import (
 	"fmt"
@@ -7,13 +7,13 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/robotexec/robotexec/internal/timerq"
 	"github.com/robotexec/robotexec/internal/waitset"
-	"github.com/robotexec/robotexec/timers"
 )
 
 // armedRig returns a rig with n armed timers whose deadlines lie far beyond
 // any benchmark, and one 1µs timer that falls due at every step.
-func armedRig(tb testing.TB, n int) (*rig, *timers.Timer) {
+func armedRig(tb testing.TB, n int) (*rig, *timerq.Timer) {
 	r := newRig(tb)
 	for i := range n {
 		r.started(1000*time.Hour+time.Duration(i), false)
@@ -24,7 +24,7 @@ func armedRig(tb testing.TB, n int) (*rig, *timers.Timer) {
 
 // fire steps the clock one period of hot, which rings the queue's alarm, and
 // runs hot: ring, trigger, take, start, call, finish.
-func fire(r *rig, hot *timers.Timer) {
+func fire(r *rig, hot *timerq.Timer) {
 	r.clock.Advance(time.Microsecond)
 	r.set.Take(&r.run)
 	x := r.run.Pop()
@@ -74,7 +74,7 @@ func BenchmarkQueue(b *testing.B) {
 			for i := range n {
 				r.started(1000*time.Hour+time.Duration(i), false)
 			}
-			due := make([]*timers.Timer, 10)
+			due := make([]*timerq.Timer, 10)
 			for i := range due {
 				due[i] = r.started(time.Microsecond, false)
 			}
@@ -84,7 +84,7 @@ func BenchmarkQueue(b *testing.B) {
 				r.set.Take(&r.run)
 				for x := r.run.Pop(); x != nil; x = r.run.Pop() {
 					x.Start()
-					x.Data.(*timers.Timer).Call()
+					x.Data.(*timerq.Timer).Call()
 					x.Finish(false)
 				}
 			}
@@ -121,7 +121,7 @@ func benchmarkQueueGroups(b *testing.B, groups int) {
 		k := 0
 		for x := r.run.Pop(); x != nil; x = r.run.Pop() {
 			x.Start()
-			x.Data.(*timers.Timer).Call()
+			x.Data.(*timerq.Timer).Call()
 			x.Finish(false)
 			k++
 		}
@@ -140,8 +140,8 @@ func benchmarkQueueGroups(b *testing.B, groups int) {
 
 // BenchmarkNewTimer measures making and arming a timer.
 func BenchmarkNewTimer(b *testing.B) {
-	clock := timers.NewSim(epoch)
-	q := timers.NewQueue(clock, waitset.New(nil, nil))
+	clock := timerq.NewSim(epoch)
+	q := timerq.NewQueue(clock, waitset.New(nil, nil))
 	b.ReportAllocs()
 	for b.Loop() {
 		tm, _ := q.NewTimer(time.Hour, false)

@@ -1,4 +1,4 @@
-package timers_test
+package timerq_test
 
 import (
 	"testing"
@@ -6,22 +6,22 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/robotexec/robotexec/internal/timerq"
 	"github.com/robotexec/robotexec/internal/waitset"
-	"github.com/robotexec/robotexec/timers"
 )
 
 func TestCancel(t *testing.T) {
 	tests := []struct {
 		name string
-		run  func(t *testing.T, r *rig, tm *timers.Timer)
+		run  func(t *testing.T, r *rig, tm *timerq.Timer)
 	}{
-		{"armed", func(t *testing.T, r *rig, tm *timers.Timer) {
+		{"armed", func(t *testing.T, r *rig, tm *timerq.Timer) {
 			r.clock.Advance(5 * ms)
 			tm.Cancel()
 			require.Equal(t, 1, r.q.Len())
 			require.Empty(t, of(r.advance(time.Hour), tm))
 		}},
-		{"due but not taken", func(t *testing.T, r *rig, tm *timers.Timer) {
+		{"due but not taken", func(t *testing.T, r *rig, tm *timerq.Timer) {
 			r.clock.Advance(10 * ms)
 			require.True(t, tm.InWaitSet())
 			tm.Cancel()
@@ -30,7 +30,7 @@ func TestCancel(t *testing.T) {
 			require.False(t, calls[0].ok, "but Call skips it")
 			require.Empty(t, of(r.advance(time.Hour), tm))
 		}},
-		{"taken but not started", func(t *testing.T, r *rig, tm *timers.Timer) {
+		{"taken but not started", func(t *testing.T, r *rig, tm *timerq.Timer) {
 			r.clock.Advance(10 * ms)
 			batch := r.take()
 			require.Equal(t, waitset.Queued, tm.State())
@@ -40,7 +40,7 @@ func TestCancel(t *testing.T) {
 			require.False(t, calls[0].ok)
 			require.Empty(t, of(r.advance(time.Hour), tm))
 		}},
-		{"from its own callback", func(t *testing.T, r *rig, tm *timers.Timer) {
+		{"from its own callback", func(t *testing.T, r *rig, tm *timerq.Timer) {
 			r.clock.Advance(10 * ms)
 			r.take()
 			x := r.run.Pop()
@@ -55,7 +55,7 @@ func TestCancel(t *testing.T) {
 			require.Empty(t, of(r.advance(time.Hour), tm))
 			require.Equal(t, uint64(1), tm.Calls())
 		}},
-		{"twice", func(t *testing.T, r *rig, tm *timers.Timer) {
+		{"twice", func(t *testing.T, r *rig, tm *timerq.Timer) {
 			tm.Cancel()
 			tm.Cancel()
 			require.Empty(t, of(r.advance(time.Hour), tm))
@@ -94,15 +94,15 @@ func TestReset(t *testing.T) {
 		name string
 		// run acts on a 10ms timer started at the epoch and returns when
 		// it expects the next call.
-		run func(t *testing.T, r *rig, tm *timers.Timer) time.Duration
+		run func(t *testing.T, r *rig, tm *timerq.Timer) time.Duration
 	}{
-		{"armed, pushed later", func(t *testing.T, r *rig, tm *timers.Timer) time.Duration {
+		{"armed, pushed later", func(t *testing.T, r *rig, tm *timerq.Timer) time.Duration {
 			r.clock.Advance(7 * ms)
 			tm.Reset()
 			require.Empty(t, r.advance(9*ms), "not at the old deadline")
 			return 17 * ms
 		}},
-		{"armed after the alarm rang for nothing", func(t *testing.T, r *rig, tm *timers.Timer) time.Duration {
+		{"armed after the alarm rang for nothing", func(t *testing.T, r *rig, tm *timerq.Timer) time.Duration {
 			r.clock.Advance(7 * ms)
 			tm.Reset() // 17ms
 			require.Empty(t, r.advance(8*ms))
@@ -114,7 +114,7 @@ func TestReset(t *testing.T) {
 			require.Equal(t, at(time.Hour+25*ms), next)
 			return time.Hour + 25*ms
 		}},
-		{"due but not taken", func(t *testing.T, r *rig, tm *timers.Timer) time.Duration {
+		{"due but not taken", func(t *testing.T, r *rig, tm *timerq.Timer) time.Duration {
 			r.clock.Advance(13 * ms) // due at 10ms
 			tm.Reset()
 			calls := r.spin()
@@ -123,7 +123,7 @@ func TestReset(t *testing.T) {
 			require.Equal(t, uint64(0), tm.Calls())
 			return 23 * ms
 		}},
-		{"taken but not started", func(t *testing.T, r *rig, tm *timers.Timer) time.Duration {
+		{"taken but not started", func(t *testing.T, r *rig, tm *timerq.Timer) time.Duration {
 			r.clock.Advance(10 * ms)
 			batch := r.take()
 			r.clock.Advance(ms)
@@ -133,7 +133,7 @@ func TestReset(t *testing.T) {
 			require.False(t, calls[0].ok)
 			return 21 * ms
 		}},
-		{"due again before the skipped call runs", func(t *testing.T, r *rig, tm *timers.Timer) time.Duration {
+		{"due again before the skipped call runs", func(t *testing.T, r *rig, tm *timerq.Timer) time.Duration {
 			r.clock.Advance(10 * ms)
 			batch := r.take()
 			tm.Reset()               // 20ms
@@ -146,14 +146,14 @@ func TestReset(t *testing.T) {
 			require.False(t, calls[0].ok, "with nothing due")
 			return 30 * ms
 		}},
-		{"canceled", func(t *testing.T, r *rig, tm *timers.Timer) time.Duration {
+		{"canceled", func(t *testing.T, r *rig, tm *timerq.Timer) time.Duration {
 			r.clock.Advance(4 * ms)
 			tm.Cancel()
 			r.clock.Advance(4 * ms)
 			tm.Reset()
 			return 18 * ms
 		}},
-		{"twice", func(t *testing.T, r *rig, tm *timers.Timer) time.Duration {
+		{"twice", func(t *testing.T, r *rig, tm *timerq.Timer) time.Duration {
 			r.clock.Advance(4 * ms)
 			tm.Reset()
 			r.clock.Advance(4 * ms)

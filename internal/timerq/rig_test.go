@@ -1,4 +1,4 @@
-package timers_test
+package timerq_test
 
 import (
 	"testing"
@@ -6,8 +6,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/robotexec/robotexec/internal/timerq"
 	"github.com/robotexec/robotexec/internal/waitset"
-	"github.com/robotexec/robotexec/timers"
 )
 
 // epoch is where the simulated clocks of the tests start.
@@ -15,8 +15,8 @@ var epoch = time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
 
 // call is one timer call made by rig.spin.
 type call struct {
-	timer *timers.Timer
-	ev    timers.Event
+	timer *timerq.Timer
+	ev    timerq.Event
 	ok    bool   // what Timer.Call returned
 	batch uint64 // the wait set batch the timer was taken in
 }
@@ -25,23 +25,23 @@ type call struct {
 // simulated clock.
 type rig struct {
 	t     testing.TB
-	clock *timers.Sim
+	clock *timerq.Sim
 	set   *waitset.Set
-	q     *timers.Queue
+	q     *timerq.Queue
 	wakes int
 	run   waitset.List
 }
 
 func newRig(t testing.TB) *rig {
-	r := &rig{t: t, clock: timers.NewSim(epoch)}
+	r := &rig{t: t, clock: timerq.NewSim(epoch)}
 	r.set = waitset.New(func() { r.wakes++ }, nil)
-	r.q = timers.NewQueue(r.clock, r.set)
+	r.q = timerq.NewQueue(r.clock, r.set)
 	return r
 }
 
 // timer makes a timer whose entity's Data points back to it. It does not
 // arm it.
-func (r *rig) timer(period time.Duration, oneShot bool) *timers.Timer {
+func (r *rig) timer(period time.Duration, oneShot bool) *timerq.Timer {
 	r.t.Helper()
 	tm, err := r.q.NewTimer(period, oneShot)
 	require.NoError(r.t, err)
@@ -50,7 +50,7 @@ func (r *rig) timer(period time.Duration, oneShot bool) *timers.Timer {
 }
 
 // started makes a timer and arms it.
-func (r *rig) started(period time.Duration, oneShot bool) *timers.Timer {
+func (r *rig) started(period time.Duration, oneShot bool) *timerq.Timer {
 	tm := r.timer(period, oneShot)
 	tm.Reset()
 	return tm
@@ -67,7 +67,7 @@ func (r *rig) take() uint64 {
 func (r *rig) runQueued(batch uint64) []call {
 	var calls []call
 	for x := r.run.Pop(); x != nil; x = r.run.Pop() {
-		tm := x.Data.(*timers.Timer)
+		tm := x.Data.(*timerq.Timer)
 		require.Same(r.t, &tm.Entity, x)
 		x.Start()
 		ev, ok := tm.Call()
@@ -114,7 +114,7 @@ func (r *rig) step() []call {
 }
 
 // of returns the calls of tm among calls.
-func of(calls []call, tm *timers.Timer) []call {
+func of(calls []call, tm *timerq.Timer) []call {
 	var out []call
 	for _, c := range calls {
 		if c.timer == tm {
@@ -129,7 +129,7 @@ func at(d time.Duration) time.Time { return epoch.Add(d) }
 
 // only requires that calls holds exactly one successful call of tm and
 // returns its event.
-func only(t testing.TB, calls []call, tm *timers.Timer) timers.Event {
+func only(t testing.TB, calls []call, tm *timerq.Timer) timerq.Event {
 	t.Helper()
 	require.Len(t, calls, 1)
 	require.Same(t, tm, calls[0].timer)
@@ -138,7 +138,7 @@ func only(t testing.TB, calls []call, tm *timers.Timer) timers.Event {
 }
 
 // deadline returns the timer's deadline, failing if it has none.
-func deadline(t testing.TB, tm *timers.Timer) time.Time {
+func deadline(t testing.TB, tm *timerq.Timer) time.Time {
 	t.Helper()
 	d, ok := tm.Deadline()
 	require.True(t, ok, "timer has no deadline")

@@ -1,4 +1,4 @@
-package timers
+package timerq
 
 import (
 	"testing"

@@ -1,4 +1,4 @@
-package timers_test
+package timerq_test
 
 import (
 	"testing"
@@ -6,12 +6,12 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/robotexec/robotexec/internal/timerq"
 	"github.com/robotexec/robotexec/internal/waitset"
-	"github.com/robotexec/robotexec/timers"
 )
 
 // leadSim is a simulated clock with a lead, as Precise has one.
-type leadSim struct{ *timers.Sim }
+type leadSim struct{ *timerq.Sim }
 
 const lead = 100 * time.Microsecond
 
@@ -24,9 +24,9 @@ func (leadSim) Lead() time.Duration { return lead }
 // it then.
 func TestEarlyRing(t *testing.T) {
 	start := time.Unix(0, 0)
-	clk := leadSim{timers.NewSim(start)}
+	clk := leadSim{timerq.NewSim(start)}
 	set := waitset.New(nil, nil)
-	q := timers.NewQueue(clk, set)
+	q := timerq.NewQueue(clk, set)
 	defer q.Stop()
 	require.Equal(t, lead, q.Fast().Lead())
 	var early []time.Time
@@ -69,8 +69,8 @@ func TestEarlyRing(t *testing.T) {
 
 // TestNoEarlyWithoutLead: a clock without a lead never rings early.
 func TestNoEarlyWithoutLead(t *testing.T) {
-	clk := timers.NewSim(time.Unix(0, 0))
-	q := timers.NewQueue(clk, waitset.New(nil, nil))
+	clk := timerq.NewSim(time.Unix(0, 0))
+	q := timerq.NewQueue(clk, waitset.New(nil, nil))
 	defer q.Stop()
 	require.Zero(t, q.Fast().Lead())
 	q.Fast().SetEarly(func(time.Time) { t.Fatal("rang early") })
@@ -87,9 +87,9 @@ func TestNoEarlyWithoutLead(t *testing.T) {
 // fallback a lead after it.
 func TestEarlyWithinLead(t *testing.T) {
 	start := time.Unix(0, 0)
-	clk := leadSim{timers.NewSim(start)}
+	clk := leadSim{timerq.NewSim(start)}
 	set := waitset.New(nil, nil)
-	q := timers.NewQueue(clk, set)
+	q := timerq.NewQueue(clk, set)
 	defer q.Stop()
 	var early []time.Time
 	q.Fast().SetEarly(func(d time.Time) { early = append(early, d) })
@@ -116,9 +116,9 @@ func TestEarlyRingOfAMovedHead(t *testing.T) {
 	for _, move := range []string{"reset", "cancel"} {
 		t.Run(move, func(t *testing.T) {
 			start := time.Unix(0, 0)
-			clk := leadSim{timers.NewSim(start)}
+			clk := leadSim{timerq.NewSim(start)}
 			set := waitset.New(nil, nil)
-			q := timers.NewQueue(clk, set)
+			q := timerq.NewQueue(clk, set)
 			defer q.Stop()
 			q.Fast().SetEarly(func(time.Time) {})
 			head, err := q.NewTimer(time.Millisecond, true)
@@ -164,9 +164,9 @@ func TestIdleLead(t *testing.T) {
 		{5 * time.Millisecond, idleLead},
 	} {
 		start := time.Unix(0, 0)
-		clk := idleLeadSim{leadSim{timers.NewSim(start)}}
+		clk := idleLeadSim{leadSim{timerq.NewSim(start)}}
 		set := waitset.New(nil, nil)
-		q := timers.NewQueue(clk, set)
+		q := timerq.NewQueue(clk, set)
 		var early []time.Time
 		q.Fast().SetEarly(func(d time.Time) { early = append(early, d) })
 		tm, err := q.NewTimer(c.period, false)

@@ -1,4 +1,4 @@
-package timers
+package timerq
 
 // Fast is package executor's path through a queue: the steps by which its
 // workers serve the timers themselves, between callbacks, rather than

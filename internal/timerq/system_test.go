@@ -1,4 +1,4 @@
-package timers_test
+package timerq_test
 
 import (
 	"sync/atomic"
@@ -7,8 +7,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/robotexec/robotexec/internal/timerq"
 	"github.com/robotexec/robotexec/internal/waitset"
-	"github.com/robotexec/robotexec/timers"
 )
 
 // guard bounds every wait on the system clock: reaching it is a failure,
@@ -41,14 +41,14 @@ func TestSystemClockPeriod(t *testing.T) {
 		default:
 		}
 	}, nil)
-	q := timers.NewQueue(timers.System{}, set)
+	q := timerq.NewQueue(timerq.System{}, set)
 	defer q.Stop()
 	tm, err := q.NewTimer(period, false)
 	require.NoError(t, err)
 	tm.Reset()
 
 	var (
-		evs   []timers.Event
+		evs   []timerq.Event
 		ticks uint64 // deadlines from the first call's to the last call's
 		run   waitset.List
 	)
@@ -111,7 +111,7 @@ func TestSystemClockPeriod(t *testing.T) {
 }
 
 func TestSystemAlarm(t *testing.T) {
-	clock := timers.System{}
+	clock := timerq.System{}
 	wait := func(t *testing.T, c <-chan time.Time) time.Time {
 		t.Helper()
 		select {
@@ -122,7 +122,7 @@ func TestSystemAlarm(t *testing.T) {
 			return time.Time{}
 		}
 	}
-	newAlarm := func() (timers.Alarm, chan time.Time) {
+	newAlarm := func() (timerq.Alarm, chan time.Time) {
 		c := make(chan time.Time, 8)
 		return clock.NewAlarm(func() { c <- clock.Now() }), c
 	}

@@ -1,5 +1,7 @@
-// Package timers provides the periodic and one-shot timers of an executor,
-// the clock they run on, and the deadline queue that triggers them.
+// Package timerq provides the periodic and one-shot timers of an executor,
+// the clocks they run on, and the deadline queue that triggers them.
+// Package timers gives programs its Timer, Event and clocks under their
+// public names.
 //
 // A [Timer] is an entity of the wait set (package waitset). A [Queue] keeps
 // every timer of an executor in one deadline heap, armed on a single
@@ -27,4 +29,4 @@
 //
 // Every method of Queue and Timer is safe for concurrent use. Sim is safe
 // for concurrent use; its alarms run on the goroutine that advances it.
-package timers
+package timerq

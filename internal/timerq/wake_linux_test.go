@@ -1,4 +1,4 @@
-package timers_test
+package timerq_test
 
 import (
 	"fmt"
@@ -11,7 +11,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/robotexec/robotexec/timers"
+	"github.com/robotexec/robotexec/internal/timerq"
 )
 
 // BenchmarkWakeUp measures how late a sleeping thread wakes on this
@@ -66,7 +66,7 @@ func benchmarkTimerfdWake(b *testing.B, sleep time.Duration) {
 
 func benchmarkAlarmWake(b *testing.B, sleep time.Duration) {
 	rang := make(chan time.Time, 1)
-	a := timers.Precise{}.NewAlarm(func() { rang <- time.Now() })
+	a := timerq.Precise{}.NewAlarm(func() { rang <- time.Now() })
 	defer a.(io.Closer).Close()
 	var late []time.Duration
 	for b.Loop() {

@@ -1,4 +1,4 @@
-package timers_test
+package timerq_test
 
 import (
 	"testing"
@@ -6,24 +6,24 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/robotexec/robotexec/internal/timerq"
 	"github.com/robotexec/robotexec/internal/tsc"
 	"github.com/robotexec/robotexec/internal/waitset"
-	"github.com/robotexec/robotexec/timers"
 )
 
 // deaf is the system clock with alarms that never ring: only Poll serves
 // its queue's timers.
-type deaf struct{ timers.System }
+type deaf struct{ timerq.System }
 
 type deafAlarm struct{}
 
-func (deaf) NewAlarm(func()) timers.Alarm { return deafAlarm{} }
+func (deaf) NewAlarm(func()) timerq.Alarm { return deafAlarm{} }
 func (deafAlarm) Set(time.Time)           {}
 func (deafAlarm) Stop()                   {}
 
 func TestPollServesDueTimers(t *testing.T) {
 	set := waitset.New(nil, nil)
-	q := timers.NewQueue(deaf{}, set)
+	q := timerq.NewQueue(deaf{}, set)
 	defer q.Stop()
 	tm, err := q.NewTimer(5*time.Millisecond, false)
 	require.NoError(t, err)
@@ -57,9 +57,9 @@ func TestPollServesDueTimers(t *testing.T) {
 }
 
 func TestPollIgnoresSimulatedClocks(t *testing.T) {
-	clk := timers.NewSim(time.Unix(0, 0))
+	clk := timerq.NewSim(time.Unix(0, 0))
 	set := waitset.New(nil, nil)
-	q := timers.NewQueue(clk, set)
+	q := timerq.NewQueue(clk, set)
 	defer q.Stop()
 	tm, err := q.NewTimer(time.Millisecond, false)
 	require.NoError(t, err)
