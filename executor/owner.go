@@ -5,6 +5,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/robotexec/robotexec/internal/bus"
 	"github.com/robotexec/robotexec/internal/waitset"
 	"github.com/robotexec/robotexec/subscribers"
 	"github.com/robotexec/robotexec/timers"
@@ -141,7 +142,7 @@ func (o *Owner) Subscribe(src subscribers.Source, filter string, cb func(subscri
 	if r.name == "" {
 		r.name = filter
 	}
-	s, err := subscribers.New(filter, r.queue)
+	s, err := bus.New(filter, r.queue)
 	if err != nil {
 		return nil, fmt.Errorf("executor: %s: %w", o.name, err)
 	}

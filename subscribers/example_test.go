@@ -3,80 +3,78 @@ package subscribers_test
 import (
 	"fmt"
 
-	"github.com/robotexec/robotexec/internal/waitset"
+	"github.com/robotexec/robotexec/executor"
 	"github.com/robotexec/robotexec/subscribers"
 )
 
-// ExampleSubscription drives a subscription by hand, as an executor would:
-// deliveries fill its queue and make it ready in the wait set, and each run
-// takes one message from the front. With the default drop_oldest policy a
-// full queue evicts its oldest message.
-func ExampleSubscription() {
-	sub, err := subscribers.New("robot/+/odom", subscribers.Options{Depth: 2})
-	if err != nil {
+// ExampleRouter publishes through an in-process router to the
+// subscriptions of an executor whose filters match, including a retained
+// message that a later subscription receives when it is made.
+func ExampleRouter() {
+	router := subscribers.NewRouter(subscribers.RouterOptions{InProcess: true})
+	ex := executor.New(executor.Options{})
+	node := ex.NewOwner("printer", nil)
+	show := func(m subscribers.Message) {
+		fmt.Printf("got %s %s retained=%v\n", m.Topic, m.Payload, m.Retained)
+	}
+	if _, err := node.Subscribe(router, "sensors/+/imu", show); err != nil {
 		panic(err)
 	}
-	set := waitset.New(nil, nil)
-	set.Register(&sub.Entity, waitset.Subscription)
-
-	for _, p := range []string{"x=1", "x=2", "x=3"} {
-		sub.Deliver(subscribers.Message{Topic: "robot/7/odom", Payload: []byte(p)})
-	}
-	fmt.Println("ready:", !set.Empty())
-
-	for {
-		m, seq, ok, more := sub.Take()
-		if !ok {
-			break
-		}
-		fmt.Printf("#%d %s %s more=%v\n", seq, m.Topic, m.Payload, more)
-	}
-	st := sub.Stats()
-	fmt.Println("accepted:", st.Accepted, "dropped:", st.Dropped[subscribers.QueueFull])
-	// Output:
-	// ready: true
-	// #2 robot/7/odom x=2 more=true
-	// #3 robot/7/odom x=3 more=false
-	// accepted: 3 dropped: 1
-}
-
-// ExampleRouter publishes through an in-process router to the subscriptions whose
-// filters match, including a retained message that a later subscription
-// receives when it attaches.
-func ExampleRouter() {
-	bus := new(subscribers.Router)
-	set := waitset.New(nil, nil)
-	subscribe := func(filter string) *subscribers.Subscription {
-		sub, err := subscribers.New(filter, subscribers.Options{})
-		if err != nil {
-			panic(err)
-		}
-		set.Register(&sub.Entity, waitset.Subscription)
-		if err := bus.Attach(sub); err != nil {
-			panic(err)
-		}
-		return sub
-	}
-
-	imu := subscribe("sensors/+/imu")
-	pub, err := bus.Publisher("sensors/left/imu")
+	pub, err := router.Publisher("sensors/left/imu")
 	if err != nil {
 		panic(err)
 	}
 	n, _ := pub.PublishMessage(subscribers.Message{Payload: []byte("ax=0.1")})
 	fmt.Println("accepted by", n)
+	ex.SpinAll()
 
-	if _, err := bus.Publish(subscribers.Message{Topic: "robot/mode", Payload: []byte("auto"), Retained: true}); err != nil {
+	if _, err := router.Publish(subscribers.Message{Topic: "robot/mode", Payload: []byte("auto"), Retained: true}); err != nil {
 		panic(err)
 	}
-	mode := subscribe("robot/#")
-
-	for _, sub := range []*subscribers.Subscription{imu, mode} {
-		m, _, _, _ := sub.Take()
-		fmt.Printf("%s got %s %s retained=%v\n", sub.Filter(), m.Topic, m.Payload, m.Retained)
+	if _, err := node.Subscribe(router, "robot/#", show); err != nil {
+		panic(err)
 	}
+	ex.SpinAll()
 	// Output:
 	// accepted by 1
-	// sensors/+/imu got sensors/left/imu ax=0.1 retained=false
-	// robot/# got robot/mode auto retained=true
+	// got sensors/left/imu ax=0.1 retained=false
+	// got robot/mode auto retained=true
+}
+
+// ExampleSubscription shows a full queue with the default drop_oldest
+// policy: it evicts its oldest message, and counts the drop.
+func ExampleSubscription() {
+	router := new(subscribers.Router)
+	ex := executor.New(executor.Options{})
+	sub, err := ex.NewOwner("odom", nil).Subscribe(router, "robot/+/odom", func(m subscribers.Message) {
+		fmt.Printf("%s %s\n", m.Topic, m.Payload)
+	}, executor.Depth(2))
+	if err != nil {
+		panic(err)
+	}
+	for _, p := range []string{"x=1", "x=2", "x=3"} {
+		router.Publish(subscribers.Message{Topic: "robot/7/odom", Payload: []byte(p)})
+	}
+	fmt.Println("queued:", sub.Len())
+	ex.SpinAll()
+	st := sub.Stats()
+	fmt.Println("accepted:", st.Accepted, "dropped:", st.Dropped[subscribers.QueueFull], "policy:", sub.Options().Overflow)
+	// Output:
+	// queued: 2
+	// robot/7/odom x=2
+	// robot/7/odom x=3
+	// accepted: 3 dropped: 1 policy: drop_oldest
+}
+
+// ExampleMatch checks topics against an MQTT filter.
+func ExampleMatch() {
+	fmt.Println(subscribers.Match("robot/+/odom", "robot/7/odom"))
+	fmt.Println(subscribers.Match("robot/#", "robot/7/odom"))
+	fmt.Println(subscribers.Match("robot/+", "robot/7/odom"))
+	fmt.Println(subscribers.ValidateTopic("robot/+/odom") != nil)
+	// Output:
+	// true
+	// true
+	// false
+	// true
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/robotexec/robotexec/config"
+	"github.com/robotexec/robotexec/internal/bus"
 	"github.com/robotexec/robotexec/internal/mqtt/broker"
 	"github.com/robotexec/robotexec/subscribers"
 )
@@ -34,7 +35,7 @@ func filterErrors(cfg *config.Config, path string, filters []string) []error {
 		switch err := subscribers.ValidateFilter(f); {
 		case err != nil:
 			errs = append(errs, cfg.Errorf(p, "%s", strings.TrimPrefix(err.Error(), "subscribers: ")))
-		case subscribers.Shared(f):
+		case bus.Shared(f):
 			errs = append(errs, cfg.Errorf(p, "%q: name the topics; access to them covers shared subscriptions too", f))
 		}
 	}

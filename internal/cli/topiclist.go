@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/robotexec/robotexec/executor"
+	"github.com/robotexec/robotexec/internal/bus"
 	"github.com/robotexec/robotexec/internal/mqtt"
 	"github.com/robotexec/robotexec/subscribers"
 )
@@ -109,7 +110,7 @@ func topicTable(ins []*instance, seen map[string]int) []topicListJSON {
 		}
 	}
 	for _, p := range pats {
-		inner, err := subscribers.RouteFilter(p.filter)
+		inner, err := bus.RouteFilter(p.filter)
 		if err != nil {
 			continue
 		}

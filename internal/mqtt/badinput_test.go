@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/robotexec/robotexec/executor"
+	"github.com/robotexec/robotexec/internal/bus"
 	"github.com/robotexec/robotexec/internal/mqtt"
 	"github.com/robotexec/robotexec/internal/mqtt/broker"
 	"github.com/robotexec/robotexec/internal/mqtttest"
@@ -80,10 +81,10 @@ func TestMalformedFilter(t *testing.T) {
 		require.Error(t, err, "filter %q", f)
 		require.Contains(t, err.Error(), fmt.Sprintf("%q", f))
 
-		_, err = subscribers.RouteFilter(f)
+		_, err = bus.RouteFilter(f)
 		require.ErrorContains(t, err, fmt.Sprintf("%q", f))
 	}
-	inner, err := subscribers.RouteFilter("$share/g/a/+")
+	inner, err := bus.RouteFilter("$share/g/a/+")
 	require.NoError(t, err)
 	require.Equal(t, "a/+", inner)
 

@@ -11,6 +11,7 @@ import (
 
 	paho3 "github.com/eclipse/paho.mqtt.golang"
 
+	"github.com/robotexec/robotexec/internal/bus"
 	"github.com/robotexec/robotexec/internal/ratelog"
 	"github.com/robotexec/robotexec/subscribers"
 )
@@ -48,7 +49,7 @@ const (
 	failureLogEvery = 30 * time.Second
 	// ownID is the subscription identifier of the client's own
 	// subscription to its status topic: the router's identifiers are 64
-	// and above (see package subscribers).
+	// and above (see package internal/bus).
 	ownID = 1
 )
 
@@ -110,7 +111,7 @@ type Client struct {
 // wireState is a filter to subscribe at the broker on connecting, and
 // whether it is the status topic's, which wants no retained message.
 type wireState struct {
-	w      subscribers.WireFilter
+	w      bus.WireFilter
 	status bool
 }
 

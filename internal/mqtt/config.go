@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/robotexec/robotexec/internal/bus"
 	"github.com/robotexec/robotexec/subscribers"
 )
 
@@ -102,7 +103,7 @@ type Config struct {
 	// the process wants, so that the others stay in the process: the
 	// embedded broker knows (broker.Broker.AudienceOf). (optional)
 	// Defaults to none: every publication goes to the broker.
-	Audience subscribers.Audience
+	Audience bus.Audience
 	// Writable, when not nil, are the topic filters that the broker lets
 	// the client publish to (with the embedded broker, its user's write
 	// filters): a publication to any other topic fails at once with

@@ -6,7 +6,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/robotexec/robotexec/subscribers"
+	"github.com/robotexec/robotexec/internal/bus"
 )
 
 // The connection's life: run makes a connection, renews the
@@ -102,7 +102,7 @@ func (c *Client) up(res connected) {
 	c.mu.Unlock()
 	if st := c.cfg.StatusTopic; st != "" {
 		// See reassertOnline; never any retained message.
-		ws = append(ws, wireState{w: subscribers.WireFilter{Filter: st, ID: ownID}, status: true})
+		ws = append(ws, wireState{w: bus.WireFilter{Filter: st, ID: ownID}, status: true})
 	}
 	n := c.connects.Add(1)
 	if n > 1 {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"sync/atomic"
 
+	"github.com/robotexec/robotexec/internal/bus"
 	"github.com/robotexec/robotexec/subscribers"
 )
 
@@ -38,7 +39,7 @@ func (c *Client) Inject(m *InjectedMessage) {
 type injected struct{ m *InjectedMessage }
 
 func (i injected) publish(*outgoing) error { return errRequeue }
-func (i injected) subscribe(context.Context, subscribers.WireFilter, bool) error {
+func (i injected) subscribe(context.Context, bus.WireFilter, bool) error {
 	return nil
 }
 func (i injected) unsubscribe(context.Context, ...string) error { return nil }

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/robotexec/robotexec/internal/bus"
 	"github.com/robotexec/robotexec/internal/mqtt"
 	"github.com/robotexec/robotexec/internal/waitset"
 	"github.com/robotexec/robotexec/subscribers"
@@ -76,7 +77,7 @@ func FuzzIntake(f *testing.F) {
 		tooLarge := len(payload) > intakeMax
 		matched := 0
 		for i, s := range subs {
-			route, _ := subscribers.RouteFilter(s.Filter())
+			route, _ := bus.RouteFilter(s.Filter())
 			want := subscribers.Match(route, topic)
 			if want && retained {
 				want = !s.Shared() && (tooLarge || !hadRetained[i][topic])
@@ -134,7 +135,7 @@ func intakeFixture(f *testing.F) (*mqtt.Client, []*subscribers.Subscription) {
 	set := waitset.New(nil, nil)
 	subs := make([]*subscribers.Subscription, len(intakeFilters))
 	for i, filter := range intakeFilters {
-		s, err := subscribers.New(filter, subscribers.Options{Depth: 4})
+		s, err := bus.New(filter, subscribers.Options{Depth: 4})
 		if err != nil {
 			f.Fatal(err)
 		}

@@ -3,7 +3,7 @@ package mqtt
 import (
 	"context"
 
-	"github.com/robotexec/robotexec/subscribers"
+	"github.com/robotexec/robotexec/internal/bus"
 )
 
 // link is one connection to the broker that the broker accepted, of
@@ -20,7 +20,7 @@ type link interface {
 	// subscribe subscribes w, asking for the filter's retained messages
 	// when retained (MQTT 3.1.1 brokers always send them). A refusal is a
 	// *RefusedError.
-	subscribe(ctx context.Context, w subscribers.WireFilter, retained bool) error
+	subscribe(ctx context.Context, w bus.WireFilter, retained bool) error
 	// unsubscribe unsubscribes filters and waits for the broker's answer.
 	unsubscribe(ctx context.Context, filters ...string) error
 	// ack acknowledges it, a message received on this connection, once it

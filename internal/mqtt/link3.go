@@ -12,6 +12,7 @@ import (
 	paho3 "github.com/eclipse/paho.mqtt.golang"
 	"github.com/eclipse/paho.mqtt.golang/packets"
 
+	"github.com/robotexec/robotexec/internal/bus"
 	"github.com/robotexec/robotexec/subscribers"
 )
 
@@ -195,7 +196,7 @@ func (l *link3) unacknowledged() []outgoing {
 	return out
 }
 
-func (l *link3) subscribe(ctx context.Context, w subscribers.WireFilter, _ bool) error {
+func (l *link3) subscribe(ctx context.Context, w bus.WireFilter, _ bool) error {
 	tok := l.pc.Subscribe(w.Filter, w.QoS, nil)
 	if err := l.wait(ctx, tok); err != nil {
 		return err
@@ -205,7 +206,7 @@ func (l *link3) subscribe(ctx context.Context, w subscribers.WireFilter, _ bool)
 		return nil
 	}
 	// paho keys a shared subscription's result by its inner filter.
-	key, _ := subscribers.RouteFilter(w.Filter)
+	key, _ := bus.RouteFilter(w.Filter)
 	if code := st.Result()[key]; code >= 0x80 {
 		return &RefusedError{Op: "subscribe", Topic: w.Filter, Reason: UnspecifiedError}
 	}

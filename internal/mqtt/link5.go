@@ -10,6 +10,7 @@ import (
 	"github.com/eclipse/paho.golang/paho"
 	"github.com/eclipse/paho.golang/paho/session"
 
+	"github.com/robotexec/robotexec/internal/bus"
 	"github.com/robotexec/robotexec/subscribers"
 )
 
@@ -224,7 +225,7 @@ func (l *link5) publishError(g *outgoing, err error) error {
 	return err
 }
 
-func (l *link5) subscribe(ctx context.Context, w subscribers.WireFilter, retained bool) error {
+func (l *link5) subscribe(ctx context.Context, w bus.WireFilter, retained bool) error {
 	o := paho.SubscribeOptions{Topic: w.Filter, QoS: w.QoS, NoLocal: w.NoLocal}
 	if !retained {
 		o.RetainHandling = 2 // send none

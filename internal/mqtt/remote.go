@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/robotexec/robotexec/internal/bus"
 	"github.com/robotexec/robotexec/subscribers"
 )
 
@@ -39,10 +40,10 @@ func (c *Client) Detach(s *subscribers.Subscription) { c.router.Detach(s) }
 // q instead of the client's default.
 func (c *Client) QoS(q byte) subscribers.Source { return c.router.QoS(q) }
 
-// remote is the client as its router's subscribers.Remote.
+// remote is the client as its router's bus.Remote.
 type remote Client
 
-func (r *remote) Subscribe(w subscribers.WireFilter) error {
+func (r *remote) Subscribe(w bus.WireFilter) error {
 	return (*Client)(r).subscribeFilter(w)
 }
 
@@ -55,7 +56,7 @@ func (r *remote) Publish(m subscribers.Message) error {
 
 // subscribeFilter subscribes w at the broker now, if connected, and on
 // every connection.
-func (c *Client) subscribeFilter(w subscribers.WireFilter) error {
+func (c *Client) subscribeFilter(w bus.WireFilter) error {
 	c.subMu.Lock()
 	defer c.subMu.Unlock()
 	c.mu.Lock()
@@ -96,7 +97,7 @@ func (c *Client) unsubscribeFilter(filter string) {
 	c.mu.Lock()
 	_, had := c.wire[filter]
 	delete(c.wire, filter)
-	send := had && c.link != nil && !c.closed.Load() && (c.cfg.CleanSession || subscribers.Shared(filter))
+	send := had && c.link != nil && !c.closed.Load() && (c.cfg.CleanSession || bus.Shared(filter))
 	c.mu.Unlock()
 	if !send {
 		return
@@ -121,7 +122,7 @@ func (c *Client) LeaveShared(ctx context.Context) error {
 	c.mu.Lock()
 	var filters []string
 	for f := range c.wire {
-		if subscribers.Shared(f) {
+		if bus.Shared(f) {
 			filters = append(filters, f)
 			delete(c.wire, f)
 		}

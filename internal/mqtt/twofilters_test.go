@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/robotexec/robotexec/executor"
+	"github.com/robotexec/robotexec/internal/bus"
 	"github.com/robotexec/robotexec/internal/mqtt"
 	"github.com/robotexec/robotexec/internal/mqtt/broker"
 	"github.com/robotexec/robotexec/subscribers"
@@ -60,7 +61,7 @@ func TestRetainedOfTwoFilters(t *testing.T) {
 	eventually(t, "the retained messages at the broker", func() bool {
 		for topic := range want {
 			id := strings.Split(topic, "/")[1]
-			if len(b.AudienceOf(id).(subscribers.RetainKeeper).OwnRetained(topic)) == 0 {
+			if len(b.AudienceOf(id).(bus.RetainKeeper).OwnRetained(topic)) == 0 {
 				return false
 			}
 		}

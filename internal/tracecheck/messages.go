@@ -8,6 +8,7 @@ import (
 	"sort"
 	"sync"
 
+	"github.com/robotexec/robotexec/internal/bus"
 	"github.com/robotexec/robotexec/subscribers"
 )
 
@@ -45,7 +46,7 @@ func (m *Messages) Published(publisher, topic string, payload []byte) {
 // subscriptions, $share/GROUP/FILTER, are expected to get every message of
 // FILTER (the test makes them their group's only member).
 func (m *Messages) Subscribe(name, filter string) error {
-	route, err := subscribers.RouteFilter(filter)
+	route, err := bus.RouteFilter(filter)
 	if err != nil {
 		return err
 	}

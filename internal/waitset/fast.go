@@ -19,7 +19,7 @@ func (s *Set) Fast() Fast { return Fast{s} }
 
 // TriggerQuiet is [Entity.Trigger] without the set's wake-up. A subscription
 // that a running callback publishes to calls it (via
-// subscribers.Fast.Offer): the callback's worker looks for work, and wakes
+// bus.Fast.Offer): the callback's worker looks for work, and wakes
 // others if there is more, as soon as the callback returns, so the
 // subscription stays on that worker, in its cache (docs/design.md, Idle
 // workers and hand-off). It panics if e is not registered with the set.
@@ -51,7 +51,7 @@ func (f Fast) TriggerAllQuiet(es []*Entity) { f.s.triggerAll(es, false) }
 // (its events are still observed when TakeWith takes it). A trigger
 // meanwhile keeps it in the wait set, as for any queued entity, and makes
 // it ready again after its next run; in the model it would add nothing.
-// No trigger reaches a held subscription of package subscribers, which
+// No trigger reaches a held subscription of package internal/bus, which
 // triggers only a queue that was empty: a held one has a message left.
 func (f Fast) FinishHeld(e *Entity, more bool) bool { return e.finish(more, true) }
 

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/robotexec/robotexec/internal/bus"
 	"github.com/robotexec/robotexec/internal/ratelog"
 	"github.com/robotexec/robotexec/nodes"
 	"github.com/robotexec/robotexec/subscribers"
@@ -126,17 +127,17 @@ func newTopicMap(from, to string) (*topicMap, error) {
 	if to == "" {
 		return nil, fmt.Errorf("to is required")
 	}
-	route, err := subscribers.RouteFilter(from)
+	route, err := bus.RouteFilter(from)
 	if err != nil {
 		return nil, err
 	}
 	if err := subscribers.ValidateFilter(to); err != nil {
 		return nil, err
 	}
-	if subscribers.Shared(to) {
+	if bus.Shared(to) {
 		return nil, fmt.Errorf("to %q: a topic template is no shared subscription", to)
 	}
-	if subscribers.Overlap(route, to) {
+	if bus.Overlap(route, to) {
 		return nil, fmt.Errorf("to %q can match from %q: the bridge would forward its own output, again and again", to, from)
 	}
 	m := &topicMap{from: strings.Split(route, "/"), to: strings.Split(to, "/")}

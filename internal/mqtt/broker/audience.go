@@ -7,6 +7,7 @@ import (
 	mochi "github.com/mochi-mqtt/server/v2"
 	"github.com/mochi-mqtt/server/v2/packets"
 
+	"github.com/robotexec/robotexec/internal/bus"
 	"github.com/robotexec/robotexec/subscribers"
 )
 
@@ -47,14 +48,14 @@ func (h *audienceHook) OnClientExpired(cl *mochi.Client) {
 }
 
 // AudienceOf returns who, besides the client clientID, wants the messages
-// of a topic: a subscribers.Audience for that client's router, so that
+// of a topic: a bus.Audience for that client's router, so that
 // its publications that nobody else subscribes to stay in its process. It
-// is a subscribers.RetainKeeper too.
+// is a bus.RetainKeeper too.
 // Offline persistent sessions and shared subscriptions (whose members the
 // broker picks, maybe clientID) count as wanting. A client that
 // subscribes while a publication is made may miss it, as MQTT allows
 // before its SUBACK.
-func (b *Broker) AudienceOf(clientID string) subscribers.Audience {
+func (b *Broker) AudienceOf(clientID string) bus.Audience {
 	return audience{b: b, client: clientID}
 }
 

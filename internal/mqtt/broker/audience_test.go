@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/robotexec/robotexec/executor"
+	"github.com/robotexec/robotexec/internal/bus"
 	"github.com/robotexec/robotexec/internal/mqtt"
 	"github.com/robotexec/robotexec/internal/mqtt/broker"
 	"github.com/robotexec/robotexec/subscribers"
@@ -71,7 +72,7 @@ func TestAudienceOwnRetained(t *testing.T) {
 	other := dialClient(t, b.URL(), "other", mqtt.Config{CleanSession: true})
 	require.NoError(t, self.PublishWait(ctx, subscribers.Message{Topic: "state/a", Payload: []byte("on"), QoS: 1, Retained: true}))
 	require.NoError(t, self.PublishWait(ctx, subscribers.Message{Topic: "state/b", Payload: []byte("on"), QoS: 1, Retained: true}))
-	k := b.AudienceOf("self").(subscribers.RetainKeeper)
+	k := b.AudienceOf("self").(bus.RetainKeeper)
 	own := k.OwnRetained("state/#")
 	require.Len(t, own, 2)
 	require.NoError(t, other.PublishWait(ctx, subscribers.Message{Topic: "state/b", Payload: []byte("off"), QoS: 1, Retained: true}))

@@ -8,6 +8,7 @@ import (
 	mochi "github.com/mochi-mqtt/server/v2"
 	"github.com/mochi-mqtt/server/v2/packets"
 
+	"github.com/robotexec/robotexec/internal/bus"
 	"github.com/robotexec/robotexec/subscribers"
 )
 
@@ -146,7 +147,7 @@ func (h *authHook) may(cl *mochi.Client, topic string, write bool) bool {
 	}
 	topic = withoutShare(topic)
 	for _, f := range u.Read {
-		if subscribers.Overlap(f, topic) {
+		if bus.Overlap(f, topic) {
 			return true
 		}
 	}

@@ -1,4 +1,4 @@
-package subscribers_test
+package bus_test
 
 import (
 	"fmt"
@@ -8,48 +8,48 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/robotexec/robotexec/internal/bus"
 	"github.com/robotexec/robotexec/internal/waitset"
-	"github.com/robotexec/robotexec/subscribers"
 )
 
 func TestNew(t *testing.T) {
 	tests := []struct {
 		name   string
 		filter string
-		opts   subscribers.Options
-		want   subscribers.Options
+		opts   bus.Options
+		want   bus.Options
 	}{
-		{"defaults", "a/b", subscribers.Options{}, subscribers.Options{Depth: subscribers.DefaultDepth, Threshold: subscribers.DefaultDepth}},
-		{"depth one", "a/#", subscribers.Options{Depth: 1}, subscribers.Options{Depth: 1, Threshold: 1}},
-		{"drop newest", "#", subscribers.Options{Depth: 5, Overflow: subscribers.DropNewest}, subscribers.Options{Depth: 5, Overflow: subscribers.DropNewest, Threshold: 5}},
-		{"block", "+", subscribers.Options{Overflow: subscribers.Block}, subscribers.Options{Depth: subscribers.DefaultDepth, Overflow: subscribers.Block, Threshold: subscribers.DefaultDepth}},
-		{"threshold", "+", subscribers.Options{Depth: 8, Threshold: 4}, subscribers.Options{Depth: 8, Threshold: 4}},
-		{"threshold above depth", "+", subscribers.Options{Depth: 8, Threshold: 40}, subscribers.Options{Depth: 8, Threshold: 8}},
+		{"defaults", "a/b", bus.Options{}, bus.Options{Depth: bus.DefaultDepth, Threshold: bus.DefaultDepth}},
+		{"depth one", "a/#", bus.Options{Depth: 1}, bus.Options{Depth: 1, Threshold: 1}},
+		{"drop newest", "#", bus.Options{Depth: 5, Overflow: bus.DropNewest}, bus.Options{Depth: 5, Overflow: bus.DropNewest, Threshold: 5}},
+		{"block", "+", bus.Options{Overflow: bus.Block}, bus.Options{Depth: bus.DefaultDepth, Overflow: bus.Block, Threshold: bus.DefaultDepth}},
+		{"threshold", "+", bus.Options{Depth: 8, Threshold: 4}, bus.Options{Depth: 8, Threshold: 4}},
+		{"threshold above depth", "+", bus.Options{Depth: 8, Threshold: 40}, bus.Options{Depth: 8, Threshold: 8}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			sub, err := subscribers.New(tt.filter, tt.opts)
+			sub, err := bus.New(tt.filter, tt.opts)
 			require.NoError(t, err)
 			require.Equal(t, tt.filter, sub.Filter())
 			require.Equal(t, tt.want, sub.Options())
 			require.Zero(t, sub.Len())
 			require.False(t, sub.Closed())
-			require.Equal(t, subscribers.Stats{}, sub.Stats())
+			require.Equal(t, bus.Stats{}, sub.Stats())
 			require.Nil(t, sub.Set(), "New must not register the subscription")
 		})
 	}
-	require.Equal(t, 10, subscribers.DefaultDepth)
+	require.Equal(t, 10, bus.DefaultDepth)
 
-	_, err := subscribers.New("a/+", subscribers.Options{Depth: -3})
+	_, err := bus.New("a/+", bus.Options{Depth: -3})
 	require.ErrorContains(t, err, `"a/+": depth -3 is negative`)
-	_, err = subscribers.New("a/+", subscribers.Options{Threshold: -1})
+	_, err = bus.New("a/+", bus.Options{Threshold: -1})
 	require.ErrorContains(t, err, `"a/+": threshold -1 is negative`)
 }
 
 func TestNewInvalidFilter(t *testing.T) {
 	for _, filter := range []string{"", "a/#/b", "a+", "a\x00"} {
 		t.Run(strconv.Quote(filter), func(t *testing.T) {
-			sub, err := subscribers.New(filter, subscribers.Options{})
+			sub, err := bus.New(filter, bus.Options{})
 			require.Error(t, err)
 			require.Nil(t, sub)
 			require.Contains(t, err.Error(), strconv.Quote(filter))
@@ -60,18 +60,18 @@ func TestNewInvalidFilter(t *testing.T) {
 // TestDefaultDepth checks that a subscription without a depth really holds
 // DefaultDepth messages.
 func TestDefaultDepth(t *testing.T) {
-	sub := newSub(t, "a", subscribers.Options{Overflow: subscribers.DropNewest})
-	for i := range subscribers.DefaultDepth {
+	sub := newSub(t, "a", bus.Options{Overflow: bus.DropNewest})
+	for i := range bus.DefaultDepth {
 		require.True(t, sub.Deliver(msg("a", strconv.Itoa(i))), "message %d", i)
 	}
 	require.False(t, sub.Deliver(msg("a", "over")))
-	require.Equal(t, subscribers.DefaultDepth, sub.Len())
+	require.Equal(t, bus.DefaultDepth, sub.Len())
 }
 
 func TestSubscriptionFIFO(t *testing.T) {
 	for _, depth := range []int{1, 3, 10, 64} {
 		t.Run(fmt.Sprint("depth ", depth), func(t *testing.T) {
-			fx := newFixture(t, "a/+", subscribers.Options{Depth: depth, Overflow: subscribers.DropNewest})
+			fx := newFixture(t, "a/+", bus.Options{Depth: depth, Overflow: bus.DropNewest})
 			// Several rounds so that the ring wraps around.
 			next, want := 0, 0
 			for round := range 5 {
@@ -107,21 +107,21 @@ func TestSubscriptionTake(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			sub := newSub(t, "t", subscribers.Options{})
+			sub := newSub(t, "t", bus.Options{})
 			for i := range tt.delivered {
-				sub.Deliver(subscribers.Message{Topic: "t", Payload: []byte{byte(i)}, QoS: 1, Retained: true, Received: time.Unix(int64(i), 0)})
+				sub.Deliver(bus.Message{Topic: "t", Payload: []byte{byte(i)}, QoS: 1, Retained: true, Received: time.Unix(int64(i), 0)})
 			}
 			for i, wantOK := range tt.takes {
 				m, seq, ok, more := sub.Take()
 				require.Equal(t, wantOK, ok, "take %d", i)
 				if !wantOK {
-					require.Equal(t, subscribers.Message{}, m)
+					require.Equal(t, bus.Message{}, m)
 					require.Zero(t, seq)
 					require.False(t, more)
 					continue
 				}
 				// The message comes back exactly as delivered.
-				require.Equal(t, subscribers.Message{Topic: "t", Payload: []byte{byte(i)}, QoS: 1, Retained: true, Received: time.Unix(int64(i), 0)}, m)
+				require.Equal(t, bus.Message{Topic: "t", Payload: []byte{byte(i)}, QoS: 1, Retained: true, Received: time.Unix(int64(i), 0)}, m)
 				require.Equal(t, uint64(i+1), seq)
 				require.Equal(t, i < tt.delivered-1, more)
 				require.Equal(t, tt.delivered-i-1, sub.Len())
@@ -131,9 +131,9 @@ func TestSubscriptionTake(t *testing.T) {
 }
 
 func TestDrop(t *testing.T) {
-	for _, r := range subscribers.Reasons {
+	for _, r := range bus.Reasons {
 		t.Run(r.String(), func(t *testing.T) {
-			fx := newFixture(t, "d", subscribers.Options{})
+			fx := newFixture(t, "d", bus.Options{})
 			fx.sub.Drop(r)
 			fx.sub.Drop(r)
 			st := fx.sub.Stats()
@@ -149,10 +149,10 @@ func TestDrop(t *testing.T) {
 
 // TestDropUnregistered checks that counting a drop needs no wait set.
 func TestDropUnregistered(t *testing.T) {
-	sub, err := subscribers.New("d", subscribers.Options{})
+	sub, err := bus.New("d", bus.Options{})
 	require.NoError(t, err)
-	sub.Drop(subscribers.Malformed)
-	require.Equal(t, uint64(1), sub.Stats().Dropped[subscribers.Malformed])
+	sub.Drop(bus.Malformed)
+	require.Equal(t, uint64(1), sub.Stats().Dropped[bus.Malformed])
 }
 
 // TestDeliverUnregistered checks that delivering to a subscription that is
@@ -162,13 +162,13 @@ func TestDeliverUnregistered(t *testing.T) {
 	const want = "subscribers: Deliver to a subscription not registered with a wait set"
 	tests := []struct {
 		name    string
-		deliver func(*subscribers.Subscription)
+		deliver func(*bus.Subscription)
 	}{
-		{"Deliver", func(s *subscribers.Subscription) { s.Deliver(msg("u", "x")) }},
+		{"Deliver", func(s *bus.Subscription) { s.Deliver(msg("u", "x")) }},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			sub, err := subscribers.New("u", subscribers.Options{})
+			sub, err := bus.New("u", bus.Options{})
 			require.NoError(t, err)
 			require.PanicsWithValue(t, want, func() { tt.deliver(sub) })
 
@@ -191,26 +191,26 @@ func TestDeliverUnregistered(t *testing.T) {
 // not registered with a wait set, so that no delivery to it (a retained
 // message, an MQTT client's intake) panics later.
 func TestAttachUnregistered(t *testing.T) {
-	sub, err := subscribers.New("u", subscribers.Options{})
+	sub, err := bus.New("u", bus.Options{})
 	require.NoError(t, err)
-	bus := new(subscribers.Router)
-	_, err = bus.Publish(subscribers.Message{Topic: "u", Payload: []byte("r"), Retained: true})
+	router := new(bus.Router)
+	_, err = router.Publish(bus.Message{Topic: "u", Payload: []byte("r"), Retained: true})
 	require.NoError(t, err)
-	require.ErrorIs(t, bus.Attach(sub), subscribers.ErrUnregistered)
-	n, err := bus.Publish(msg("u", "x"))
+	require.ErrorIs(t, router.Attach(sub), bus.ErrUnregistered)
+	n, err := router.Publish(msg("u", "x"))
 	require.NoError(t, err)
 	require.Zero(t, n, "not attached")
 }
 
 func TestStats(t *testing.T) {
-	fx := newFixture(t, "s", subscribers.Options{Depth: 2, Overflow: subscribers.DropNewest})
+	fx := newFixture(t, "s", bus.Options{Depth: 2, Overflow: bus.DropNewest})
 	for i := range 3 {
 		fx.sub.Deliver(msg("s", strconv.Itoa(i)))
 	}
-	fx.sub.Drop(subscribers.TooLarge)
-	want := subscribers.Stats{Accepted: 2, Queued: 2}
-	want.Dropped[subscribers.QueueFull] = 1
-	want.Dropped[subscribers.TooLarge] = 1
+	fx.sub.Drop(bus.TooLarge)
+	want := bus.Stats{Accepted: 2, Queued: 2}
+	want.Dropped[bus.QueueFull] = 1
+	want.Dropped[bus.TooLarge] = 1
 	require.Equal(t, want, fx.sub.Stats())
 
 	fx.sub.Take()

@@ -1,4 +1,4 @@
-package subscribers_test
+package bus_test
 
 import (
 	"fmt"
@@ -10,24 +10,24 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/robotexec/robotexec/subscribers"
+	"github.com/robotexec/robotexec/internal/bus"
 )
 
 func TestRouterRetained(t *testing.T) {
-	bus := new(subscribers.Router)
+	router := new(bus.Router)
 	stamp := time.Date(2024, 1, 2, 3, 4, 5, 0, time.UTC)
 	publish := func(topic, payload string, retained bool) int {
 		t.Helper()
-		n, err := bus.Publish(subscribers.Message{Topic: topic, Payload: []byte(payload), QoS: 1, Retained: retained, Received: stamp})
+		n, err := router.Publish(bus.Message{Topic: topic, Payload: []byte(payload), QoS: 1, Retained: retained, Received: stamp})
 		require.NoError(t, err)
 		return n
 	}
-	late := func(filter string) []subscribers.Message {
+	late := func(filter string) []bus.Message {
 		t.Helper()
-		s := newSub(t, filter, subscribers.Options{})
-		require.NoError(t, bus.Attach(s))
+		s := newSub(t, filter, bus.Options{})
+		require.NoError(t, router.Attach(s))
 		defer s.Close() // detaches, so that later publications count only current
-		var out []subscribers.Message
+		var out []bus.Message
 		for {
 			m, _, ok, _ := s.Take()
 			if !ok {
@@ -35,10 +35,10 @@ func TestRouterRetained(t *testing.T) {
 			}
 			out = append(out, m)
 		}
-		slices.SortFunc(out, func(a, b subscribers.Message) int { return strings.Compare(a.Topic, b.Topic) })
+		slices.SortFunc(out, func(a, b bus.Message) int { return strings.Compare(a.Topic, b.Topic) })
 		return out
 	}
-	payloads := func(ms []subscribers.Message) []string {
+	payloads := func(ms []bus.Message) []string {
 		out := []string{}
 		for _, m := range ms {
 			out = append(out, m.Topic+"="+string(m.Payload))
@@ -80,8 +80,8 @@ func TestRouterRetained(t *testing.T) {
 
 	// A new retained message replaces the old one and reaches the current
 	// subscribers too.
-	current := newSub(t, "r/1", subscribers.Options{})
-	require.NoError(t, bus.Attach(current))
+	current := newSub(t, "r/1", bus.Options{})
+	require.NoError(t, router.Attach(current))
 	require.Equal(t, 1, current.Len())
 	current.Take()
 	require.Equal(t, 1, publish("r/1", "uno", true))
@@ -103,9 +103,9 @@ func TestRouterRetained(t *testing.T) {
 	require.Equal(t, []string{"r/2=two"}, payloads(late("r/#")))
 
 	// A publisher's retained messages are kept too.
-	pub, err := bus.Publisher("r/p")
+	pub, err := router.Publisher("r/p")
 	require.NoError(t, err)
-	pub.PublishMessage(subscribers.Message{Topic: "ignored", Payload: []byte("pp"), Retained: true})
+	pub.PublishMessage(bus.Message{Topic: "ignored", Payload: []byte("pp"), Retained: true})
 	require.Equal(t, []string{"r/2=two", "r/p=pp"}, payloads(late("r/#")))
 }
 
@@ -118,26 +118,26 @@ func TestRouterRetainedAttachRace(t *testing.T) {
 	for _, viaPublisher := range []bool{false, true} {
 		t.Run(fmt.Sprint("publisher=", viaPublisher), func(t *testing.T) {
 			for round := range rounds {
-				bus := new(subscribers.Router)
-				pub, err := bus.Publisher("r/x")
+				router := new(bus.Router)
+				pub, err := router.Publisher("r/x")
 				require.NoError(t, err)
-				subs := make([]*subscribers.Subscription, attachers)
+				subs := make([]*bus.Subscription, attachers)
 				for i := range subs {
-					subs[i] = newSub(t, []string{"r/x", "r/+", "#", "r/#"}[i%4], subscribers.Options{})
+					subs[i] = newSub(t, []string{"r/x", "r/+", "#", "r/#"}[i%4], bus.Options{})
 				}
 				errs := make(chan error, attachers)
 				var wg sync.WaitGroup
 				wg.Go(func() {
-					m := subscribers.Message{Topic: "r/x", Payload: []byte("state"), Retained: true}
+					m := bus.Message{Topic: "r/x", Payload: []byte("state"), Retained: true}
 					if viaPublisher {
 						pub.PublishMessage(m)
-					} else if _, err := bus.Publish(m); err != nil {
+					} else if _, err := router.Publish(m); err != nil {
 						errs <- err
 					}
 				})
 				for _, s := range subs {
 					wg.Go(func() {
-						if err := bus.Attach(s); err != nil {
+						if err := router.Attach(s); err != nil {
 							errs <- err
 						}
 					})
@@ -158,17 +158,17 @@ func TestRouterRetainedAttachRace(t *testing.T) {
 // As in MQTT, a retained message reaches subscriptions attached later with
 // the retain flag, and those already attached without it.
 func TestRouterRetainFlagOnlyForLateSubscribers(t *testing.T) {
-	bus := new(subscribers.Router)
-	live := newSub(t, "state", subscribers.Options{})
-	require.NoError(t, bus.Attach(live))
-	_, err := bus.Publish(subscribers.Message{Topic: "state", Payload: []byte("on"), Retained: true})
+	router := new(bus.Router)
+	live := newSub(t, "state", bus.Options{})
+	require.NoError(t, router.Attach(live))
+	_, err := router.Publish(bus.Message{Topic: "state", Payload: []byte("on"), Retained: true})
 	require.NoError(t, err)
 	m, _, ok, _ := live.Take()
 	require.True(t, ok)
 	require.False(t, m.Retained)
 
-	late := newSub(t, "state", subscribers.Options{})
-	require.NoError(t, bus.Attach(late))
+	late := newSub(t, "state", bus.Options{})
+	require.NoError(t, router.Attach(late))
 	m, _, ok, _ = late.Take()
 	require.True(t, ok)
 	require.True(t, m.Retained)

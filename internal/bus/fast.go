@@ -1,4 +1,4 @@
-package subscribers
+package bus
 
 // Fast is package executor's path for publishing from callbacks: a
 // callback's publication never waits, reports the queues it leaves

@@ -1,4 +1,4 @@
-// Package subscribers provides subscriptions with their own bounded message
+// Package bus provides subscriptions with their own bounded message
 // queues, the router that is a process's one message path, and
 // publishers.
 //
@@ -37,4 +37,4 @@
 // Payloads are shared, not copied, between the publisher and every
 // subscriber: neither may modify a payload after publishing or receiving
 // it.
-package subscribers
+package bus

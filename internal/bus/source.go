@@ -1,4 +1,4 @@
-package subscribers
+package bus
 
 // Source delivers messages to the subscriptions attached to it: a
 // [Router], or the MQTT client of internal/mqtt, which attaches them to

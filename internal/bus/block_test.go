@@ -1,4 +1,4 @@
-package subscribers_test
+package bus_test
 
 import (
 	"fmt"
@@ -10,8 +10,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/robotexec/robotexec/internal/bus"
 	"github.com/robotexec/robotexec/internal/waitset"
-	"github.com/robotexec/robotexec/subscribers"
 )
 
 // TestBlockWaitsForRoom proves with synctest that a Block producer waits
@@ -19,7 +19,7 @@ import (
 // durably blocked (in sync.Cond.Wait), so no sleep is involved.
 func TestBlockWaitsForRoom(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		fx := newFixture(t, "b", subscribers.Options{Depth: 2, Overflow: subscribers.Block})
+		fx := newFixture(t, "b", bus.Options{Depth: 2, Overflow: bus.Block})
 		require.True(t, fx.sub.Deliver(msg("b", "1")))
 		require.True(t, fx.sub.Deliver(msg("b", "2")))
 
@@ -60,7 +60,7 @@ func TestBlockWaitsForRoom(t *testing.T) {
 // waiting producer in, and that they are all accepted in the end.
 func TestBlockReleasesOneProducerPerSlot(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		sub := newSub(t, "b", subscribers.Options{Depth: 1, Overflow: subscribers.Block})
+		sub := newSub(t, "b", bus.Options{Depth: 1, Overflow: bus.Block})
 		require.True(t, sub.Deliver(msg("b", "first")))
 		const producers = 4
 		done := make(chan string, producers)
@@ -105,7 +105,7 @@ func TestBlockReleasesOneProducerPerSlot(t *testing.T) {
 // real scheduler: the timed select is only a negative check (it can let a
 // broken Block pass on a very slow machine, but never fails a correct one).
 func TestBlockRealScheduler(t *testing.T) {
-	sub := newSub(t, "b", subscribers.Options{Depth: 1, Overflow: subscribers.Block})
+	sub := newSub(t, "b", bus.Options{Depth: 1, Overflow: bus.Block})
 	require.True(t, sub.Deliver(msg("b", "1")))
 	done := make(chan bool, 1)
 	go func() { done <- sub.Deliver(msg("b", "2")) }()
@@ -140,7 +140,7 @@ func TestBlockManyProducers(t *testing.T) {
 		default:
 		}
 	}, nil)
-	sub, err := subscribers.New("load/+", subscribers.Options{Depth: 2, Overflow: subscribers.Block})
+	sub, err := bus.New("load/+", bus.Options{Depth: 2, Overflow: bus.Block})
 	require.NoError(t, err)
 	set.Register(&sub.Entity, waitset.Subscription)
 	t.Cleanup(sub.Close) // releases the producers if the test fails early

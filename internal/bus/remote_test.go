@@ -1,4 +1,4 @@
-package subscribers_test
+package bus_test
 
 import (
 	"errors"
@@ -8,7 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/robotexec/robotexec/subscribers"
+	"github.com/robotexec/robotexec/internal/bus"
 )
 
 // scriptedRemote is a router's remote that records what the router asks of
@@ -17,17 +17,17 @@ import (
 // router with real brokers.
 type scriptedRemote struct {
 	mu        sync.Mutex
-	subs      map[string]subscribers.WireFilter // filter → the last Subscribe
+	subs      map[string]bus.WireFilter // filter → the last Subscribe
 	unsubs    []string
-	published []subscribers.Message
+	published []bus.Message
 	fail      error
 }
 
 func newScriptedRemote() *scriptedRemote {
-	return &scriptedRemote{subs: map[string]subscribers.WireFilter{}}
+	return &scriptedRemote{subs: map[string]bus.WireFilter{}}
 }
 
-func (r *scriptedRemote) Subscribe(w subscribers.WireFilter) error {
+func (r *scriptedRemote) Subscribe(w bus.WireFilter) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.subs[w.Filter] = w
@@ -41,7 +41,7 @@ func (r *scriptedRemote) Unsubscribe(filter string) {
 	r.unsubs = append(r.unsubs, filter)
 }
 
-func (r *scriptedRemote) Publish(m subscribers.Message) error {
+func (r *scriptedRemote) Publish(m bus.Message) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.fail != nil {
@@ -71,7 +71,7 @@ func (r *scriptedRemote) qos() map[string]byte {
 
 // copyOf returns the broker's copy of the i-th publication: no retain
 // flag, received now.
-func (r *scriptedRemote) copyOf(i int) *subscribers.Message {
+func (r *scriptedRemote) copyOf(i int) *bus.Message {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	m := r.published[i]
@@ -80,17 +80,17 @@ func (r *scriptedRemote) copyOf(i int) *subscribers.Message {
 	return &m
 }
 
-func remoteRouter(t *testing.T, opts subscribers.RouterOptions, filters ...string) (*subscribers.Router, *scriptedRemote, map[string]*subscribers.Subscription) {
+func remoteRouter(t *testing.T, opts bus.RouterOptions, filters ...string) (*bus.Router, *scriptedRemote, map[string]*bus.Subscription) {
 	t.Helper()
 	rem := newScriptedRemote()
 	opts.Remote = rem
-	r := subscribers.NewRouter(opts)
+	r := bus.NewRouter(opts)
 	return r, rem, attached(t, r, filters...)
 }
 
-func publishOn(t *testing.T, r *subscribers.Router, topic, payload string, qos byte) int {
+func publishOn(t *testing.T, r *bus.Router, topic, payload string, qos byte) int {
 	t.Helper()
-	n, err := r.Publish(subscribers.Message{Topic: topic, Payload: []byte(payload), QoS: qos})
+	n, err := r.Publish(bus.Message{Topic: topic, Payload: []byte(payload), QoS: qos})
 	require.NoError(t, err)
 	return n
 }
@@ -100,7 +100,7 @@ func publishOn(t *testing.T, r *subscribers.Router, topic, payload string, qos b
 // filters are subscribed with No Local, so that the broker does not send
 // it back, and a shared subscription gets only what the broker gives it.
 func TestRouterLocalFirst(t *testing.T) {
-	r, rem, subs := remoteRouter(t, subscribers.RouterOptions{InProcess: true}, "a/+", "a/b", "$share/g/a/+", "x")
+	r, rem, subs := remoteRouter(t, bus.RouterOptions{InProcess: true}, "a/+", "a/b", "$share/g/a/+", "x")
 	require.Equal(t, map[string]byte{"a/+": 0, "a/b": 0, "$share/g/a/+": 0, "x": 0}, rem.qos())
 	for f, w := range rem.subs {
 		require.Equal(t, f != "$share/g/a/+", w.NoLocal, f)
@@ -113,20 +113,20 @@ func TestRouterLocalFirst(t *testing.T) {
 
 	// The broker picked this process for the shared subscription.
 	rc := r.Receive(rem.copyOf(0), []uint32{rem.id("$share/g/a/+")})
-	require.Equal(t, subscribers.Receipt{Matched: 1, Accepted: 1}, rc)
+	require.Equal(t, bus.Receipt{Matched: 1, Accepted: 1}, rc)
 	require.Equal(t, map[string][]string{"$share/g/a/+": {"p"}}, received(subs))
 }
 
 // Without InProcess every subscription gets publications from the broker,
 // which sends them back (no No Local).
 func TestRouterNotInProcess(t *testing.T) {
-	r, rem, subs := remoteRouter(t, subscribers.RouterOptions{}, "a/+")
+	r, rem, subs := remoteRouter(t, bus.RouterOptions{}, "a/+")
 	require.False(t, rem.subs["a/+"].NoLocal)
 	require.Zero(t, publishOn(t, r, "a/b", "p", 0))
 	require.Len(t, rem.published, 1)
 	require.Empty(t, received(subs))
 	rc := r.Receive(rem.copyOf(0), []uint32{rem.id("a/+")})
-	require.Equal(t, subscribers.Receipt{Matched: 1, Accepted: 1}, rc)
+	require.Equal(t, bus.Receipt{Matched: 1, Accepted: 1}, rc)
 	require.Equal(t, map[string][]string{"a/+": {"p"}}, received(subs))
 }
 
@@ -136,20 +136,20 @@ func TestRouterNotInProcess(t *testing.T) {
 // the router's (a previous run's) names none. Without identifiers (MQTT
 // 3.1.1) every matching subscription gets it.
 func TestRouterReceiveByID(t *testing.T) {
-	r, rem, subs := remoteRouter(t, subscribers.RouterOptions{InProcess: true}, "a/#", "a/+", "$share/g/a/b")
-	m := func(p string) *subscribers.Message { return &subscribers.Message{Topic: "a/b", Payload: []byte(p)} }
+	r, rem, subs := remoteRouter(t, bus.RouterOptions{InProcess: true}, "a/#", "a/+", "$share/g/a/b")
+	m := func(p string) *bus.Message { return &bus.Message{Topic: "a/b", Payload: []byte(p)} }
 	hash, plus, shared := rem.id("a/#"), rem.id("a/+"), rem.id("$share/g/a/b")
 	require.Equal(t, 3, r.Receive(m("one copy"), []uint32{hash, plus, shared}).Accepted)
 	require.Equal(t, 1, r.Receive(m("per filter"), []uint32{hash}).Accepted)
 	require.Equal(t, 1, r.Receive(m("per filter"), []uint32{plus}).Accepted)
-	require.Equal(t, subscribers.Receipt{}, r.Receive(m("old run"), []uint32{12345}))
+	require.Equal(t, bus.Receipt{}, r.Receive(m("old run"), []uint32{12345}))
 	require.Equal(t, 3, r.Receive(m("3.1.1"), nil).Accepted)
 	require.Equal(t, map[string][]string{
 		"a/#":          {"3.1.1", "one copy", "per filter"},
 		"a/+":          {"3.1.1", "one copy", "per filter"},
 		"$share/g/a/b": {"3.1.1", "one copy"},
 	}, received(subs))
-	require.Zero(t, r.Receive(&subscribers.Message{Topic: "c", Payload: []byte("x")}, []uint32{hash}).Matched,
+	require.Zero(t, r.Receive(&bus.Message{Topic: "c", Payload: []byte("x")}, []uint32{hash}).Matched,
 		"an identifier of a filter that does not match the topic names none")
 }
 
@@ -157,8 +157,8 @@ func TestRouterReceiveByID(t *testing.T) {
 // (a persistent session's queued messages carry the previous run's);
 // each attachment subscribes again with a new one.
 func TestRouterIDsStable(t *testing.T) {
-	_, rem1, _ := remoteRouter(t, subscribers.RouterOptions{InProcess: true}, "a/#", "b")
-	r2, rem2, _ := remoteRouter(t, subscribers.RouterOptions{InProcess: true}, "b", "a/#")
+	_, rem1, _ := remoteRouter(t, bus.RouterOptions{InProcess: true}, "a/#", "b")
+	r2, rem2, _ := remoteRouter(t, bus.RouterOptions{InProcess: true}, "b", "a/#")
 	require.Equal(t, rem1.id("a/#"), rem2.id("a/#"))
 	require.Equal(t, rem1.id("b"), rem2.id("b"))
 	require.NotEqual(t, rem1.id("a/#"), rem1.id("b"))
@@ -172,21 +172,21 @@ func TestRouterIDsStable(t *testing.T) {
 // to the others of the filter, which had theirs; without identifiers each
 // subscription gets a topic's retained message once.
 func TestRouterRetainedByAttachment(t *testing.T) {
-	r, rem, _ := remoteRouter(t, subscribers.RouterOptions{InProcess: true})
-	first := newSub(t, "r/t", subscribers.Options{})
+	r, rem, _ := remoteRouter(t, bus.RouterOptions{InProcess: true})
+	first := newSub(t, "r/t", bus.Options{})
 	require.NoError(t, r.Attach(first))
 	firstID := rem.id("r/t")
-	ret := func(p string) *subscribers.Message {
-		return &subscribers.Message{Topic: "r/t", Payload: []byte(p), Retained: true}
+	ret := func(p string) *bus.Message {
+		return &bus.Message{Topic: "r/t", Payload: []byte(p), Retained: true}
 	}
 	require.Equal(t, 1, r.Receive(ret("v1"), []uint32{firstID}).Accepted)
 	require.Zero(t, r.Receive(ret("v1"), []uint32{firstID}).Matched, "the same copy again, after a reconnection")
-	second := newSub(t, "r/t", subscribers.Options{})
+	second := newSub(t, "r/t", bus.Options{})
 	require.NoError(t, r.Attach(second))
 	secondID := rem.id("r/t")
 	require.NotEqual(t, firstID, secondID)
 	require.Equal(t, 1, r.Receive(ret("v1"), []uint32{secondID}).Accepted)
-	live := &subscribers.Message{Topic: "r/t", Payload: []byte("v2")}
+	live := &bus.Message{Topic: "r/t", Payload: []byte("v2")}
 	require.Equal(t, 2, r.Receive(live, []uint32{secondID}).Accepted)
 	got1, _ := drain(first)
 	got2, _ := drain(second)
@@ -194,7 +194,7 @@ func TestRouterRetainedByAttachment(t *testing.T) {
 	require.Equal(t, []string{"v1", "v2"}, got2)
 
 	// MQTT 3.1.1: no identifiers.
-	r3, _, subs := remoteRouter(t, subscribers.RouterOptions{}, "r/#", "r/+", "$share/g/r/t")
+	r3, _, subs := remoteRouter(t, bus.RouterOptions{}, "r/#", "r/+", "$share/g/r/t")
 	for range 3 {
 		r3.Receive(ret("v"), nil)
 	}
@@ -203,9 +203,9 @@ func TestRouterRetainedByAttachment(t *testing.T) {
 
 // A failed publication still reached the local subscriptions.
 func TestRouterPublishFails(t *testing.T) {
-	r, rem, subs := remoteRouter(t, subscribers.RouterOptions{InProcess: true}, "t")
+	r, rem, subs := remoteRouter(t, bus.RouterOptions{InProcess: true}, "t")
 	rem.fail = errors.New("not connected")
-	n, err := r.Publish(subscribers.Message{Topic: "t", Payload: []byte("p")})
+	n, err := r.Publish(bus.Message{Topic: "t", Payload: []byte("p")})
 	require.ErrorIs(t, err, rem.fail)
 	require.Equal(t, 1, n)
 	require.Equal(t, map[string][]string{"t": {"p"}}, received(subs))
@@ -215,9 +215,9 @@ func TestRouterPublishFails(t *testing.T) {
 // subscriptions asked for, and unsubscribes it when the last detaches.
 func TestRouterRemoteFilters(t *testing.T) {
 	rem := newScriptedRemote()
-	r := subscribers.NewRouter(subscribers.RouterOptions{Remote: rem, QoS: 1})
-	s1 := newSub(t, "a/#", subscribers.Options{})
-	s2 := newSub(t, "a/#", subscribers.Options{})
+	r := bus.NewRouter(bus.RouterOptions{Remote: rem, QoS: 1})
+	s1 := newSub(t, "a/#", bus.Options{})
+	s2 := newSub(t, "a/#", bus.Options{})
 	require.NoError(t, r.QoS(2).Attach(s1))
 	require.NoError(t, r.Attach(s2))
 	require.Equal(t, map[string]byte{"a/#": 2}, rem.qos())
@@ -239,16 +239,16 @@ func TestRouterRetainedWithRemote(t *testing.T) {
 	keeper := &scriptedAudience{wanted: map[string]bool{}, own: map[string]string{}}
 	for _, tc := range []struct {
 		name string
-		opts subscribers.RouterOptions
+		opts bus.RouterOptions
 		kept bool
 	}{
-		{"a keeper", subscribers.RouterOptions{InProcess: true, Audience: keeper}, true},
-		{"no keeper", subscribers.RouterOptions{InProcess: true}, false},
-		{"remote only", subscribers.RouterOptions{Audience: keeper}, false},
+		{"a keeper", bus.RouterOptions{InProcess: true, Audience: keeper}, true},
+		{"no keeper", bus.RouterOptions{InProcess: true}, false},
+		{"remote only", bus.RouterOptions{Audience: keeper}, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r, rem, _ := remoteRouter(t, tc.opts)
-			_, err := r.Publish(subscribers.Message{Topic: "state", Payload: []byte("on"), Retained: true})
+			_, err := r.Publish(bus.Message{Topic: "state", Payload: []byte("on"), Retained: true})
 			require.NoError(t, err)
 			require.True(t, rem.published[0].Retained, "the broker keeps retained messages")
 			keeper.keep("state", "on")
@@ -283,13 +283,13 @@ func (a *scriptedAudience) keep(topic, payload string) {
 	a.own[topic] = payload
 }
 
-func (a *scriptedAudience) OwnRetained(filter string) []subscribers.Message {
+func (a *scriptedAudience) OwnRetained(filter string) []bus.Message {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	var out []subscribers.Message
+	var out []bus.Message
 	for topic, p := range a.own {
-		if subscribers.Match(filter, topic) {
-			out = append(out, subscribers.Message{Topic: topic, Payload: []byte(p), Retained: true})
+		if bus.Match(filter, topic) {
+			out = append(out, bus.Message{Topic: topic, Payload: []byte(p), Retained: true})
 		}
 	}
 	return out
@@ -319,12 +319,12 @@ func (a *scriptedAudience) want(topic string) {
 // changes.
 func TestRouterAudience(t *testing.T) {
 	aud := &scriptedAudience{wanted: map[string]bool{}, own: map[string]string{}}
-	r, rem, subs := remoteRouter(t, subscribers.RouterOptions{InProcess: true, Audience: aud}, "t")
+	r, rem, subs := remoteRouter(t, bus.RouterOptions{InProcess: true, Audience: aud}, "t")
 	pub, err := r.Publisher("t")
 	require.NoError(t, err)
 	require.NoError(t, pub.Publish([]byte("local only")))
 	require.Empty(t, rem.published)
-	_, err = pub.PublishMessage(subscribers.Message{Payload: []byte("retained"), Retained: true})
+	_, err = pub.PublishMessage(bus.Message{Payload: []byte("retained"), Retained: true})
 	require.NoError(t, err)
 	require.Len(t, rem.published, 1, "the broker keeps retained messages")
 	aud.want("t")
@@ -335,7 +335,7 @@ func TestRouterAudience(t *testing.T) {
 	require.Equal(t, []string{"local only", "retained", "wanted"}, got)
 
 	// Without in_process, the process's own subscriptions want it all.
-	ro, rem2, _ := remoteRouter(t, subscribers.RouterOptions{Audience: aud}, "u")
+	ro, rem2, _ := remoteRouter(t, bus.RouterOptions{Audience: aud}, "u")
 	publishOn(t, ro, "u", "x", 0)
 	require.Len(t, rem2.published, 1)
 }

@@ -1,4 +1,4 @@
-package subscribers_test
+package bus_test
 
 import (
 	"fmt"
@@ -11,18 +11,18 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/robotexec/robotexec/internal/bus"
 	"github.com/robotexec/robotexec/internal/waitset"
-	"github.com/robotexec/robotexec/subscribers"
 )
 
 // attached returns subscriptions to filters, registered with a wait set and
-// attached to bus, by filter.
-func attached(t *testing.T, bus *subscribers.Router, filters ...string) map[string]*subscribers.Subscription {
+// attached to router, by filter.
+func attached(t *testing.T, router *bus.Router, filters ...string) map[string]*bus.Subscription {
 	t.Helper()
-	subs := map[string]*subscribers.Subscription{}
+	subs := map[string]*bus.Subscription{}
 	for _, f := range filters {
-		s := newSub(t, f, subscribers.Options{Depth: 100})
-		require.NoError(t, bus.Attach(s))
+		s := newSub(t, f, bus.Options{Depth: 100})
+		require.NoError(t, router.Attach(s))
 		subs[f] = s
 	}
 	return subs
@@ -30,7 +30,7 @@ func attached(t *testing.T, bus *subscribers.Router, filters ...string) map[stri
 
 // received drains every subscription and returns, by filter, the payloads
 // it held; subscriptions that held nothing are left out.
-func received(subs map[string]*subscribers.Subscription) map[string][]string {
+func received(subs map[string]*bus.Subscription) map[string][]string {
 	out := map[string][]string{}
 	for f, s := range subs {
 		if p, _ := drain(s); len(p) > 0 {
@@ -42,8 +42,8 @@ func received(subs map[string]*subscribers.Subscription) map[string][]string {
 }
 
 func TestRouterPublish(t *testing.T) {
-	bus := new(subscribers.Router)
-	subs := attached(t, bus, "a/b", "a/+", "a/#", "#", "+/b", "x/y", "$SYS/#", "a//b")
+	router := new(bus.Router)
+	subs := attached(t, router, "a/b", "a/+", "a/#", "#", "+/b", "x/y", "$SYS/#", "a//b")
 
 	tests := []struct {
 		topic string
@@ -61,7 +61,7 @@ func TestRouterPublish(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.topic, func(t *testing.T) {
-			n, err := bus.Publish(msg(tt.topic, tt.topic))
+			n, err := router.Publish(msg(tt.topic, tt.topic))
 			require.NoError(t, err)
 			require.Equal(t, len(tt.want), n, "Publish must return how many subscriptions accepted")
 			want := map[string][]string{}
@@ -76,16 +76,16 @@ func TestRouterPublish(t *testing.T) {
 // TestBusPublishManyMatches publishes to more subscriptions than Publish
 // keeps room for on its stack.
 func TestRouterPublishManyMatches(t *testing.T) {
-	bus := new(subscribers.Router)
-	var many []*subscribers.Subscription
+	router := new(bus.Router)
+	var many []*bus.Subscription
 	for i := range 20 {
-		s := newSub(t, []string{"m/#", "m/+", "+/x", "#"}[i%4], subscribers.Options{})
-		require.NoError(t, bus.Attach(s))
+		s := newSub(t, []string{"m/#", "m/+", "+/x", "#"}[i%4], bus.Options{})
+		require.NoError(t, router.Attach(s))
 		many = append(many, s)
 	}
-	miss := newSub(t, "m/y", subscribers.Options{})
-	require.NoError(t, bus.Attach(miss))
-	n, err := bus.Publish(msg("m/x", "p"))
+	miss := newSub(t, "m/y", bus.Options{})
+	require.NoError(t, router.Attach(miss))
+	n, err := router.Publish(msg("m/x", "p"))
 	require.NoError(t, err)
 	require.Equal(t, 20, n)
 	for _, s := range many {
@@ -95,12 +95,12 @@ func TestRouterPublishManyMatches(t *testing.T) {
 }
 
 func TestRouterPublishInvalidTopic(t *testing.T) {
-	bus := new(subscribers.Router)
-	all := newSub(t, "#", subscribers.Options{})
-	require.NoError(t, bus.Attach(all))
+	router := new(bus.Router)
+	all := newSub(t, "#", bus.Options{})
+	require.NoError(t, router.Attach(all))
 	for _, topic := range []string{"", "a/+", "a/#", "#", "a\x00b", strings.Repeat("t", 65536)} {
 		t.Run(fmt.Sprintf("%.20q", topic), func(t *testing.T) {
-			n, err := bus.Publish(subscribers.Message{Topic: topic, Payload: []byte("x"), Retained: true})
+			n, err := router.Publish(bus.Message{Topic: topic, Payload: []byte("x"), Retained: true})
 			require.Error(t, err)
 			require.Zero(t, n)
 			require.True(t, strings.HasPrefix(err.Error(), "subscribers: topic "+strconv.Quote(topic)),
@@ -109,28 +109,28 @@ func TestRouterPublishInvalidTopic(t *testing.T) {
 		})
 	}
 	// Nor retained.
-	late := newSub(t, "#", subscribers.Options{})
-	require.NoError(t, bus.Attach(late))
+	late := newSub(t, "#", bus.Options{})
+	require.NoError(t, router.Attach(late))
 	require.Zero(t, late.Len())
 }
 
 func TestRouterReceived(t *testing.T) {
-	bus := new(subscribers.Router)
-	sub := newSub(t, "r/#", subscribers.Options{})
-	require.NoError(t, bus.Attach(sub))
-	pub, err := bus.Publisher("r/p")
+	router := new(bus.Router)
+	sub := newSub(t, "r/#", bus.Options{})
+	require.NoError(t, router.Attach(sub))
+	pub, err := router.Publisher("r/p")
 	require.NoError(t, err)
 	set := time.Date(2024, 5, 1, 12, 0, 0, 0, time.UTC)
 
 	tests := []struct {
 		name    string
-		publish func(m subscribers.Message)
+		publish func(m bus.Message)
 	}{
-		{"Bus.Publish", func(m subscribers.Message) {
-			_, err := bus.Publish(m)
+		{"Bus.Publish", func(m bus.Message) {
+			_, err := router.Publish(m)
 			require.NoError(t, err)
 		}},
-		{"Publisher.PublishMessage", func(m subscribers.Message) {
+		{"Publisher.PublishMessage", func(m bus.Message) {
 			_, err := pub.PublishMessage(m)
 			require.NoError(t, err)
 		}},
@@ -161,26 +161,26 @@ func TestRouterReceived(t *testing.T) {
 }
 
 func TestRouterPublishCountsAccepting(t *testing.T) {
-	bus := new(subscribers.Router)
-	full := newSub(t, "c/#", subscribers.Options{Depth: 1, Overflow: subscribers.DropNewest})
-	evicting := newSub(t, "c/#", subscribers.Options{Depth: 1, Overflow: subscribers.DropOldest})
-	roomy := newSub(t, "c/+", subscribers.Options{})
-	other := newSub(t, "d/#", subscribers.Options{})
-	for _, s := range []*subscribers.Subscription{full, evicting, roomy, other} {
-		require.NoError(t, bus.Attach(s))
+	router := new(bus.Router)
+	full := newSub(t, "c/#", bus.Options{Depth: 1, Overflow: bus.DropNewest})
+	evicting := newSub(t, "c/#", bus.Options{Depth: 1, Overflow: bus.DropOldest})
+	roomy := newSub(t, "c/+", bus.Options{})
+	other := newSub(t, "d/#", bus.Options{})
+	for _, s := range []*bus.Subscription{full, evicting, roomy, other} {
+		require.NoError(t, router.Attach(s))
 	}
-	n, err := bus.Publish(msg("c/1", "first"))
+	n, err := router.Publish(msg("c/1", "first"))
 	require.NoError(t, err)
 	require.Equal(t, 3, n)
 
 	// full refuses now; evicting drops its oldest and accepts.
-	n, err = bus.Publish(msg("c/1", "second"))
+	n, err = router.Publish(msg("c/1", "second"))
 	require.NoError(t, err)
 	require.Equal(t, 2, n)
-	require.Equal(t, uint64(1), full.Stats().Dropped[subscribers.QueueFull])
-	require.Equal(t, uint64(1), evicting.Stats().Dropped[subscribers.QueueFull])
+	require.Equal(t, uint64(1), full.Stats().Dropped[bus.QueueFull])
+	require.Equal(t, uint64(1), evicting.Stats().Dropped[bus.QueueFull])
 
-	pub, err := bus.Publisher("c/1")
+	pub, err := router.Publisher("c/1")
 	require.NoError(t, err)
 	n, err = pub.PublishMessage(msg("", "third"))
 	require.NoError(t, err)
@@ -189,42 +189,42 @@ func TestRouterPublishCountsAccepting(t *testing.T) {
 }
 
 func TestZeroRouter(t *testing.T) {
-	var bus subscribers.Router
-	n, err := bus.Publish(subscribers.Message{Topic: "z", Payload: []byte("r"), Retained: true})
+	var router bus.Router
+	n, err := router.Publish(bus.Message{Topic: "z", Payload: []byte("r"), Retained: true})
 	require.NoError(t, err)
 	require.Zero(t, n)
-	sub := newSub(t, "z", subscribers.Options{})
-	require.NoError(t, bus.Attach(sub))
+	sub := newSub(t, "z", bus.Options{})
+	require.NoError(t, router.Attach(sub))
 	require.Equal(t, 1, sub.Len())
 }
 
 func TestRouterDetach(t *testing.T) {
-	bus := new(subscribers.Router)
-	sub := newSub(t, "d", subscribers.Options{})
-	require.NoError(t, bus.Attach(sub))
-	n, err := bus.Publish(msg("d", "1"))
+	router := new(bus.Router)
+	sub := newSub(t, "d", bus.Options{})
+	require.NoError(t, router.Attach(sub))
+	n, err := router.Publish(msg("d", "1"))
 	require.NoError(t, err)
 	require.Equal(t, 1, n)
 
-	bus.Detach(sub)
-	n, err = bus.Publish(msg("d", "2"))
+	router.Detach(sub)
+	n, err = router.Publish(msg("d", "2"))
 	require.NoError(t, err)
 	require.Zero(t, n)
-	bus.Detach(sub) // detaching twice is harmless
+	router.Detach(sub) // detaching twice is harmless
 
 	// Close after Detach does not detach again, nor fail.
 	sub.Close()
 	payloads, _ := drain(sub)
 	require.Equal(t, []string{"1"}, payloads)
-	require.Zero(t, sub.Stats().Dropped[subscribers.Closed])
+	require.Zero(t, sub.Stats().Dropped[bus.Closed])
 }
 
 func TestRouterCloseDetaches(t *testing.T) {
-	bus := new(subscribers.Router)
-	sub := newSub(t, "c/#", subscribers.Options{})
-	require.NoError(t, bus.Attach(sub))
+	router := new(bus.Router)
+	sub := newSub(t, "c/#", bus.Options{})
+	require.NoError(t, router.Attach(sub))
 	sub.Close()
-	n, err := bus.Publish(msg("c/x", "late"))
+	n, err := router.Publish(msg("c/x", "late"))
 	require.NoError(t, err)
 	require.Zero(t, n)
 	require.Zero(t, sub.Stats().DroppedTotal(), "a detached subscription is not offered the message at all")
@@ -236,9 +236,9 @@ func TestRouterCloseDetaches(t *testing.T) {
 // checks that nothing is lost or reordered per publisher.
 func TestRouterConcurrent(t *testing.T) {
 	const publishers, each = 4, 250
-	bus := new(subscribers.Router)
-	stable := newSub(t, "load/#", subscribers.Options{Depth: publishers * each, Overflow: subscribers.DropNewest})
-	require.NoError(t, bus.Attach(stable))
+	router := new(bus.Router)
+	stable := newSub(t, "load/#", bus.Options{Depth: publishers * each, Overflow: bus.DropNewest})
+	require.NoError(t, router.Attach(stable))
 
 	errs := make(chan error, 16)
 	report := func(err error) {
@@ -259,20 +259,20 @@ func TestRouterConcurrent(t *testing.T) {
 					return
 				default:
 				}
-				s, err := subscribers.New(filters[i%len(filters)], subscribers.Options{Depth: 2})
+				s, err := bus.New(filters[i%len(filters)], bus.Options{Depth: 2})
 				if err != nil {
 					report(err)
 					return
 				}
 				set.Register(&s.Entity, waitset.Subscription)
-				if err := bus.Attach(s); err != nil {
+				if err := router.Attach(s); err != nil {
 					report(err)
 					return
 				}
 				if i%2 == 0 {
 					s.Close()
 				} else {
-					bus.Detach(s)
+					router.Detach(s)
 				}
 			}
 		})
@@ -282,7 +282,7 @@ func TestRouterConcurrent(t *testing.T) {
 	for p := range publishers {
 		pubs.Go(func() {
 			topic := fmt.Sprint("load/p", p)
-			pub, err := bus.Publisher(topic)
+			pub, err := router.Publisher(topic)
 			if err != nil {
 				report(err)
 				return
@@ -291,9 +291,9 @@ func TestRouterConcurrent(t *testing.T) {
 				payload := []byte(fmt.Sprintf("%d:%d", p, i))
 				var n int
 				if p%2 == 0 {
-					n, err = pub.PublishMessage(subscribers.Message{Payload: payload})
+					n, err = pub.PublishMessage(bus.Message{Payload: payload})
 				} else {
-					n, err = bus.Publish(subscribers.Message{Topic: topic, Payload: payload, Retained: i%50 == 0})
+					n, err = router.Publish(bus.Message{Topic: topic, Payload: payload, Retained: i%50 == 0})
 					if err != nil {
 						report(err)
 						return

@@ -1,4 +1,4 @@
-package subscribers_test
+package bus_test
 
 import (
 	"fmt"
@@ -9,32 +9,32 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/robotexec/robotexec/subscribers"
+	"github.com/robotexec/robotexec/internal/bus"
 )
 
 func TestPublisher(t *testing.T) {
-	bus := new(subscribers.Router)
-	pub, err := bus.Publisher("p/q")
+	router := new(bus.Router)
+	pub, err := router.Publisher("p/q")
 	require.NoError(t, err)
 	require.Equal(t, "p/q", pub.Topic())
 	require.Equal(t, "publisher(p/q)", pub.String())
 
-	s1 := newSub(t, "p/+", subscribers.Options{})
-	s2 := newSub(t, "p/q", subscribers.Options{})
-	s3 := newSub(t, "other", subscribers.Options{})
+	s1 := newSub(t, "p/+", bus.Options{})
+	s2 := newSub(t, "p/q", bus.Options{})
+	s3 := newSub(t, "other", bus.Options{})
 
 	steps := []struct {
 		name   string
 		change func()
 		want   int
-		got    []*subscribers.Subscription // subscriptions that receive
+		got    []*bus.Subscription // subscriptions that receive
 	}{
 		{"no subscriptions", func() {}, 0, nil},
-		{"attach a wildcard", func() { require.NoError(t, bus.Attach(s1)) }, 1, []*subscribers.Subscription{s1}},
-		{"cached", func() {}, 1, []*subscribers.Subscription{s1}},
-		{"attach an exact filter", func() { require.NoError(t, bus.Attach(s2)) }, 2, []*subscribers.Subscription{s1, s2}},
-		{"attach one that does not match", func() { require.NoError(t, bus.Attach(s3)) }, 2, []*subscribers.Subscription{s1, s2}},
-		{"detach", func() { bus.Detach(s1) }, 1, []*subscribers.Subscription{s2}},
+		{"attach a wildcard", func() { require.NoError(t, router.Attach(s1)) }, 1, []*bus.Subscription{s1}},
+		{"cached", func() {}, 1, []*bus.Subscription{s1}},
+		{"attach an exact filter", func() { require.NoError(t, router.Attach(s2)) }, 2, []*bus.Subscription{s1, s2}},
+		{"attach one that does not match", func() { require.NoError(t, router.Attach(s3)) }, 2, []*bus.Subscription{s1, s2}},
+		{"detach", func() { router.Detach(s1) }, 1, []*bus.Subscription{s2}},
 		{"close detaches", s2.Close, 0, nil},
 	}
 	for _, st := range steps {
@@ -43,7 +43,7 @@ func TestPublisher(t *testing.T) {
 			n, err := pub.PublishMessage(msg("", st.name))
 			require.NoError(t, err)
 			require.Equal(t, st.want, n)
-			for _, s := range []*subscribers.Subscription{s1, s2, s3} {
+			for _, s := range []*bus.Subscription{s1, s2, s3} {
 				m, _, ok, _ := s.Take()
 				if slices.Contains(st.got, s) {
 					require.True(t, ok, "%s must receive", s.Filter())
@@ -57,12 +57,12 @@ func TestPublisher(t *testing.T) {
 			}
 		})
 	}
-	require.Zero(t, s2.Stats().Dropped[subscribers.Closed], "a closed subscription must be detached, not refusing")
+	require.Zero(t, s2.Stats().Dropped[bus.Closed], "a closed subscription must be detached, not refusing")
 
 	// PublishMessage sets the topic and keeps the rest.
-	s4 := newSub(t, "p/q", subscribers.Options{})
-	require.NoError(t, bus.Attach(s4))
-	n, err := pub.PublishMessage(subscribers.Message{Topic: "elsewhere", Payload: []byte("m"), QoS: 2})
+	s4 := newSub(t, "p/q", bus.Options{})
+	require.NoError(t, router.Attach(s4))
+	n, err := pub.PublishMessage(bus.Message{Topic: "elsewhere", Payload: []byte("m"), QoS: 2})
 	require.NoError(t, err)
 	require.Equal(t, 1, n)
 	m, _, ok, _ := s4.Take()
@@ -72,10 +72,10 @@ func TestPublisher(t *testing.T) {
 }
 
 func TestPublisherInvalidTopic(t *testing.T) {
-	bus := new(subscribers.Router)
+	router := new(bus.Router)
 	for _, topic := range []string{"", "a/+", "a/#", "x\x00"} {
 		t.Run(fmt.Sprintf("%q", topic), func(t *testing.T) {
-			pub, err := bus.Publisher(topic)
+			pub, err := router.Publisher(topic)
 			require.Error(t, err)
 			require.Nil(t, pub)
 			require.Contains(t, err.Error(), strconv.Quote(topic))
@@ -87,12 +87,12 @@ func TestPublisherInvalidTopic(t *testing.T) {
 // and Bus.Publish: a publication to a subscription with room allocates
 // nothing.
 func TestPublishAllocatesNothing(t *testing.T) {
-	bus := new(subscribers.Router)
-	sub := newSub(t, "z/+", subscribers.Options{})
-	require.NoError(t, bus.Attach(sub))
-	pub, err := bus.Publisher("z/a")
+	router := new(bus.Router)
+	sub := newSub(t, "z/+", bus.Options{})
+	require.NoError(t, router.Attach(sub))
+	pub, err := router.Publisher("z/a")
 	require.NoError(t, err)
-	m := subscribers.Message{Topic: "z/a", Payload: []byte("payload")}
+	m := bus.Message{Topic: "z/a", Payload: []byte("payload")}
 	pub.PublishMessage(m) // fill the publisher's cache
 	sub.Take()
 
@@ -111,7 +111,7 @@ func TestPublishAllocatesNothing(t *testing.T) {
 			sub.Take()
 		}},
 		{"Bus.Publish", func() {
-			if n, err := bus.Publish(m); n != 1 || err != nil {
+			if n, err := router.Publish(m); n != 1 || err != nil {
 				panic("not delivered")
 			}
 			sub.Take()
@@ -125,16 +125,16 @@ func TestPublishAllocatesNothing(t *testing.T) {
 }
 
 func BenchmarkPublisherPublishMessage(b *testing.B) {
-	bus := new(subscribers.Router)
-	sub := newSub(b, "bench/+", subscribers.Options{})
-	if err := bus.Attach(sub); err != nil {
+	router := new(bus.Router)
+	sub := newSub(b, "bench/+", bus.Options{})
+	if err := router.Attach(sub); err != nil {
 		b.Fatal(err)
 	}
-	pub, err := bus.Publisher("bench/x")
+	pub, err := router.Publisher("bench/x")
 	if err != nil {
 		b.Fatal(err)
 	}
-	m := subscribers.Message{Payload: []byte("payload"), Received: time.Unix(1, 0)}
+	m := bus.Message{Payload: []byte("payload"), Received: time.Unix(1, 0)}
 	b.ReportAllocs()
 	for b.Loop() {
 		pub.PublishMessage(m)
@@ -143,15 +143,15 @@ func BenchmarkPublisherPublishMessage(b *testing.B) {
 }
 
 func BenchmarkBusPublish(b *testing.B) {
-	bus := new(subscribers.Router)
-	sub := newSub(b, "bench/+", subscribers.Options{})
-	if err := bus.Attach(sub); err != nil {
+	router := new(bus.Router)
+	sub := newSub(b, "bench/+", bus.Options{})
+	if err := router.Attach(sub); err != nil {
 		b.Fatal(err)
 	}
-	m := subscribers.Message{Topic: "bench/x", Payload: []byte("payload"), Received: time.Unix(1, 0)}
+	m := bus.Message{Topic: "bench/x", Payload: []byte("payload"), Received: time.Unix(1, 0)}
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := bus.Publish(m); err != nil {
+		if _, err := router.Publish(m); err != nil {
 			b.Fatal(err)
 		}
 		sub.Take()

@@ -1,4 +1,4 @@
-package subscribers_test
+package bus_test
 
 import (
 	"strconv"
@@ -7,7 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/robotexec/robotexec/subscribers"
+	"github.com/robotexec/robotexec/internal/bus"
 )
 
 func TestValidateFilter(t *testing.T) {
@@ -48,7 +48,7 @@ func TestValidateFilter(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			err := subscribers.ValidateFilter(tt.filter)
+			err := bus.ValidateFilter(tt.filter)
 			if tt.wantErr == "" {
 				require.NoError(t, err)
 				return
@@ -87,7 +87,7 @@ func TestValidateTopic(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			err := subscribers.ValidateTopic(tt.topic)
+			err := bus.ValidateTopic(tt.topic)
 			if tt.wantErr == "" {
 				require.NoError(t, err)
 				return
@@ -187,9 +187,9 @@ var matchCases = []struct {
 func TestMatch(t *testing.T) {
 	for _, tt := range matchCases {
 		t.Run(tt.filter+" vs "+tt.topic, func(t *testing.T) {
-			require.NoError(t, subscribers.ValidateFilter(tt.filter))
-			require.NoError(t, subscribers.ValidateTopic(tt.topic))
-			require.Equal(t, tt.want, subscribers.Match(tt.filter, tt.topic))
+			require.NoError(t, bus.ValidateFilter(tt.filter))
+			require.NoError(t, bus.ValidateTopic(tt.topic))
+			require.Equal(t, tt.want, bus.Match(tt.filter, tt.topic))
 			require.Equal(t, tt.want, refMatch(tt.filter, tt.topic), "the reference matcher disagrees with the table")
 		})
 	}
@@ -197,7 +197,7 @@ func TestMatch(t *testing.T) {
 
 func TestMatchAllocatesNothing(t *testing.T) {
 	allocs := testing.AllocsPerRun(100, func() {
-		subscribers.Match("sport/+/player1/#", "sport/tennis/player1/score/wimbledon")
+		bus.Match("sport/+/player1/#", "sport/tennis/player1/score/wimbledon")
 	})
 	require.Zero(t, allocs)
 }
@@ -233,19 +233,19 @@ func FuzzMatch(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, filter, topic string) {
 		// Match must not panic on any input, valid or not.
-		got := subscribers.Match(filter, topic)
-		route, err := subscribers.RouteFilter(filter)
+		got := bus.Match(filter, topic)
+		route, err := bus.RouteFilter(filter)
 		if err != nil {
 			return
 		}
-		sub, err := subscribers.New(filter, subscribers.Options{Depth: 1})
+		sub, err := bus.New(filter, bus.Options{Depth: 1})
 		require.NoError(t, err)
 		// A second subscription whose filter differs keeps the tree from
 		// being trivial.
-		other, err := subscribers.New("#", subscribers.Options{Depth: 1})
+		other, err := bus.New("#", bus.Options{Depth: 1})
 		require.NoError(t, err)
 
-		var r subscribers.Index
+		var r bus.Index
 		r.Add(other)
 		r.Add(sub)
 		matched := r.Match(topic, nil)
@@ -257,8 +257,8 @@ func FuzzMatch(f *testing.F) {
 			}
 		}
 		// A shared subscription, $share/GROUP/FILTER, is routed by FILTER.
-		require.Equal(t, subscribers.Match(route, topic), routed, "Index.Match and Match disagree on filter %q topic %q", filter, topic)
-		if subscribers.ValidateTopic(topic) == nil {
+		require.Equal(t, bus.Match(route, topic), routed, "Index.Match and Match disagree on filter %q topic %q", filter, topic)
+		if bus.ValidateTopic(topic) == nil {
 			require.Equal(t, refMatch(filter, topic), got, "Match disagrees with MQTT on filter %q topic %q", filter, topic)
 		}
 
@@ -281,11 +281,11 @@ func TestOverlap(t *testing.T) {
 		for _, b := range indexFilters {
 			want := false
 			for _, topic := range candidates(a, b) {
-				if subscribers.Match(a, topic) && subscribers.Match(b, topic) {
+				if bus.Match(a, topic) && bus.Match(b, topic) {
 					want = true
 				}
 			}
-			require.Equal(t, want, subscribers.Overlap(a, b), "Overlap(%q, %q)", a, b)
+			require.Equal(t, want, bus.Overlap(a, b), "Overlap(%q, %q)", a, b)
 		}
 	}
 	for _, tc := range []struct {
@@ -300,7 +300,7 @@ func TestOverlap(t *testing.T) {
 		{"#", "$SYS/x", false},
 		{"$SYS/#", "$SYS/+", true},
 	} {
-		require.Equal(t, tc.want, subscribers.Overlap(tc.a, tc.b), "Overlap(%q, %q)", tc.a, tc.b)
+		require.Equal(t, tc.want, bus.Overlap(tc.a, tc.b), "Overlap(%q, %q)", tc.a, tc.b)
 	}
 }
 

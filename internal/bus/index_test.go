@@ -1,4 +1,4 @@
-package subscribers_test
+package bus_test
 
 import (
 	"fmt"
@@ -11,7 +11,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/robotexec/robotexec/subscribers"
+	"github.com/robotexec/robotexec/internal/bus"
 )
 
 // indexFilters holds '#' and '+' at several depths, exact filters, empty
@@ -32,7 +32,7 @@ var indexTopics = []string{
 }
 
 // filtersOf returns the sorted filters of subs.
-func filtersOf(subs []*subscribers.Subscription) []string {
+func filtersOf(subs []*bus.Subscription) []string {
 	out := []string{}
 	for _, s := range subs {
 		out = append(out, s.Filter())
@@ -42,10 +42,10 @@ func filtersOf(subs []*subscribers.Subscription) []string {
 }
 
 // bruteForce returns the sorted filters of subs that match topic.
-func bruteForce(subs []*subscribers.Subscription, topic string) []string {
+func bruteForce(subs []*bus.Subscription, topic string) []string {
 	out := []string{}
 	for _, s := range subs {
-		if subscribers.Match(s.Filter(), topic) {
+		if bus.Match(s.Filter(), topic) {
 			out = append(out, s.Filter())
 		}
 	}
@@ -53,11 +53,11 @@ func bruteForce(subs []*subscribers.Subscription, topic string) []string {
 	return out
 }
 
-func newSubs(t testing.TB, filters ...string) []*subscribers.Subscription {
+func newSubs(t testing.TB, filters ...string) []*bus.Subscription {
 	t.Helper()
-	subs := make([]*subscribers.Subscription, len(filters))
+	subs := make([]*bus.Subscription, len(filters))
 	for i, f := range filters {
-		s, err := subscribers.New(f, subscribers.Options{Depth: 1})
+		s, err := bus.New(f, bus.Options{Depth: 1})
 		require.NoError(t, err)
 		subs[i] = s
 	}
@@ -65,7 +65,7 @@ func newSubs(t testing.TB, filters ...string) []*subscribers.Subscription {
 }
 
 func TestIndexMatch(t *testing.T) {
-	var r subscribers.Index
+	var r bus.Index
 	subs := newSubs(t, indexFilters...)
 	for _, s := range subs {
 		r.Add(s)
@@ -99,13 +99,13 @@ func TestIndexMatch(t *testing.T) {
 }
 
 func TestIndexMatchAppendsToDst(t *testing.T) {
-	var r subscribers.Index
+	var r bus.Index
 	subs := newSubs(t, "a/+", "a/#")
 	for _, s := range subs {
 		r.Add(s)
 	}
 	marker := newSubs(t, "marker")[0]
-	dst := make([]*subscribers.Subscription, 1, 8)
+	dst := make([]*bus.Subscription, 1, 8)
 	dst[0] = marker
 	got := r.Match("a/b", dst)
 	require.Len(t, got, 3)
@@ -120,7 +120,7 @@ func TestIndexMatchAppendsToDst(t *testing.T) {
 }
 
 func TestIndexAddRemoveGeneration(t *testing.T) {
-	var r subscribers.Index
+	var r bus.Index
 	require.Zero(t, r.Len())
 	require.Equal(t, 1, r.NodeCount())
 	require.Empty(t, r.Match("a/b", nil))
@@ -138,9 +138,9 @@ func TestIndexAddRemoveGeneration(t *testing.T) {
 
 	tests := []struct {
 		name    string
-		remove  *subscribers.Subscription
+		remove  *bus.Subscription
 		removed bool
-		left    []*subscribers.Subscription
+		left    []*bus.Subscription
 	}{
 		{"first of two with one filter", subs[0], true, subs[1:]},
 		{"again", subs[0], false, subs[1:]},
@@ -185,7 +185,7 @@ func TestIndexRemovePrunes(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			var r subscribers.Index
+			var r bus.Index
 			keep := newSubs(t, tt.keep...)
 			remove := newSubs(t, tt.remove...)
 			for _, s := range keep {
@@ -253,10 +253,10 @@ func TestIndexManySubscriptions(t *testing.T) {
 	for seed := range uint64(5) {
 		t.Run(fmt.Sprint("seed ", seed), func(t *testing.T) {
 			rng := rand.New(rand.NewPCG(seed, 42))
-			var r subscribers.Index
-			var subs []*subscribers.Subscription
+			var r bus.Index
+			var subs []*bus.Subscription
 			for range 500 {
-				s, err := subscribers.New(randomFilter(rng), subscribers.Options{Depth: 1})
+				s, err := bus.New(randomFilter(rng), bus.Options{Depth: 1})
 				require.NoError(t, err)
 				r.Add(s)
 				subs = append(subs, s)
@@ -290,22 +290,22 @@ func TestIndexManySubscriptions(t *testing.T) {
 
 func TestIndexDistinctTopics(t *testing.T) {
 	const n = 20_000
-	var r subscribers.Index
-	subs := make([]*subscribers.Subscription, n)
+	var r bus.Index
+	subs := make([]*bus.Subscription, n)
 	for i := range subs {
-		s, err := subscribers.New(fmt.Sprintf("robot/%d/odom", i), subscribers.Options{Depth: 1})
+		s, err := bus.New(fmt.Sprintf("robot/%d/odom", i), bus.Options{Depth: 1})
 		require.NoError(t, err)
 		r.Add(s)
 		subs[i] = s
 	}
 	for _, i := range []int{0, 1, n / 2, n - 1} {
 		got := r.Match(fmt.Sprintf("robot/%d/odom", i), nil)
-		require.Equal(t, []*subscribers.Subscription{subs[i]}, got)
+		require.Equal(t, []*bus.Subscription{subs[i]}, got)
 	}
 	require.Empty(t, r.Match(fmt.Sprintf("robot/%d/odom", n), nil))
 	// A lookup walks the topic's levels, so with room in dst it allocates
 	// nothing however many subscriptions there are.
-	dst := make([]*subscribers.Subscription, 0, 4)
+	dst := make([]*bus.Subscription, 0, 4)
 	allocs := testing.AllocsPerRun(100, func() { dst = r.Match("robot/12345/odom", dst[:0]) })
 	require.Zero(t, allocs)
 }
@@ -324,7 +324,7 @@ func TestIndexRemoveReleases(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			var r subscribers.Index
+			var r bus.Index
 			subs := newSubs(t, tt.filters...)
 			for _, s := range subs {
 				r.Add(s)
@@ -354,16 +354,16 @@ func TestIndexRemoveReleases(t *testing.T) {
 func BenchmarkIndexMatch(b *testing.B) {
 	for _, n := range []int{10, 100_000} {
 		b.Run(fmt.Sprintf("subs=%d", n), func(b *testing.B) {
-			var r subscribers.Index
+			var r bus.Index
 			for i := range n {
-				s, err := subscribers.New(fmt.Sprintf("robot/%d/odom", i), subscribers.Options{Depth: 1})
+				s, err := bus.New(fmt.Sprintf("robot/%d/odom", i), bus.Options{Depth: 1})
 				if err != nil {
 					b.Fatal(err)
 				}
 				r.Add(s)
 			}
 			topic := fmt.Sprintf("robot/%d/odom", n/2)
-			dst := make([]*subscribers.Subscription, 0, 4)
+			dst := make([]*bus.Subscription, 0, 4)
 			b.ReportAllocs()
 			b.ResetTimer()
 			for b.Loop() {
@@ -379,6 +379,6 @@ func BenchmarkIndexMatch(b *testing.B) {
 func BenchmarkMatch(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
-		subscribers.Match("sport/+/player1/#", "sport/tennis/player1/score/wimbledon")
+		bus.Match("sport/+/player1/#", "sport/tennis/player1/score/wimbledon")
 	}
 }

@@ -1,4 +1,4 @@
-package subscribers
+package bus
 
 // NodeCount returns the number of nodes in the index's tree, the root
 // included. It exists for tests, which use it to see that Remove prunes the

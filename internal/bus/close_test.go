@@ -1,4 +1,4 @@
-package subscribers_test
+package bus_test
 
 import (
 	"fmt"
@@ -9,12 +9,12 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/robotexec/robotexec/internal/bus"
 	"github.com/robotexec/robotexec/internal/waitset"
-	"github.com/robotexec/robotexec/subscribers"
 )
 
 func TestClose(t *testing.T) {
-	fx := newFixture(t, "c", subscribers.Options{Depth: 3})
+	fx := newFixture(t, "c", bus.Options{Depth: 3})
 	src := &fakeSource{}
 	require.NoError(t, src.Attach(fx.sub))
 	require.True(t, fx.sub.Deliver(msg("c", "1")))
@@ -22,14 +22,14 @@ func TestClose(t *testing.T) {
 
 	fx.sub.Close()
 	require.True(t, fx.sub.Closed())
-	require.Equal(t, []*subscribers.Subscription{fx.sub}, src.detachCalls(), "Close must detach from the source")
+	require.Equal(t, []*bus.Subscription{fx.sub}, src.detachCalls(), "Close must detach from the source")
 
 	// Later messages are refused and counted.
 	require.False(t, fx.sub.Deliver(msg("c", "3")))
 	require.False(t, fx.sub.Deliver(msg("c", "4")))
 	st := fx.sub.Stats()
 	require.Equal(t, uint64(2), st.Accepted)
-	require.Equal(t, uint64(2), st.Dropped[subscribers.Closed])
+	require.Equal(t, uint64(2), st.Dropped[bus.Closed])
 	require.Equal(t, uint64(2), st.DroppedTotal())
 	require.Equal(t, []string{"closed", "closed"}, fx.rec.reasons())
 	require.Equal(t, []uint64{0, 0}, fx.rec.seqs(waitset.Drop), "a refused message has no number")
@@ -46,10 +46,10 @@ func TestClose(t *testing.T) {
 }
 
 func TestCloseRefusesForEveryPolicy(t *testing.T) {
-	for _, policy := range []subscribers.Policy{subscribers.DropOldest, subscribers.DropNewest, subscribers.Block} {
+	for _, policy := range []bus.Policy{bus.DropOldest, bus.DropNewest, bus.Block} {
 		for _, full := range []bool{false, true} {
 			t.Run(fmt.Sprintf("%s full=%v", policy, full), func(t *testing.T) {
-				fx := newFixture(t, "c", subscribers.Options{Depth: 1, Overflow: policy})
+				fx := newFixture(t, "c", bus.Options{Depth: 1, Overflow: policy})
 				if full {
 					require.True(t, fx.sub.Deliver(msg("c", "kept")))
 				}
@@ -57,8 +57,8 @@ func TestCloseRefusesForEveryPolicy(t *testing.T) {
 				// Must return at once, even with Block on a full queue.
 				require.False(t, fx.sub.Deliver(msg("c", "late")))
 				st := fx.sub.Stats()
-				require.Equal(t, uint64(1), st.Dropped[subscribers.Closed])
-				require.Zero(t, st.Dropped[subscribers.QueueFull], "a closed subscription must not evict accepted messages")
+				require.Equal(t, uint64(1), st.Dropped[bus.Closed])
+				require.Zero(t, st.Dropped[bus.QueueFull], "a closed subscription must not evict accepted messages")
 				payloads, _ := drain(fx.sub)
 				if full {
 					require.Equal(t, []string{"kept"}, payloads)
@@ -71,7 +71,7 @@ func TestCloseRefusesForEveryPolicy(t *testing.T) {
 }
 
 func TestCloseWithoutSource(t *testing.T) {
-	sub := newSub(t, "c", subscribers.Options{})
+	sub := newSub(t, "c", bus.Options{})
 	sub.Close()
 	require.True(t, sub.Closed())
 	require.False(t, sub.Deliver(msg("c", "x")))
@@ -82,7 +82,7 @@ func TestCloseWithoutSource(t *testing.T) {
 // and that the accepted message stays.
 func TestCloseReleasesBlockedProducers(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		fx := newFixture(t, "c", subscribers.Options{Depth: 1, Overflow: subscribers.Block})
+		fx := newFixture(t, "c", bus.Options{Depth: 1, Overflow: bus.Block})
 		require.True(t, fx.sub.Deliver(msg("c", "kept")))
 		const producers = 3
 		done := make(chan bool, producers)
@@ -99,7 +99,7 @@ func TestCloseReleasesBlockedProducers(t *testing.T) {
 			require.False(t, <-done)
 		}
 		st := fx.sub.Stats()
-		require.Equal(t, uint64(producers), st.Dropped[subscribers.Closed])
+		require.Equal(t, uint64(producers), st.Dropped[bus.Closed])
 		require.Equal(t, uint64(1), st.Accepted)
 		require.Equal(t, []string{"closed", "closed", "closed"}, fx.rec.reasons())
 		payloads, _ := drain(fx.sub)
@@ -111,7 +111,7 @@ func TestCloseReleasesBlockedProducers(t *testing.T) {
 // accepted is still in the queue after Close, however the two interleave.
 func TestDeliverConcurrentWithClose(t *testing.T) {
 	for round := range 20 {
-		sub := newSub(t, "c", subscribers.Options{Depth: 1000})
+		sub := newSub(t, "c", bus.Options{Depth: 1000})
 		var accepted sync.WaitGroup
 		counts := make(chan int, 2)
 		for p := range 2 {
@@ -134,7 +134,7 @@ func TestDeliverConcurrentWithClose(t *testing.T) {
 		}
 		st := sub.Stats()
 		require.Equal(t, uint64(total), st.Accepted, "round %d", round)
-		require.Equal(t, uint64(400-total), st.Dropped[subscribers.Closed])
+		require.Equal(t, uint64(400-total), st.Dropped[bus.Closed])
 		require.Equal(t, total, sub.Len())
 	}
 }

@@ -1,12 +1,12 @@
-package subscribers_test
+package bus_test
 
 import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/robotexec/robotexec/internal/bus"
 	"github.com/robotexec/robotexec/internal/waitset"
-	"github.com/robotexec/robotexec/subscribers"
 )
 
 // TestSubscriptionTrigger walks a subscription through the states of
@@ -14,7 +14,7 @@ import (
 // the worker: dormant (waiting, empty), ready (in the wait set), in progress
 // (running).
 func TestSubscriptionTrigger(t *testing.T) {
-	fx := newFixture(t, "s", subscribers.Options{})
+	fx := newFixture(t, "s", bus.Options{})
 	sub, set, e := fx.sub, fx.set, &fx.sub.Entity
 	ready := func() int { return len(fx.rec.ops(waitset.Ready)) }
 
@@ -100,7 +100,7 @@ func runAll(t *testing.T, set *waitset.Set) []string {
 			}
 		}
 		e := runq.Pop()
-		sub := e.Data.(*subscribers.Subscription)
+		sub := e.Data.(*bus.Subscription)
 		e.Start()
 		m, _, ok, more := sub.Take()
 		require.True(t, ok, "a ready subscription must have work")
@@ -115,9 +115,9 @@ func runAll(t *testing.T, set *waitset.Set) []string {
 // one busy subscription does not starve the others.
 func TestSubscriptionFairness(t *testing.T) {
 	set := waitset.New(nil, nil)
-	subs := map[string]*subscribers.Subscription{}
+	subs := map[string]*bus.Subscription{}
 	for _, name := range []string{"a", "b", "c"} {
-		sub, err := subscribers.New(name, subscribers.Options{})
+		sub, err := bus.New(name, bus.Options{})
 		require.NoError(t, err)
 		sub.Data = sub
 		set.Register(&sub.Entity, waitset.Subscription)

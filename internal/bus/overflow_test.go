@@ -1,4 +1,4 @@
-package subscribers_test
+package bus_test
 
 import (
 	"fmt"
@@ -8,14 +8,14 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/robotexec/robotexec/internal/bus"
 	"github.com/robotexec/robotexec/internal/waitset"
-	"github.com/robotexec/robotexec/subscribers"
 )
 
 func TestSubscriptionOverflow(t *testing.T) {
 	tests := []struct {
 		name         string
-		policy       subscribers.Policy
+		policy       bus.Policy
 		depth        int
 		deliver      int
 		wantAccepted []bool
@@ -25,31 +25,31 @@ func TestSubscriptionOverflow(t *testing.T) {
 		wantDrops    []uint64 // Seq of the Drop events
 	}{
 		{
-			name: "drop oldest", policy: subscribers.DropOldest, depth: 3, deliver: 5,
+			name: "drop oldest", policy: bus.DropOldest, depth: 3, deliver: 5,
 			wantAccepted: []bool{true, true, true, true, true},
 			wantQueue:    []string{"2", "3", "4"}, wantSeqs: []uint64{3, 4, 5},
 			wantAccepts: []uint64{1, 2, 3, 4, 5}, wantDrops: []uint64{1, 2},
 		},
 		{
-			name: "drop oldest depth one", policy: subscribers.DropOldest, depth: 1, deliver: 4,
+			name: "drop oldest depth one", policy: bus.DropOldest, depth: 1, deliver: 4,
 			wantAccepted: []bool{true, true, true, true},
 			wantQueue:    []string{"3"}, wantSeqs: []uint64{4},
 			wantAccepts: []uint64{1, 2, 3, 4}, wantDrops: []uint64{1, 2, 3},
 		},
 		{
-			name: "drop newest", policy: subscribers.DropNewest, depth: 3, deliver: 5,
+			name: "drop newest", policy: bus.DropNewest, depth: 3, deliver: 5,
 			wantAccepted: []bool{true, true, true, false, false},
 			wantQueue:    []string{"0", "1", "2"}, wantSeqs: []uint64{1, 2, 3},
 			wantAccepts: []uint64{1, 2, 3}, wantDrops: []uint64{0, 0},
 		},
 		{
-			name: "not full", policy: subscribers.DropNewest, depth: 3, deliver: 3,
+			name: "not full", policy: bus.DropNewest, depth: 3, deliver: 3,
 			wantAccepted: []bool{true, true, true},
 			wantQueue:    []string{"0", "1", "2"}, wantSeqs: []uint64{1, 2, 3},
 			wantAccepts: []uint64{1, 2, 3}, wantDrops: []uint64{},
 		},
 		{
-			name: "block not full", policy: subscribers.Block, depth: 2, deliver: 2,
+			name: "block not full", policy: bus.Block, depth: 2, deliver: 2,
 			wantAccepted: []bool{true, true},
 			wantQueue:    []string{"0", "1"}, wantSeqs: []uint64{1, 2},
 			wantAccepts: []uint64{1, 2}, wantDrops: []uint64{},
@@ -57,7 +57,7 @@ func TestSubscriptionOverflow(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			fx := newFixture(t, "s", subscribers.Options{Depth: tt.depth, Overflow: tt.policy})
+			fx := newFixture(t, "s", bus.Options{Depth: tt.depth, Overflow: tt.policy})
 			accepted := []bool{}
 			for i := range tt.deliver {
 				accepted = append(accepted, fx.sub.Deliver(msg("s", strconv.Itoa(i))))
@@ -66,7 +66,7 @@ func TestSubscriptionOverflow(t *testing.T) {
 
 			st := fx.sub.Stats()
 			require.Equal(t, uint64(len(tt.wantAccepts)), st.Accepted)
-			require.Equal(t, uint64(len(tt.wantDrops)), st.Dropped[subscribers.QueueFull])
+			require.Equal(t, uint64(len(tt.wantDrops)), st.Dropped[bus.QueueFull])
 			require.Equal(t, uint64(len(tt.wantDrops)), st.DroppedTotal())
 			require.Equal(t, len(tt.wantQueue), st.Queued)
 
@@ -90,7 +90,7 @@ func TestSubscriptionOverflow(t *testing.T) {
 // message that caused it is accepted, so that a trace never holds more than
 // depth messages.
 func TestDropOldestEventOrder(t *testing.T) {
-	fx := newFixture(t, "s", subscribers.Options{Depth: 2})
+	fx := newFixture(t, "s", bus.Options{Depth: 2})
 	for i := range 4 {
 		fx.sub.Deliver(msg("s", strconv.Itoa(i)))
 	}
@@ -111,11 +111,11 @@ func TestSubscriptionQueueModel(t *testing.T) {
 		payload string
 		seq     uint64
 	}
-	for _, policy := range []subscribers.Policy{subscribers.DropOldest, subscribers.DropNewest} {
+	for _, policy := range []bus.Policy{bus.DropOldest, bus.DropNewest} {
 		for _, depth := range []int{1, 2, 3, 7} {
 			t.Run(fmt.Sprintf("%s depth %d", policy, depth), func(t *testing.T) {
 				rng := rand.New(rand.NewPCG(uint64(depth), uint64(policy)))
-				fx := newFixture(t, "m", subscribers.Options{Depth: depth, Overflow: policy})
+				fx := newFixture(t, "m", bus.Options{Depth: depth, Overflow: policy})
 				var queue []entry
 				var seq, accepted, dropped uint64
 				wantDrops := []uint64{}
@@ -126,7 +126,7 @@ func TestSubscriptionQueueModel(t *testing.T) {
 						switch {
 						case len(queue) < depth:
 							require.True(t, ok)
-						case policy == subscribers.DropOldest:
+						case policy == bus.DropOldest:
 							require.True(t, ok)
 							wantDrops = append(wantDrops, queue[0].seq)
 							queue = queue[1:]
@@ -155,7 +155,7 @@ func TestSubscriptionQueueModel(t *testing.T) {
 				}
 				st := fx.sub.Stats()
 				require.Equal(t, accepted, st.Accepted)
-				require.Equal(t, dropped, st.Dropped[subscribers.QueueFull])
+				require.Equal(t, dropped, st.Dropped[bus.QueueFull])
 				require.Equal(t, len(queue), st.Queued)
 				require.Equal(t, wantDrops, fx.rec.seqs(waitset.Drop))
 			})

@@ -1,4 +1,4 @@
-package subscribers_test
+package bus_test
 
 import (
 	"sync"
@@ -6,8 +6,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/robotexec/robotexec/internal/bus"
 	"github.com/robotexec/robotexec/internal/waitset"
-	"github.com/robotexec/robotexec/subscribers"
 )
 
 // recorder is a waitset.Observer that keeps every event it sees. Observe may
@@ -62,14 +62,14 @@ func (r *recorder) reasons() []string {
 // fixture is a subscription registered with its own wait set, whose events
 // go to a recorder: what an executor would set up, without the executor.
 type fixture struct {
-	sub *subscribers.Subscription
+	sub *bus.Subscription
 	set *waitset.Set
 	rec *recorder
 }
 
-func newFixture(t testing.TB, filter string, opts subscribers.Options) fixture {
+func newFixture(t testing.TB, filter string, opts bus.Options) fixture {
 	t.Helper()
-	sub, err := subscribers.New(filter, opts)
+	sub, err := bus.New(filter, opts)
 	require.NoError(t, err)
 	rec := &recorder{}
 	set := waitset.New(nil, rec)
@@ -79,22 +79,22 @@ func newFixture(t testing.TB, filter string, opts subscribers.Options) fixture {
 
 // newSub returns a subscription registered with a wait set that has no
 // observer.
-func newSub(t testing.TB, filter string, opts subscribers.Options) *subscribers.Subscription {
+func newSub(t testing.TB, filter string, opts bus.Options) *bus.Subscription {
 	t.Helper()
-	sub, err := subscribers.New(filter, opts)
+	sub, err := bus.New(filter, opts)
 	require.NoError(t, err)
 	waitset.New(nil, nil).Register(&sub.Entity, waitset.Subscription)
 	return sub
 }
 
 // msg returns a message on topic with the payload p.
-func msg(topic, p string) subscribers.Message {
-	return subscribers.Message{Topic: topic, Payload: []byte(p)}
+func msg(topic, p string) bus.Message {
+	return bus.Message{Topic: topic, Payload: []byte(p)}
 }
 
 // drain takes every queued message and returns their payloads and
 // sequence numbers.
-func drain(sub *subscribers.Subscription) (payloads []string, seqs []uint64) {
+func drain(sub *bus.Subscription) (payloads []string, seqs []uint64) {
 	payloads, seqs = []string{}, []uint64{}
 	for {
 		m, seq, ok, _ := sub.Take()
@@ -109,11 +109,11 @@ func drain(sub *subscribers.Subscription) (payloads []string, seqs []uint64) {
 // fakeSource records the Attach and Detach calls a subscription makes.
 type fakeSource struct {
 	mu       sync.Mutex
-	attached []*subscribers.Subscription
-	detached []*subscribers.Subscription
+	attached []*bus.Subscription
+	detached []*bus.Subscription
 }
 
-func (f *fakeSource) Attach(s *subscribers.Subscription) error {
+func (f *fakeSource) Attach(s *bus.Subscription) error {
 	s.Attach(f)
 	f.mu.Lock()
 	f.attached = append(f.attached, s)
@@ -121,17 +121,17 @@ func (f *fakeSource) Attach(s *subscribers.Subscription) error {
 	return nil
 }
 
-func (f *fakeSource) Detach(s *subscribers.Subscription) {
+func (f *fakeSource) Detach(s *bus.Subscription) {
 	f.mu.Lock()
 	f.detached = append(f.detached, s)
 	f.mu.Unlock()
 }
 
-func (f *fakeSource) detachCalls() []*subscribers.Subscription {
+func (f *fakeSource) detachCalls() []*bus.Subscription {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return append([]*subscribers.Subscription(nil), f.detached...)
+	return append([]*bus.Subscription(nil), f.detached...)
 }
 
-var _ subscribers.Source = (*fakeSource)(nil)
-var _ subscribers.Source = (*subscribers.Router)(nil)
+var _ bus.Source = (*fakeSource)(nil)
+var _ bus.Source = (*bus.Router)(nil)
