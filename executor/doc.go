@@ -7,15 +7,16 @@
 // model) in the repository. Every timer and subscription is an entity that
 // is waiting, queued or running, never two at once. A trigger puts the
 // entity in the wait set (internal/waitset in the repository), with set
-// semantics. When the run queue is empty, the next worker to look for
-// work takes waiting ∩ wait set as one batch into the run queue, all
-// ready timers first, then all ready subscriptions; workers take entities
-// from the head of the run queue, run it (a timer's callback, or a
-// subscription's front message) and return the entity to waiting. An
-// entity triggered while queued or running is taken again after its run:
-// no trigger is lost, and no entity ever runs concurrently with itself. A
-// subscription with messages left at the end of a run goes to the back of the ready queue (docs/design.md, Order per
-// subscription), so every subscription gets its turn.
+// semantics. When the run queue is empty, the next worker to look for work
+// takes waiting ∩ wait set as one batch into the run queue, all ready timers
+// first, then all ready subscriptions; workers take entities from the head
+// of the run queue, run it (a timer's callback, or a subscription's front
+// message) and return the entity to waiting. An entity triggered while
+// queued or running is taken again after its run: no trigger is lost, and no
+// entity ever runs concurrently with itself. A subscription with messages
+// left at the end of a run goes to the back of the ready queue
+// (docs/design.md, Order per subscription), so every subscription gets its
+// turn.
 //
 // A subscription's run serves a bounded batch of its messages, in order,
 // on one worker (docs/design.md, Scheduler model: message batches): up to
