@@ -262,7 +262,7 @@ func TestBatchNeedsAndPublishersServeOne(t *testing.T) {
 	log := newCallLog(3 * msgs)
 
 	needy := ex.NewOwner("needy", nil)
-	r, err := needy.Subscribe(bus, "r", log.record("R"), executor.Depth(64), executor.Needs(ex.Resource("r")))
+	r, err := needy.Subscribe(bus, "r", log.record("R"), executor.Depth(64), executor.Needs("r"))
 	require.NoError(t, err)
 	pubOwner := ex.NewOwner("publishing", nil)
 	_, err = pubOwner.Publisher(bus, "other")

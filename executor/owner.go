@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/robotexec/robotexec/internal/bus"
+	"github.com/robotexec/robotexec/internal/regopt"
 	"github.com/robotexec/robotexec/internal/waitset"
 	"github.com/robotexec/robotexec/subscribers"
 	"github.com/robotexec/robotexec/timers"
@@ -48,9 +49,12 @@ func (o *Owner) DefaultGroup() *Group { return o.group }
 // Executor returns the executor the owner registers on.
 func (o *Owner) Executor() *Executor { return o.ex }
 
-// Option adjusts one registration.
-type Option func(*regOptions)
+// Option adjusts one registration: a callback's group, name, queue and
+// resources. It is also package nodes' Option, so that the options of
+// either package apply to both.
+type Option func(*regopt.Values)
 
+// regOptions are a registration's options, resolved.
 type regOptions struct {
 	group     *Group
 	name      string
@@ -59,31 +63,48 @@ type regOptions struct {
 	made      func(*subscribers.Subscription)
 }
 
-// InGroup puts the callback in group g instead of its owner's default group.
-func InGroup(g *Group) Option { return func(o *regOptions) { o.group = g } }
+// InGroup puts the callback in group g instead of its owner's default group
+// (also when g is nil).
+func InGroup(g *Group) Option { return func(o *regopt.Values) { o.Group = g } }
 
 // Name names the callback in logs, traces and metrics. The default is
 // "timer" plus the period for a timer, and the topic filter for a
 // subscription.
-func Name(name string) Option { return func(o *regOptions) { o.name = name } }
+func Name(name string) Option { return func(o *regopt.Values) { o.Name = name } }
 
 // Depth sets a subscription's queue depth (default subscribers.DefaultDepth).
-func Depth(n int) Option { return func(o *regOptions) { o.queue.Depth = n } }
+func Depth(n int) Option { return func(o *regopt.Values) { o.Depth = n } }
 
 // Overflow sets a subscription's overflow policy (default DropOldest).
-func Overflow(p subscribers.Policy) Option { return func(o *regOptions) { o.queue.Overflow = p } }
+func Overflow(p subscribers.Policy) Option { return func(o *regopt.Values) { o.Overflow = &p } }
 
 // Made calls f with a subscription once it is made, before it is attached
 // to its source, and so before its callback can run: a callback that
 // needs its own subscription gets it without waiting.
 func Made(f func(*subscribers.Subscription)) Option {
-	return func(o *regOptions) { o.made = f }
+	return func(o *regopt.Values) { o.Made = f }
+}
+
+// Needs makes the callback run only while it holds every resource named,
+// exclusively (Executor.Resource makes a resource on first use):
+// callbacks that need a common resource never overlap, and each resource
+// serves its callbacks in the order they became ready.
+func Needs(resources ...string) Option {
+	return func(o *regopt.Values) { o.Needs = append(o.Needs, resources...) }
 }
 
 func (o *Owner) options(opts []Option) regOptions {
-	r := regOptions{group: o.group}
-	for _, opt := range opts {
-		opt(&r)
+	v := regopt.Apply(regopt.Values{}, opts)
+	r := regOptions{group: o.group, name: v.Name, made: v.Made}
+	if g, _ := v.Group.(*Group); g != nil {
+		r.group = g
+	}
+	r.queue.Depth = v.Depth
+	if v.Overflow != nil {
+		r.queue.Overflow = *v.Overflow
+	}
+	for _, name := range v.Needs {
+		r.resources = append(r.resources, o.ex.Resource(name))
 	}
 	return r
 }

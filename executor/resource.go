@@ -61,13 +61,6 @@ func (r *Resource) Name() string { return r.name }
 // ID returns the resource's place in the acquisition order, from 1.
 func (r *Resource) ID() uint64 { return r.id }
 
-// Needs makes the callback run only while it holds every resource rs
-// names, exclusively: callbacks that need a common resource never overlap,
-// and each resource serves its callbacks in the order they became ready.
-func Needs(rs ...*Resource) Option {
-	return func(o *regOptions) { o.resources = append(o.resources, rs...) }
-}
-
 func newAcquisition(rs []*Resource) *acquisition {
 	if len(rs) == 0 {
 		return nil

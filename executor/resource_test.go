@@ -55,13 +55,13 @@ func TestResourceOppositeOrdersNeitherDeadlockNorOverlap(t *testing.T) {
 	}
 	specs := []struct {
 		topic  string
-		needs  []*executor.Resource
+		needs  []string
 		nx, ny bool
 	}{
-		{"a", []*executor.Resource{x, y}, true, true},
-		{"b", []*executor.Resource{y, x}, true, true},
-		{"c", []*executor.Resource{x}, true, false},
-		{"d", []*executor.Resource{y, y}, false, true},
+		{"a", []string{x.Name(), y.Name()}, true, true},
+		{"b", []string{y.Name(), x.Name()}, true, true},
+		{"c", []string{x.Name()}, true, false},
+		{"d", []string{y.Name(), y.Name()}, false, true},
 	}
 	var runs atomic.Int64
 	for i, sp := range specs {
@@ -101,9 +101,9 @@ func TestResourceWithTimerAndGroup(t *testing.T) {
 	o := ex.NewOwner("fusion", nil)
 	bus := new(subscribers.Router)
 	var order []string
-	_, err := o.Subscribe(bus, "odom", func(subscribers.Message) { order = append(order, "odom") }, executor.Needs(odom))
+	_, err := o.Subscribe(bus, "odom", func(subscribers.Message) { order = append(order, "odom") }, executor.Needs(odom.Name()))
 	require.NoError(t, err)
-	_, err = o.NewTimer(10*time.Millisecond, func(timers.Event) { order = append(order, "fuse") }, executor.Needs(odom))
+	_, err = o.NewTimer(10*time.Millisecond, func(timers.Event) { order = append(order, "fuse") }, executor.Needs(odom.Name()))
 	require.NoError(t, err)
 	publish(t, bus, "odom", "")
 	clock.Advance(10 * time.Millisecond)

@@ -84,9 +84,9 @@ func newWorkload(t *testing.T, seed uint64) *workload {
 		o := owners[w.rng.IntN(len(owners))]
 		var opts []executor.Option
 		if len(resources) > 0 && w.rng.IntN(3) == 0 {
-			var needs []*executor.Resource
+			var needs []string
 			for range 1 + w.rng.IntN(len(resources)) {
-				needs = append(needs, resources[w.rng.IntN(len(resources))])
+				needs = append(needs, resources[w.rng.IntN(len(resources))].Name())
 			}
 			opts = append(opts, executor.Needs(needs...))
 		}

@@ -3,6 +3,7 @@ package nodes
 import (
 	"time"
 
+	"github.com/robotexec/robotexec/internal/regopt"
 	"github.com/robotexec/robotexec/subscribers"
 	"github.com/robotexec/robotexec/timers"
 )
@@ -33,9 +34,9 @@ type Hooks struct {
 }
 
 // timerName is a timer's name in Hooks.
-func timerName(o options, period time.Duration) string {
-	if o.name != "" {
-		return o.name
+func timerName(o regopt.Values, period time.Duration) string {
+	if o.Name != "" {
+		return o.Name
 	}
 	return "timer(" + period.String() + ")"
 }

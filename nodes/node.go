@@ -11,6 +11,7 @@ import (
 
 	"github.com/robotexec/robotexec/executor"
 	"github.com/robotexec/robotexec/internal/ratelog"
+	"github.com/robotexec/robotexec/internal/regopt"
 	"github.com/robotexec/robotexec/subscribers"
 	"github.com/robotexec/robotexec/timers"
 )
@@ -195,48 +196,27 @@ func (n *Node) fail(err error) {
 	n.mu.Unlock()
 }
 
-func (n *Node) options(opts []Option) options {
-	var o options
-	for _, opt := range opts {
-		opt(&o)
-	}
-	return o
+func (n *Node) options(opts []Option) regopt.Values {
+	return regopt.Apply(regopt.Values{}, opts)
 }
 
-func (n *Node) regOptions(o options) []executor.Option {
-	var out []executor.Option
-	if o.group != nil {
-		out = append(out, executor.InGroup(o.group))
+// regOptions returns o with the node's defaults filled in, as the
+// executor's options of a registration.
+func (n *Node) regOptions(o regopt.Values) []executor.Option {
+	if o.Depth == 0 {
+		o.Depth = n.env.Depth
 	}
-	if o.name != "" {
-		out = append(out, executor.Name(o.name))
-	}
-	if o.made != nil {
-		out = append(out, executor.Made(o.made))
-	}
-	if len(o.needs) > 0 {
-		rs := make([]*executor.Resource, len(o.needs))
-		for i, name := range o.needs {
-			rs[i] = n.env.Executor.Resource(name)
-		}
-		out = append(out, executor.Needs(rs...))
-	}
-	depth := n.env.Depth
-	if o.depth != 0 {
-		depth = o.depth
-	}
-	if depth != 0 {
-		out = append(out, executor.Depth(depth))
-	}
-	return append(out, executor.Overflow(n.policy(o)))
+	p := n.policy(o)
+	o.Overflow = &p
+	return []executor.Option{func(v *regopt.Values) { *v = o }}
 }
 
 // policy returns a subscription's overflow policy: its option's, else the
 // Env's, else by its QoS (see Env.Overflow).
-func (n *Node) policy(o options) subscribers.Policy {
+func (n *Node) policy(o regopt.Values) subscribers.Policy {
 	switch {
-	case o.overflow != nil:
-		return *o.overflow
+	case o.Overflow != nil:
+		return *o.Overflow
 	case n.env.Overflow != nil:
 		return *n.env.Overflow
 	case n.qos(o) > 0:
@@ -245,9 +225,9 @@ func (n *Node) policy(o options) subscribers.Policy {
 	return subscribers.DropOldest
 }
 
-func (n *Node) qos(o options) byte {
-	if o.qos != nil {
-		return *o.qos
+func (n *Node) qos(o regopt.Values) byte {
+	if o.QoS != nil {
+		return *o.QoS
 	}
 	return n.env.QoS
 }
@@ -297,7 +277,7 @@ func (n *Node) OneShot(delay time.Duration, cb func(TimerEvent), opts ...Option)
 
 // Group returns a new callback group of the node. Put callbacks in it with
 // InGroup.
-func (n *Node) Group(kind GroupKind) *executor.Group {
+func (n *Node) Group(kind GroupKind) *Group {
 	return n.env.Executor.NewGroup(n.spec.Name, kind)
 }
 

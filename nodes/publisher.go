@@ -53,7 +53,7 @@ func (n *Node) Publisher(topic string, opts ...Option) *Publisher {
 
 func (n *Node) pubKey(topic string, opts []Option) pubKey {
 	o := n.options(opts)
-	return pubKey{topic: topic, qos: n.qos(o), retain: o.retain}
+	return pubKey{topic: topic, qos: n.qos(o), retain: o.Retain}
 }
 
 // newPublisher makes a publisher; its err says why it cannot publish.

@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"sync/atomic"
 
+	"github.com/robotexec/robotexec/executor"
 	"github.com/robotexec/robotexec/subscribers"
 )
 
@@ -31,6 +32,6 @@ func (n *Node) SubscribeSelf(topic string, cb func(s *subscribers.Subscription, 
 	// The subscription is known before it is attached, so before a
 	// message (a retained one, say) can reach the callback.
 	var sub atomic.Pointer[subscribers.Subscription]
-	made := func(o *options) { o.made = func(s *subscribers.Subscription) { sub.Store(s) } }
+	made := executor.Made(func(s *subscribers.Subscription) { sub.Store(s) })
 	return n.Subscribe(topic, func(m subscribers.Message) { cb(sub.Load(), m) }, append(opts, made)...)
 }

@@ -1,0 +1,39 @@
+// Package regopt holds the settings of one callback's registration or one
+// publisher: what executor.Option sets, and so nodes.Option, which is the
+// same type. The executor reads the settings it knows; package nodes fills
+// in the config's defaults first and reads QoS and Retain itself.
+package regopt
+
+import "github.com/robotexec/robotexec/internal/bus"
+
+// Values are the settings; the zero value means every default.
+type Values struct {
+	// Group is the *executor.Group the callback joins, or nil for its
+	// owner's default group. (It is any because package executor, which
+	// defines Group, imports this package.)
+	Group any
+	// Name names the callback; "" means the executor's default.
+	Name string
+	// Depth is a subscription's queue depth; 0 means the default.
+	Depth int
+	// Overflow is a subscription's overflow policy, or nil for the
+	// default.
+	Overflow *bus.Policy
+	// Needs names the resources the callback needs.
+	Needs []string
+	// Made is called with a subscription once it is made.
+	Made func(*bus.Subscription)
+	// QoS is the MQTT QoS of a subscription or a publisher, or nil for the
+	// default (package nodes').
+	QoS *byte
+	// Retain makes a publisher's messages retained (package nodes').
+	Retain bool
+}
+
+// Apply returns the values that opts set, in order, over v.
+func Apply[O ~func(*Values)](v Values, opts []O) Values {
+	for _, opt := range opts {
+		opt(&v)
+	}
+	return v
+}

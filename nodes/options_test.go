@@ -1,0 +1,37 @@
+package nodes_test
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/robotexec/robotexec/executor"
+	"github.com/robotexec/robotexec/nodes"
+	"github.com/robotexec/robotexec/subscribers"
+)
+
+// The node API's options are the executor's: an executor.Option applies
+// to a node's callback, and a resource named by nodes.Needs is the one
+// executor.Needs and Executor.Resource name.
+func TestOptionsAreTheExecutors(t *testing.T) {
+	r := newRig(t)
+	var sub, defaults *subscribers.Subscription
+	typ := register(func(n *nodes.Node) error {
+		sub = n.Subscribe("a", func(subscribers.Message) {}, executor.Depth(3), nodes.Name("fast"), nodes.Needs("odom"))
+		defaults = n.Subscribe("b", func(subscribers.Message) {})
+		return nil
+	})
+	_, err := nodes.Build(r.env, nodes.Spec{Name: "n", Type: typ})
+	require.NoError(t, err)
+	require.Equal(t, 3, sub.Options().Depth)
+	require.Equal(t, subscribers.Block, sub.Options().Overflow, "the node's default at QoS 1")
+	require.Equal(t, 10, defaults.Options().Depth, "the Env's depth, not the executor's default")
+
+	cbs := r.ex.Callbacks()
+	names := map[string]bool{}
+	for _, cb := range cbs {
+		names[cb.Name] = true
+	}
+	require.True(t, names["fast"], "named by nodes.Name: %v", names)
+	require.Equal(t, uint64(1), r.ex.Resource("odom").ID(), "nodes.Needs made the executor's resource")
+}
