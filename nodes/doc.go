@@ -33,13 +33,13 @@
 //
 // # Replay
 //
-// robotexec run -record records a run through [Hooks] (what each node
-// publishes, when each periodic timer runs) and robotexec replay re-runs
-// the nodes on a simulated clock. A node replays to the same outputs when
-// they depend only on its params, its messages and the times of its
-// events: stamp with [TimerEvent].Expected or the input's Received time,
-// not with Actual, Clock().Now() or time.Now, and seed any randomness from
-// the params or the node's name.
+// robotexec run -record records a run (what each node publishes, when each
+// periodic timer runs) and robotexec replay re-runs the nodes on a simulated
+// clock. A node replays to the same outputs when they depend only on its
+// params, its messages and the times of its events: stamp with
+// [TimerEvent].Expected or the input's Received time, not with Actual,
+// Clock().Now() or time.Now, and seed any randomness from the params or the
+// node's name.
 //
 // # Concurrency
 //

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/robotexec/robotexec/executor"
+	"github.com/robotexec/robotexec/internal/nodehooks"
 	"github.com/robotexec/robotexec/internal/ratelog"
 	"github.com/robotexec/robotexec/internal/regopt"
 	"github.com/robotexec/robotexec/subscribers"
@@ -44,12 +45,12 @@ type Env struct {
 	// only once the queue took it), and DropOldest at QoS 0, ROS's
 	// KEEP_LAST for sensor streams.
 	Overflow *subscribers.Policy
-	// Hooks, when not nil, observe and steer the nodes for recording and
-	// replay.
-	Hooks *Hooks
+	// hooks, when not nil, observe and steer the nodes for recording and
+	// replay (set through nodehooks.At).
+	hooks *nodehooks.Hooks
 
 	mu     sync.Mutex
-	groups map[string]*executor.Group
+	groups map[string]*Group
 }
 
 // group returns the shared mutually exclusive group named name.

@@ -10,6 +10,7 @@ import (
 
 	"github.com/robotexec/robotexec/config"
 	"github.com/robotexec/robotexec/executor"
+	"github.com/robotexec/robotexec/internal/nodehooks"
 	"github.com/robotexec/robotexec/internal/recording"
 	"github.com/robotexec/robotexec/internal/smallfile"
 	"github.com/robotexec/robotexec/nodes"
@@ -93,8 +94,8 @@ func (r *runRecording) input(m *subscribers.Message) {
 
 // hooks returns the hooks that record what the nodes publish and when
 // their timers run.
-func (r *runRecording) hooks() *nodes.Hooks {
-	return &nodes.Hooks{
+func (r *runRecording) hooks() *nodehooks.Hooks {
+	return &nodehooks.Hooks{
 		Published: func(node, topic string, payload []byte, at time.Time) {
 			r.rec.RecordAs(recording.Output, node, topic, payload, at)
 			if r.stopping.Load() {

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/robotexec/robotexec/config"
+	"github.com/robotexec/robotexec/internal/nodehooks"
 	"github.com/robotexec/robotexec/internal/view"
 	"github.com/robotexec/robotexec/nodes"
 	"github.com/robotexec/robotexec/subscribers"
@@ -63,11 +64,12 @@ func (a *App) startView(router *subscribers.Router) error {
 func (a *App) attachTaps(e *nodes.Env, router *subscribers.Router) {
 	var inputs []func(*subscribers.Message)
 	var published []func(node, topic string, payload []byte, at time.Time)
+	hooks := nodehooks.At(e)
 	if a.rec != nil {
 		a.rec.begin(a.ex.Clock().Now())
-		e.Hooks = a.rec.hooks()
+		*hooks = a.rec.hooks()
 		inputs = append(inputs, a.rec.input)
-		published = append(published, e.Hooks.Published)
+		published = append(published, (*hooks).Published)
 	}
 	if v := a.view; v != nil {
 		observe := func(m *subscribers.Message) { v.Observe(m.Topic, m.Payload, m.Received) }
@@ -91,10 +93,10 @@ func (a *App) attachTaps(e *nodes.Env, router *subscribers.Router) {
 			}
 		})
 	}
-	if e.Hooks == nil {
-		e.Hooks = &nodes.Hooks{}
+	if *hooks == nil {
+		*hooks = &nodehooks.Hooks{}
 	}
-	e.Hooks.Published = func(node, topic string, payload []byte, at time.Time) {
+	(*hooks).Published = func(node, topic string, payload []byte, at time.Time) {
 		for _, f := range published {
 			f(node, topic, payload, at)
 		}

@@ -7,6 +7,7 @@ import (
 	"github.com/robotexec/robotexec/config"
 	"github.com/robotexec/robotexec/executor"
 	"github.com/robotexec/robotexec/internal/app"
+	"github.com/robotexec/robotexec/internal/nodehooks"
 	"github.com/robotexec/robotexec/nodes"
 	"github.com/robotexec/robotexec/subscribers"
 	"github.com/robotexec/robotexec/timers"
@@ -19,7 +20,7 @@ import (
 //
 // Each periodic timer call of a node runs with its recorded event, between
 // the same two messages of that node as in the recorded run (see
-// nodes.Hooks): at its deadline, or earlier, before a message that it
+// nodehooks.Hooks): at its deadline, or earlier, before a message that it
 // preceded, or later, after the messages it followed.
 type replayer struct {
 	log    *runLog
@@ -47,7 +48,7 @@ func newReplayer(l *runLog, cfg *config.Config, logger *slog.Logger, out func(no
 	r.ex = executor.New(executor.Options{Workers: 1, Logger: logger, Clock: r.sim})
 	r.router = subscribers.NewRouter(subscribers.RouterOptions{})
 	e := app.NodeEnv(cfg, r.ex, r.router, logger)
-	e.Hooks = &nodes.Hooks{Published: out, TimerMade: r.timerMade, TimerCall: r.timerCall, Handling: r.handling}
+	*nodehooks.At(e) = &nodehooks.Hooks{Published: out, TimerMade: r.timerMade, TimerCall: r.timerCall, Handling: r.handling}
 	for _, n := range cfg.Nodes {
 		node, err := app.BuildNode(e, n)
 		if err != nil {

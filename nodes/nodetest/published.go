@@ -14,7 +14,7 @@ type publication struct {
 	at          time.Time
 }
 
-// record is the rig's nodes.Hooks.Published: it sees every publication of
+// record is the rig's nodehooks.Hooks.Published: it sees every publication of
 // the rig's nodes as it is made, whoever subscribes to it, from any
 // goroutine. The hook's payload is never modified.
 func (r *Rig) record(node, topic string, payload []byte, at time.Time) {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/robotexec/robotexec/config"
 	"github.com/robotexec/robotexec/executor"
+	"github.com/robotexec/robotexec/internal/nodehooks"
 	"github.com/robotexec/robotexec/internal/syncbuf"
 	"github.com/robotexec/robotexec/nodes"
 	"github.com/robotexec/robotexec/subscribers"
@@ -67,7 +68,8 @@ func New(t testing.TB, opts ...Option) *Rig {
 	}))
 	r.ex = executor.New(executor.Options{Workers: 1, Clock: r.clock, Logger: logger})
 	r.env = &nodes.Env{Executor: r.ex, Router: r.bus, Logger: logger,
-		QoS: config.DefaultQoS, Depth: config.DefaultQueueDepth, Hooks: &nodes.Hooks{Published: r.record}}
+		QoS: config.DefaultQoS, Depth: config.DefaultQueueDepth}
+	*nodehooks.At(r.env) = &nodehooks.Hooks{Published: r.record}
 	for _, o := range opts {
 		o(r.env)
 	}

@@ -1,0 +1,40 @@
+// Package nodehooks holds the hooks through which robotexec run -record
+// and robotexec replay observe and steer the nodes they build, and the
+// nodes' test rig sees their publications. They are no part of the node
+// API.
+package nodehooks
+
+import (
+	"time"
+
+	"github.com/robotexec/robotexec/timers"
+)
+
+// Hooks observe and steer the nodes of a nodes.Env, for recording a run and
+// replaying it (robotexec run -record and robotexec replay). Any field may
+// be nil. Handled counts, per node, the message callbacks that returned:
+// with it a replay runs each timer call between the same messages as the
+// recorded run did.
+type Hooks struct {
+	// Published is called with each publication of a node, before it is
+	// published, with the time of the node's clock. It must not block
+	// or keep anything but payload, which is never modified.
+	Published func(node, topic string, payload []byte, at time.Time)
+	// TimerMade is called when a node makes a periodic timer with
+	// nodes.Node.Timer, with the node's name, the timer's name (its Name
+	// option, or "timer(PERIOD)") and a function that calls the timer's
+	// callback directly, which a replay uses.
+	TimerMade func(node, name string, t *timers.Timer, call func(timers.Event))
+	// TimerCall is called before each call of such a timer with its
+	// event, which it may change, and the node's handled count. The call
+	// is skipped when it returns false.
+	TimerCall func(node, name string, t *timers.Timer, ev *timers.Event, handled uint64) bool
+	// Handling is called before (done false) and after (done true) each
+	// message callback of a node, with the node's handled count before
+	// the callback.
+	Handling func(node string, handled uint64, done bool)
+}
+
+// At returns where env, a *nodes.Env, keeps its hooks (nil: none).
+// Package nodes sets it when it is loaded.
+var At func(env any) **Hooks
