@@ -31,9 +31,9 @@ type Message = bus.Message
 // Subscription is a callback's subscription with its own bounded queue.
 // Filter, Options, Stats, Len, Overloaded and Shared describe it; Close
 // ends it (the executor closes every subscription when it stops);
-// Deliver puts a message into its queue as a source does, and Drop counts
-// a message a callback dropped (a malformed payload, for example) under
-// reason r. ID is the callback's ID (executor.Run.ID). Its other methods
+// Deliver puts a message into its queue as a source does, and Drop(r)
+// counts a message that a callback dropped for reason r (Malformed, for
+// one). ID is the callback's ID (executor.Run.ID). Its other methods
 // are the executor's and the router's.
 type Subscription = bus.Subscription
 
