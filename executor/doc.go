@@ -55,20 +55,24 @@
 //
 // A batch reads a clock after each callback to keep to its budget: the
 // time-stamp counter where the kernel trusts it (13 ns a read here); else,
-// where the counter ticks at a constant rate, the counter of the worker's
-// CPU (13 ns; a batch that finds itself on another CPU ends); else
-// time.Since (37 ns here, 32–59 ns on a VM on kvm-clock). On time.Since the
-// reads were a tenth of the dispatch workload's CPU samples, and its
-// throughput 0.35–0.65 of the chan pool in five runs, against 0.56–0.79
-// on the CPU's counter in five alternating with them (BENCHMARKS.md,
-// "Steady speed"). The rest of the spread between runs is
-// the Go scheduler's placement of one producer and two workers on two
-// processors: a worker out of work yields (runtime.Gosched) and takes
-// itself back, never the producer that a full queue's reader readied on
-// the other processor, then parks; its processor sleeps, and the next
-// wake-up waits for the OS to run its thread. Runtime traces show a
-// processor idle while a goroutine was runnable 51–62% of the time beside
-// a busy process, where the chan pool's processors were busy 95%.
+// where the counter ticks at a constant rate, the counter of the worker's CPU
+// (13 ns; a batch that finds itself on another CPU ends); else time.Since (37
+// ns here, 32–59 ns on a VM on kvm-clock). On time.Since the reads were a
+// tenth of the dispatch workload's CPU samples, and its throughput 0.35–0.65
+// of the chan pool in five runs, against 0.56–0.79 on the CPU's counter in
+// five alternating with them (BENCHMARKS.md, "Steady speed"). The rest of the
+// spread between runs is the Go scheduler's placement of one producer and two
+// workers on two processors: a worker out of work yields (runtime.Gosched)
+// and takes itself back, never the producer that a full queue's reader
+// readied on the other processor, then parks; its processor sleeps, and the
+// next wake-up waits for the OS to run its thread. Runtime traces show a
+// processor idle while a goroutine was runnable 51–62% of the time beside a
+// busy process, where the chan pool's processors were busy 95%. What flips a
+// run between the two speeds is the host: the cost of moving a cache line
+// between the two vCPUs, about 150 ns or about 500 ns a round trip, changing
+// every few seconds to minutes. At 500 ns an empty callback published through
+// the bus took 223–347 ns against 117–146, while the chan pool kept to 59–92
+// ns (BENCHMARKS.md, "What flips the mode").
 //
 // # Callback groups
 //
