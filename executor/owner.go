@@ -2,6 +2,7 @@ package executor
 
 import (
 	"fmt"
+	"github.com/robotexec/robotexec/internal/timerq"
 	"sync/atomic"
 	"time"
 
@@ -144,9 +145,9 @@ func (o *Owner) addTimer(period time.Duration, oneShot bool, cb func(timers.Even
 	}
 	en := &entity{owner: o, name: r.name, group: serializing(r.group), timer: t, onTimer: cb, acq: newAcquisition(r.resources)}
 	if en.acq != nil {
-		en.acq.x = &t.Entity
+		en.acq.x = timerq.Entity(t)
 	}
-	t.Data = en
+	timerq.Entity(t).Data = en
 	e.entities = append(e.entities, en)
 	t.Reset()
 	return t, nil
@@ -170,9 +171,9 @@ func (o *Owner) Subscribe(src subscribers.Source, filter string, cb func(subscri
 	e := o.ex
 	en := &entity{owner: o, name: r.name, group: serializing(r.group), sub: s, onMsg: cb, acq: newAcquisition(r.resources)}
 	if en.acq != nil {
-		en.acq.x = &s.Entity
+		en.acq.x = bus.Entity(s)
 	}
-	s.Data = en
+	bus.Entity(s).Data = en
 	if r.made != nil {
 		r.made(s)
 	}
@@ -181,7 +182,7 @@ func (o *Owner) Subscribe(src subscribers.Source, filter string, cb func(subscri
 		e.regMu.Unlock()
 		return nil, ErrClosed
 	}
-	e.set.Register(&s.Entity, waitset.Subscription)
+	e.set.Register(bus.Entity(s), waitset.Subscription)
 	e.entities = append(e.entities, en)
 	e.regMu.Unlock()
 	// Attaching may wait for the network (an MQTT SUBACK); it happens

@@ -142,7 +142,7 @@ func TestBlockManyProducers(t *testing.T) {
 	}, nil)
 	sub, err := bus.New("load/+", bus.Options{Depth: 2, Overflow: bus.Block})
 	require.NoError(t, err)
-	set.Register(&sub.Entity, waitset.Subscription)
+	set.Register(bus.Entity(sub), waitset.Subscription)
 	t.Cleanup(sub.Close) // releases the producers if the test fails early
 
 	errs := make(chan error, producers)
@@ -175,7 +175,7 @@ func TestBlockManyProducers(t *testing.T) {
 			}
 		}
 		e := runq.Pop()
-		require.Same(t, &sub.Entity, e)
+		require.Same(t, bus.Entity(sub), e)
 		e.Start()
 		m, _, ok, more := sub.Take()
 		require.True(t, ok)

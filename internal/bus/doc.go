@@ -5,7 +5,7 @@
 // A [Subscription] is a channel of work (docs/design.md, Order per
 // subscription, in the repository): each accepted message is an item of work
 // in its own FIFO queue, bounded by a depth and an explicit overflow
-// [Policy] whose drops are counted. The subscription embeds a wait set
+// [Policy] whose drops are counted. The subscription holds a wait set
 // entity (package waitset): a delivery triggers it, and the executor runs
 // its messages from the front, one callback at a time (a run serves one
 // message or a short batch of them, see package executor's Options.Batch),

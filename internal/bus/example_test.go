@@ -17,7 +17,7 @@ func ExampleSubscription() {
 		panic(err)
 	}
 	set := waitset.New(nil, nil)
-	set.Register(&sub.Entity, waitset.Subscription)
+	set.Register(bus.Entity(sub), waitset.Subscription)
 
 	for _, p := range []string{"x=1", "x=2", "x=3"} {
 		sub.Deliver(bus.Message{Topic: "robot/7/odom", Payload: []byte(p)})
@@ -51,7 +51,7 @@ func ExampleRouter() {
 		if err != nil {
 			panic(err)
 		}
-		set.Register(&sub.Entity, waitset.Subscription)
+		set.Register(bus.Entity(sub), waitset.Subscription)
 		if err := router.Attach(sub); err != nil {
 			panic(err)
 		}

@@ -76,7 +76,7 @@ func TestSubscriptionOverflow(t *testing.T) {
 				require.Equal(t, "queue_full", r)
 			}
 			for _, e := range fx.rec.all() {
-				require.Same(t, &fx.sub.Entity, e.Entity)
+				require.Same(t, bus.Entity(fx.sub), e.Entity)
 			}
 
 			payloads, seqs := drain(fx.sub)

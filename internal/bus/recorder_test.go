@@ -73,7 +73,7 @@ func newFixture(t testing.TB, filter string, opts bus.Options) fixture {
 	require.NoError(t, err)
 	rec := &recorder{}
 	set := waitset.New(nil, rec)
-	set.Register(&sub.Entity, waitset.Subscription)
+	set.Register(bus.Entity(sub), waitset.Subscription)
 	return fixture{sub: sub, set: set, rec: rec}
 }
 
@@ -83,7 +83,7 @@ func newSub(t testing.TB, filter string, opts bus.Options) *bus.Subscription {
 	t.Helper()
 	sub, err := bus.New(filter, opts)
 	require.NoError(t, err)
-	waitset.New(nil, nil).Register(&sub.Entity, waitset.Subscription)
+	waitset.New(nil, nil).Register(bus.Entity(sub), waitset.Subscription)
 	return sub
 }
 

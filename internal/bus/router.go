@@ -183,7 +183,7 @@ func (r *Router) attach(s *Subscription, qos byte, src Source) error {
 	if qos > 2 {
 		return fmt.Errorf("subscribers: subscribe %q: QoS %d is not 0, 1 or 2", s.Filter(), qos)
 	}
-	if s.Set() == nil {
+	if s.ent.Set() == nil {
 		// Refused here rather than found by the first delivery, which
 		// would panic in the goroutine that delivers (an MQTT client's).
 		return fmt.Errorf("subscribers: subscribe %q: %w", s.Filter(), ErrUnregistered)

@@ -264,7 +264,7 @@ func TestRouterConcurrent(t *testing.T) {
 					report(err)
 					return
 				}
-				set.Register(&s.Entity, waitset.Subscription)
+				set.Register(bus.Entity(s), waitset.Subscription)
 				if err := router.Attach(s); err != nil {
 					report(err)
 					return

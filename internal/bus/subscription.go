@@ -51,14 +51,14 @@ type item struct {
 }
 
 // Subscription is a topic filter with its own bounded FIFO message queue.
-// It embeds the wait set entity that the executor schedules.
+// It holds the wait set entity that the executor schedules (Entity).
 //
 // Its fields are laid out by cache line (see waitset.Entity): the queue
 // that producers and the consumer share, then what changes rarely, which
 // both read at every message, padded to whole lines, so that the
 // subscription's size class keeps every subscription on line boundaries.
 type Subscription struct {
-	waitset.Entity
+	ent waitset.Entity // first: its lines are the subscription's first
 
 	mu      sync.Mutex
 	ring    []item
@@ -107,6 +107,12 @@ func New(filter string, opts Options) (*Subscription, error) {
 	return s, nil
 }
 
+// ID returns the subscription's ID: its callback's executor.Run.ID.
+func (s *Subscription) ID() uint64 { return s.ent.ID() }
+
+// Entity returns s's wait set entity, which the executor schedules.
+func Entity(s *Subscription) *waitset.Entity { return &s.ent }
+
 // Filter returns the subscription's topic filter.
 func (s *Subscription) Filter() string { return s.filter }
 
@@ -137,7 +143,7 @@ func (s *Subscription) Deliver(m Message) bool { return s.deliver(&m) }
 
 // deliver is Deliver of *m, which it copies into the queue.
 func (s *Subscription) deliver(m *Message) bool {
-	if s.Set() == nil {
+	if s.ent.Set() == nil {
 		// Checked before locking: a nil dereference under the lock would
 		// leave the subscription locked for good.
 		panic("subscribers: Deliver to a subscription not registered with a wait set")
@@ -177,8 +183,8 @@ func (s *Subscription) accept(m *Message, quiet bool) {
 	it.msg = *m
 	it.seq = s.seq
 	s.n++
-	if obs := s.Set().Observer(); obs != nil {
-		obs.Observe(waitset.Event{Op: waitset.Accept, Entity: &s.Entity, Seq: s.seq})
+	if obs := s.ent.Set().Observer(); obs != nil {
+		obs.Observe(waitset.Event{Op: waitset.Accept, Entity: &s.ent, Seq: s.seq})
 	}
 	// Only a delivery to an empty queue changes the subscription's state
 	// (DeliverDormant, docs/design.md, Order per subscription): with
@@ -187,9 +193,9 @@ func (s *Subscription) accept(m *Message, quiet bool) {
 	// Close, so that a drain after Close sees every accepted message.
 	if s.n == 1 {
 		if quiet {
-			s.Set().Fast().TriggerQuiet(&s.Entity)
+			s.ent.Set().Fast().TriggerQuiet(&s.ent)
 		} else {
-			s.Trigger()
+			s.ent.Trigger()
 		}
 	}
 }
@@ -206,7 +212,7 @@ func (s *Subscription) accept(m *Message, quiet bool) {
 // takes the work itself (hand-off). offer reports whether m was accepted
 // and whether the queue is now at or above its threshold (overloaded).
 func (s *Subscription) offer(m *Message, quiet, overfill bool) (accepted, overloaded, full bool) {
-	if s.Set() == nil {
+	if s.ent.Set() == nil {
 		panic("subscribers: Fast.Offer to a subscription not registered with a wait set")
 	}
 	s.mu.Lock()
@@ -276,7 +282,7 @@ func (s *Subscription) MuteUntilDrained(x *waitset.Entity) bool {
 	}
 	x.Mute()
 	s.mutees = append(s.mutees, x)
-	if obs := s.Set().Observer(); obs != nil {
+	if obs := s.ent.Set().Observer(); obs != nil {
 		obs.Observe(waitset.Event{Op: waitset.Mute, Entity: x, Overloaded: s.ID()})
 	}
 	return true
@@ -313,7 +319,7 @@ func (s *Subscription) TakeInto(m *Message) (seq uint64, ok, more bool) {
 	var unmute []*waitset.Entity
 	if len(s.mutees) > 0 && s.n < s.opts.Threshold {
 		unmute, s.mutees = s.mutees, nil
-		if obs := s.Set().Observer(); obs != nil {
+		if obs := s.ent.Set().Observer(); obs != nil {
 			for _, x := range unmute {
 				obs.Observe(waitset.Event{Op: waitset.Unmute, Entity: x, Overloaded: s.ID()})
 			}
@@ -339,9 +345,9 @@ func (s *Subscription) Drop(r Reason) { s.drop(r, 0) }
 
 func (s *Subscription) drop(r Reason, seq uint64) {
 	s.dropped[r].Add(1)
-	if set := s.Set(); set != nil {
+	if set := s.ent.Set(); set != nil {
 		if obs := set.Observer(); obs != nil {
-			obs.Observe(waitset.Event{Op: waitset.Drop, Entity: &s.Entity, Seq: seq, Reason: r.String()})
+			obs.Observe(waitset.Event{Op: waitset.Drop, Entity: &s.ent, Seq: seq, Reason: r.String()})
 		}
 	}
 }

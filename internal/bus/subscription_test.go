@@ -35,7 +35,7 @@ func TestNew(t *testing.T) {
 			require.Zero(t, sub.Len())
 			require.False(t, sub.Closed())
 			require.Equal(t, bus.Stats{}, sub.Stats())
-			require.Nil(t, sub.Set(), "New must not register the subscription")
+			require.Nil(t, bus.Entity(sub).Set(), "New must not register the subscription")
 		})
 	}
 	require.Equal(t, 10, bus.DefaultDepth)

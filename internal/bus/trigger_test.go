@@ -15,7 +15,7 @@ import (
 // (running).
 func TestSubscriptionTrigger(t *testing.T) {
 	fx := newFixture(t, "s", bus.Options{})
-	sub, set, e := fx.sub, fx.set, &fx.sub.Entity
+	sub, set, e := fx.sub, fx.set, bus.Entity(fx.sub)
 	ready := func() int { return len(fx.rec.ops(waitset.Ready)) }
 
 	// Dormant.
@@ -119,8 +119,8 @@ func TestSubscriptionFairness(t *testing.T) {
 	for _, name := range []string{"a", "b", "c"} {
 		sub, err := bus.New(name, bus.Options{})
 		require.NoError(t, err)
-		sub.Data = sub
-		set.Register(&sub.Entity, waitset.Subscription)
+		bus.Entity(sub).Data = sub
+		set.Register(bus.Entity(sub), waitset.Subscription)
 		subs[name] = sub
 	}
 	for _, p := range []string{"a1", "b1", "c1", "a2", "c2", "a3"} {
@@ -129,6 +129,6 @@ func TestSubscriptionFairness(t *testing.T) {
 	require.Equal(t, []string{"a1", "b1", "c1", "a2", "c2", "a3"}, runAll(t, set))
 	for _, sub := range subs {
 		require.Zero(t, sub.Len())
-		require.False(t, sub.InWaitSet())
+		require.False(t, bus.Entity(sub).InWaitSet())
 	}
 }

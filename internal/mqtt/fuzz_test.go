@@ -139,7 +139,7 @@ func intakeFixture(f *testing.F) (*mqtt.Client, []*subscribers.Subscription) {
 		if err != nil {
 			f.Fatal(err)
 		}
-		set.Register(&s.Entity, waitset.Subscription)
+		set.Register(bus.Entity(s), waitset.Subscription)
 		if err := c.Attach(s); err != nil {
 			f.Fatal(err)
 		}

@@ -23,7 +23,7 @@ func TestCancel(t *testing.T) {
 		}},
 		{"due but not taken", func(t *testing.T, r *rig, tm *timerq.Timer) {
 			r.clock.Advance(10 * ms)
-			require.True(t, tm.InWaitSet())
+			require.True(t, timerq.Entity(tm).InWaitSet())
 			tm.Cancel()
 			calls := r.spin()
 			require.Len(t, calls, 1, "the wait set still hands it out")
@@ -33,7 +33,7 @@ func TestCancel(t *testing.T) {
 		{"taken but not started", func(t *testing.T, r *rig, tm *timerq.Timer) {
 			r.clock.Advance(10 * ms)
 			batch := r.take()
-			require.Equal(t, waitset.Queued, tm.State())
+			require.Equal(t, waitset.Queued, timerq.Entity(tm).State())
 			tm.Cancel()
 			calls := r.runQueued(batch)
 			require.Len(t, calls, 1)
@@ -44,7 +44,7 @@ func TestCancel(t *testing.T) {
 			r.clock.Advance(10 * ms)
 			r.take()
 			x := r.run.Pop()
-			require.Same(t, &tm.Entity, x)
+			require.Same(t, timerq.Entity(tm), x)
 			x.Start()
 			_, ok := tm.Call()
 			require.True(t, ok)
@@ -70,7 +70,7 @@ func TestCancel(t *testing.T) {
 			require.True(t, tm.Canceled())
 			_, ok := tm.Deadline()
 			require.False(t, ok)
-			require.Equal(t, waitset.Waiting, tm.State())
+			require.Equal(t, waitset.Waiting, timerq.Entity(tm).State())
 			require.Positive(t, other.Calls(), "other timers go on")
 			require.Equal(t, 1, r.q.Len(), "only the other timer is armed")
 

@@ -53,12 +53,12 @@ func TestEarlyRing(t *testing.T) {
 	clk.AdvanceTo(next)
 	n, _ = set.Take(&run)
 	require.Equal(t, 1, n, "the late ring serves it")
-	require.Same(t, &tm.Entity, run.Pop())
-	tm.Start()
+	require.Same(t, timerq.Entity(tm), run.Pop())
+	timerq.Entity(tm).Start()
 	ev, ok := tm.Call()
 	require.True(t, ok)
 	require.Equal(t, first, ev.Expected)
-	tm.Finish(false)
+	timerq.Entity(tm).Finish(false)
 
 	// The call re-armed the timer: early again for the next deadline.
 	next, _ = clk.Next()
@@ -139,7 +139,7 @@ func TestEarlyRingOfAMovedHead(t *testing.T) {
 			var run waitset.List
 			n, _ := set.Take(&run)
 			require.GreaterOrEqual(t, n, 1, "served by 10.5 ms")
-			require.Same(t, &want.Entity, run.Pop())
+			require.Same(t, timerq.Entity(want), run.Pop())
 		})
 	}
 }

@@ -120,7 +120,7 @@ func (q *Queue) takeDue(now int64, fired []*waitset.Entity) []*waitset.Entity {
 			t := q.heap[0].t
 			q.remove(t)
 			t.state = due
-			fired = append(fired, &t.Entity)
+			fired = append(fired, &t.ent)
 		}
 	} else {
 		q.sortSlots(ds)
@@ -140,7 +140,7 @@ func (q *Queue) takeDue(now int64, fired []*waitset.Entity) []*waitset.Entity {
 		for _, x := range ds {
 			x.t.index = -1
 			x.t.state = due
-			fired = append(fired, &x.t.Entity)
+			fired = append(fired, &x.t.ent)
 		}
 	}
 	clear(ds)

@@ -43,12 +43,12 @@ func TestPollServesDueTimers(t *testing.T) {
 		return
 	}
 	require.Equal(t, 1, n, "due: served by Poll")
-	require.Same(t, &tm.Entity, run.Pop())
-	tm.Start()
+	require.Same(t, timerq.Entity(tm), run.Pop())
+	timerq.Entity(tm).Start()
 	ev, ok := tm.Call()
 	require.True(t, ok)
 	require.Equal(t, deadline, ev.Expected)
-	tm.Finish(false)
+	timerq.Entity(tm).Finish(false)
 
 	// Served once: polling again before the next deadline does nothing.
 	q.Fast().Poll()

@@ -125,7 +125,7 @@ func (q *Queue) NewTimer(period time.Duration, oneShot bool) (*Timer, error) {
 		return nil, ErrStopped
 	}
 	t := &Timer{q: q, period: period, oneShot: oneShot, index: -1, state: idle}
-	q.set.Register(&t.Entity, waitset.Timer)
+	q.set.Register(&t.ent, waitset.Timer)
 	return t, nil
 }
 

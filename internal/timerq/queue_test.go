@@ -208,7 +208,7 @@ func TestEqualDeadlines(t *testing.T) {
 		require.Equal(t, len(tms)+1, n, "in one batch with the subscription")
 		for i := range tms {
 			x := r.run.Pop()
-			require.Same(t, &tms[i].Entity, x, "position %d", i)
+			require.Same(t, timerq.Entity(tms[i]), x, "position %d", i)
 			x.Start()
 			ev, ok := tms[i].Call()
 			require.True(t, ok)

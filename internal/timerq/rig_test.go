@@ -45,7 +45,7 @@ func (r *rig) timer(period time.Duration, oneShot bool) *timerq.Timer {
 	r.t.Helper()
 	tm, err := r.q.NewTimer(period, oneShot)
 	require.NoError(r.t, err)
-	tm.Data = tm
+	timerq.Entity(tm).Data = tm
 	return tm
 }
 
@@ -68,7 +68,7 @@ func (r *rig) runQueued(batch uint64) []call {
 	var calls []call
 	for x := r.run.Pop(); x != nil; x = r.run.Pop() {
 		tm := x.Data.(*timerq.Timer)
-		require.Same(r.t, &tm.Entity, x)
+		require.Same(r.t, timerq.Entity(tm), x)
 		x.Start()
 		ev, ok := tm.Call()
 		calls = append(calls, call{timer: tm, ev: ev, ok: ok, batch: batch})

@@ -29,10 +29,10 @@ const (
 	detached        // removed for good
 )
 
-// Timer is a periodic or one-shot timer. It embeds the wait set entity that
-// the executor schedules. Create timers with [Queue.NewTimer].
+// Timer is a periodic or one-shot timer. It holds the wait set entity that
+// the executor schedules (Entity). Create timers with [Queue.NewTimer].
 type Timer struct {
-	waitset.Entity
+	ent waitset.Entity // first: its lines are the timer's first
 
 	q       *Queue
 	period  time.Duration
@@ -50,6 +50,12 @@ type Timer struct {
 	calls  atomic.Uint64
 	_      [40]byte // to 256 bytes, a size class of whole cache lines
 }
+
+// ID returns the timer's ID: its callback's executor.Run.ID.
+func (t *Timer) ID() uint64 { return t.ent.ID() }
+
+// Entity returns t's wait set entity, which the executor schedules.
+func Entity(t *Timer) *waitset.Entity { return &t.ent }
 
 // Period returns the timer's period (the delay of a one-shot timer).
 func (t *Timer) Period() time.Duration { return t.period }

@@ -40,8 +40,8 @@ func TestNewTimer(t *testing.T) {
 			require.NoError(t, err)
 			require.Equal(t, tt.period, tm.Period())
 			require.Equal(t, tt.oneShot, tm.OneShot())
-			require.Same(t, r.set, tm.Set(), "registered with the queue's wait set")
-			require.Equal(t, waitset.Timer, tm.Kind())
+			require.Same(t, r.set, timerq.Entity(tm).Set(), "registered with the queue's wait set")
+			require.Equal(t, waitset.Timer, timerq.Entity(tm).Kind())
 			require.NotZero(t, tm.ID())
 
 			// A new timer is not armed until Reset.
