@@ -1,6 +1,7 @@
 package executor
 
 import (
+	"github.com/robotexec/robotexec/internal/bus"
 	"time"
 
 	"github.com/robotexec/robotexec/internal/tsc"
@@ -52,7 +53,7 @@ func (e *Executor) runMessages(w *worker, x *waitset.Entity, en *entity, batch i
 	var cpu uint32
 	op := waitset.Start
 	for k := 1; ; k++ {
-		seq, ok, more := en.sub.TakeInto(m)
+		seq, ok, more := bus.TakeInto(en.sub, m)
 		if e.obs != nil {
 			e.obs.Observe(waitset.Event{Op: op, Entity: x, Worker: w.id, Seq: seq})
 		}

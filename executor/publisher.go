@@ -1,6 +1,7 @@
 package executor
 
 import (
+	"github.com/robotexec/robotexec/internal/bus"
 	"github.com/robotexec/robotexec/internal/waitset"
 	"github.com/robotexec/robotexec/subscribers"
 )
@@ -75,7 +76,7 @@ func (p *Publisher) PublishMessage(m subscribers.Message) (int, error) {
 	// callback that made the owner's first publisher began its run before
 	// the owner counted its runs.
 	quiet := !p.o.ex.opts.noHandoff && p.o.running.Load() > 0
-	n, err := p.pub.Fast().Offer(m, quiet, p.fromCallback, func(s *subscribers.Subscription) {
+	n, err := bus.FastOf(p.pub).Offer(m, quiet, p.fromCallback, func(s *subscribers.Subscription) {
 		p.o.mutor.CompareAndSwap(nil, s)
 	})
 	if quiet && p.o.running.Load() == 0 {
@@ -113,5 +114,5 @@ func (e *Executor) mute(x *waitset.Entity, en *entity, s *subscribers.Subscripti
 	if en.sub != nil && (en.sub == s || en.sub.Overloaded()) {
 		return
 	}
-	s.MuteUntilDrained(x)
+	bus.MuteUntilDrained(s, x)
 }

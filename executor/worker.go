@@ -1,6 +1,7 @@
 package executor
 
 import (
+	"github.com/robotexec/robotexec/internal/timerq"
 	"sync/atomic"
 	"time"
 	"unsafe"
@@ -277,7 +278,7 @@ func (e *Executor) run(w *worker, x *waitset.Entity, en *entity, hold bool) {
 // runTimer runs x's timer callback, unless the timer was canceled since it
 // fell due.
 func (e *Executor) runTimer(w *worker, x *waitset.Entity, en *entity) {
-	ev, ok := en.timer.Call()
+	ev, ok := timerq.Call(en.timer)
 	if e.obs != nil {
 		e.obs.Observe(waitset.Event{Op: waitset.Start, Entity: x, Worker: w.id})
 	}

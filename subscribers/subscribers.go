@@ -33,8 +33,8 @@ type Message = bus.Message
 // ends it (the executor closes every subscription when it stops);
 // Deliver puts a message into its queue as a source does, and Drop(r)
 // counts a message that a callback dropped for reason r (Malformed, for
-// one). ID is the callback's ID (executor.Run.ID). Its other methods
-// are the executor's and the router's.
+// one). ID is the callback's ID (executor.Run.ID); Closed reports Close;
+// a Source's Attach calls Attach.
 type Subscription = bus.Subscription
 
 // Options are a subscription's queue settings: Depth (0 means
@@ -103,14 +103,15 @@ const (
 var ErrTooLarge = bus.ErrTooLarge
 
 // Source delivers messages to the subscriptions attached to it; a Router
-// is one, and Router.QoS gives one that subscribes at another MQTT QoS.
+// is one.
 type Source = bus.Source
 
 // Router is a process's one message path: Publish and Publisher send
 // messages to the matching subscriptions attached to it (Attach, Detach)
 // and, with robotexec run, to the broker. Its zero value, or
-// NewRouter(RouterOptions{InProcess: true}), is an in-process bus. The
-// methods that take what the broker sends are the MQTT client's.
+// NewRouter(RouterOptions{InProcess: true}), is an in-process bus;
+// TooLarge counts the publications refused for their size, and QoS gives
+// a Source that subscribes at another MQTT QoS.
 type Router = bus.Router
 
 // RouterOptions configure a Router: InProcess delivers publications to

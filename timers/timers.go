@@ -41,7 +41,7 @@ type Event = timerq.Event
 // Cancel stops it (Canceled reports it), Reset arms it again from now (a
 // one-shot, delay from now), ResetAt arms it for a deadline; Period,
 // OneShot, Deadline, Calls and Missed describe it. ID is the callback's
-// ID (executor.Run.ID). Call and Detach are the executor's.
+// ID (executor.Run.ID).
 type Timer = timerq.Timer
 
 // Sim is a simulated clock: time stands still until it is advanced (by a

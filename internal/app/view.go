@@ -2,6 +2,7 @@ package app
 
 import (
 	"fmt"
+	"github.com/robotexec/robotexec/internal/bus"
 	"maps"
 	"slices"
 	"time"
@@ -85,9 +86,9 @@ func (a *App) attachTaps(e *nodes.Env, router *subscribers.Router) {
 	case 0:
 		return
 	case 1:
-		router.TapInputs(inputs[0])
+		bus.TapInputs(router, inputs[0])
 	default:
-		router.TapInputs(func(m *subscribers.Message) {
+		bus.TapInputs(router, func(m *subscribers.Message) {
 			for _, f := range inputs {
 				f(m)
 			}

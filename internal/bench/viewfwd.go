@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/robotexec/robotexec/internal/bus"
 	"io"
 	"os"
 	"strings"
@@ -251,10 +252,10 @@ func ViewForwarding(workers int, d time.Duration) (ViewCost, error) {
 			return attached{}, err
 		}
 		router := r.client.Router()
-		router.TapInputs(func(m *subscribers.Message) { s.Observe(m.Topic, m.Payload, m.Received) })
+		bus.TapInputs(router, func(m *subscribers.Message) { s.Observe(m.Topic, m.Payload, m.Received) })
 		var vs []*viewer
 		detach := func() {
-			router.TapInputs(nil)
+			bus.TapInputs(router, nil)
 			for _, v := range vs {
 				v.close()
 			}

@@ -34,7 +34,7 @@ func TestBlockWaitsForRoom(t *testing.T) {
 		require.Equal(t, 2, fx.sub.Len())
 		require.Empty(t, fx.rec.ops(waitset.Drop), "Block must not drop")
 
-		m, seq, ok, more := fx.sub.Take()
+		m, seq, ok, more := bus.Take(fx.sub)
 		require.True(t, ok)
 		require.True(t, more)
 		require.Equal(t, "1", string(m.Payload))
@@ -80,7 +80,7 @@ func TestBlockReleasesOneProducerPerSlot(t *testing.T) {
 		got := map[string]bool{}
 		taken := []string{}
 		for i := range producers {
-			m, _, ok, _ := sub.Take()
+			m, _, ok, _ := bus.Take(sub)
 			require.True(t, ok)
 			taken = append(taken, string(m.Payload))
 			synctest.Wait()
@@ -90,7 +90,7 @@ func TestBlockReleasesOneProducerPerSlot(t *testing.T) {
 			got[p] = true
 			require.Equal(t, 1, sub.Len())
 		}
-		m, _, ok, more := sub.Take()
+		m, _, ok, more := bus.Take(sub)
 		require.True(t, ok)
 		require.False(t, more)
 		taken = append(taken, string(m.Payload))
@@ -114,7 +114,7 @@ func TestBlockRealScheduler(t *testing.T) {
 		require.FailNow(t, "Deliver returned although the queue was full")
 	case <-time.After(20 * time.Millisecond):
 	}
-	_, _, ok, _ := sub.Take()
+	_, _, ok, _ := bus.Take(sub)
 	require.True(t, ok)
 	select {
 	case accepted := <-done:
@@ -122,7 +122,7 @@ func TestBlockRealScheduler(t *testing.T) {
 	case <-time.After(10 * time.Second): // a failure bound only
 		require.FailNow(t, "Take did not release the waiting producer")
 	}
-	m, _, ok, _ := sub.Take()
+	m, _, ok, _ := bus.Take(sub)
 	require.True(t, ok)
 	require.Equal(t, "2", string(m.Payload))
 }
@@ -177,7 +177,7 @@ func TestBlockManyProducers(t *testing.T) {
 		e := runq.Pop()
 		require.Same(t, bus.Entity(sub), e)
 		e.Start()
-		m, _, ok, more := sub.Take()
+		m, _, ok, more := bus.Take(sub)
 		require.True(t, ok)
 		var p, i int
 		_, err := fmt.Sscanf(string(m.Payload), "%d:%d", &p, &i)

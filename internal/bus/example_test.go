@@ -25,7 +25,7 @@ func ExampleSubscription() {
 	fmt.Println("ready:", !set.Empty())
 
 	for {
-		m, seq, ok, more := sub.Take()
+		m, seq, ok, more := bus.Take(sub)
 		if !ok {
 			break
 		}
@@ -72,7 +72,7 @@ func ExampleRouter() {
 	mode := subscribe("robot/#")
 
 	for _, sub := range []*bus.Subscription{imu, mode} {
-		m, _, _, _ := sub.Take()
+		m, _, _, _ := bus.Take(sub)
 		fmt.Printf("%s got %s %s retained=%v\n", sub.Filter(), m.Topic, m.Payload, m.Retained)
 	}
 	// Output:

@@ -6,18 +6,18 @@ package bus
 // does not run on an executor's worker needs none of it: Publish and
 // PublishMessage are the path.
 //
-// Get a Fast with [Publisher.Fast]; it is a handle on the publisher, free to
+// Get a Fast with [FastOf]; it is a handle on the publisher, free to
 // make and to copy. The zero Fast is not usable.
 type Fast struct{ p *Publisher }
 
-// Fast returns the executor's path through p.
-func (p *Publisher) Fast() Fast { return Fast{p} }
+// FastOf returns the executor's path through p.
+func FastOf(p *Publisher) Fast { return Fast{p} }
 
 // Offer publishes m like [Publisher.PublishMessage], but, from a callback,
 // never waits: where a local subscription's queue is full under the Block
 // policy, it accepts m beyond the depth, and the executor mutes the publishing callback until the
 // queue drains (backpressure, docs/design.md, Resources; see
-// [Subscription.MuteUntilDrained]); the drop policies drop as in Deliver. It
+// [MuteUntilDrained]); the drop policies drop as in Deliver. It
 // calls overloaded for each local subscription it leaves at or above its
 // threshold. quiet triggers dormant subscriptions without waking an idle
 // worker, for a publishing worker that takes the work itself (hand-off).

@@ -20,7 +20,7 @@ import "hash/fnv"
 // SUBSCRIBE, which carry its identifier, go to the new subscription only:
 // the others of the filter had theirs. On a new connection the filter is
 // subscribed again with its last identifier, and every subscription of
-// the filter takes those copies (Router.Renewed).
+// the filter takes those copies (Renewed).
 
 const (
 	// attachBits is the number of low bits of an identifier that count
@@ -75,7 +75,7 @@ func (r *Router) nextID(w *wireFilter) uint32 {
 // (see retainedvalues.go).
 // An identifier of no filter of the router's (a previous run's), or of a
 // filter that does not match topic, names none. again says that the
-// broker sent m again (see Router.ReceiveAgain). r.mu must be held.
+// broker sent m again (see ReceiveAgain). r.mu must be held.
 func (r *Router) byID(id uint32, m *Message, again bool, dst []*Subscription) []*Subscription {
 	w := r.slots[id>>attachBits]
 	if w == nil || !Match(w.route, m.Topic) {

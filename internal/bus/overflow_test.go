@@ -143,7 +143,7 @@ func TestSubscriptionQueueModel(t *testing.T) {
 						}
 						continue
 					}
-					m, gotSeq, ok, more := fx.sub.Take()
+					m, gotSeq, ok, more := bus.Take(fx.sub)
 					require.Equal(t, len(queue) > 0, ok)
 					if ok {
 						require.Equal(t, queue[0].payload, string(m.Payload), "op %d", i)

@@ -44,7 +44,7 @@ func TestPublisher(t *testing.T) {
 			require.NoError(t, err)
 			require.Equal(t, st.want, n)
 			for _, s := range []*bus.Subscription{s1, s2, s3} {
-				m, _, ok, _ := s.Take()
+				m, _, ok, _ := bus.Take(s)
 				if slices.Contains(st.got, s) {
 					require.True(t, ok, "%s must receive", s.Filter())
 					require.Equal(t, "p/q", m.Topic)
@@ -65,7 +65,7 @@ func TestPublisher(t *testing.T) {
 	n, err := pub.PublishMessage(bus.Message{Topic: "elsewhere", Payload: []byte("m"), QoS: 2})
 	require.NoError(t, err)
 	require.Equal(t, 1, n)
-	m, _, ok, _ := s4.Take()
+	m, _, ok, _ := bus.Take(s4)
 	require.True(t, ok)
 	require.Equal(t, "p/q", m.Topic)
 	require.Equal(t, byte(2), m.QoS)
@@ -94,7 +94,7 @@ func TestPublishAllocatesNothing(t *testing.T) {
 	require.NoError(t, err)
 	m := bus.Message{Topic: "z/a", Payload: []byte("payload")}
 	pub.PublishMessage(m) // fill the publisher's cache
-	sub.Take()
+	bus.Take(sub)
 
 	tests := []struct {
 		name string
@@ -104,17 +104,17 @@ func TestPublishAllocatesNothing(t *testing.T) {
 			if n, _ := pub.PublishMessage(m); n != 1 {
 				panic("not delivered")
 			}
-			sub.Take()
+			bus.Take(sub)
 		}},
 		{"Publisher.Publish", func() {
 			pub.Publish(m.Payload)
-			sub.Take()
+			bus.Take(sub)
 		}},
 		{"Bus.Publish", func() {
 			if n, err := router.Publish(m); n != 1 || err != nil {
 				panic("not delivered")
 			}
-			sub.Take()
+			bus.Take(sub)
 		}},
 	}
 	for _, tt := range tests {
@@ -138,7 +138,7 @@ func BenchmarkPublisherPublishMessage(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		pub.PublishMessage(m)
-		sub.Take()
+		bus.Take(sub)
 	}
 }
 
@@ -154,6 +154,6 @@ func BenchmarkBusPublish(b *testing.B) {
 		if _, err := router.Publish(m); err != nil {
 			b.Fatal(err)
 		}
-		sub.Take()
+		bus.Take(sub)
 	}
 }

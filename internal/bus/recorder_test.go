@@ -97,7 +97,7 @@ func msg(topic, p string) bus.Message {
 func drain(sub *bus.Subscription) (payloads []string, seqs []uint64) {
 	payloads, seqs = []string{}, []uint64{}
 	for {
-		m, seq, ok, _ := sub.Take()
+		m, seq, ok, _ := bus.Take(sub)
 		if !ok {
 			return payloads, seqs
 		}

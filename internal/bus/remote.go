@@ -7,7 +7,7 @@ import "slices"
 
 // Remote carries a [Router]'s messages beyond the process: the connection
 // to an MQTT broker of package internal/mqtt. What it receives for the
-// router's filters it hands to [Router.Receive], in arrival order.
+// router's filters it hands to [Receive], in arrival order.
 type Remote interface {
 	// Subscribe subscribes w at the broker, replacing the options of an
 	// earlier subscription of the same filter (its identifier among
@@ -16,7 +16,7 @@ type Remote interface {
 	// for the broker's answer, and fails when the broker refuses. On each
 	// new connection the remote subscribes its filters again, asking for
 	// their retained messages, and tells the router so first
-	// ([Router.Renewed]).
+	// ([Renewed]).
 	Subscribe(w WireFilter) error
 	// Unsubscribe says that no attached subscription uses filter any
 	// more. It must not block: subscriptions detach inside callbacks.
@@ -64,7 +64,7 @@ type Receipt struct {
 // identifiers ids (none from an MQTT 3.1.1 broker), to the subscriptions
 // it is for (see [Router]). With the Block policy it waits for room in a
 // full queue.
-func (r *Router) Receive(m *Message, ids []uint32) Receipt {
+func Receive(r *Router, m *Message, ids []uint32) Receipt {
 	return r.receive(m, ids, false)
 }
 
@@ -74,7 +74,7 @@ func (r *Router) Receive(m *Message, ids []uint32) Receipt {
 // topic yet: the others had it (or, if they missed it, the new
 // connection's SUBSCRIBE brings the topic's current value), and it may be
 // older than what they had since.
-func (r *Router) ReceiveAgain(m *Message, ids []uint32) Receipt {
+func ReceiveAgain(r *Router, m *Message, ids []uint32) Receipt {
 	return r.receive(m, ids, true)
 }
 
@@ -125,7 +125,7 @@ func (r *Router) recipients(m *Message, ids []uint32, again bool, dst []*Subscri
 // received and offered to at least one subscription, after offering it:
 // robotexec run -record records them. f must not keep m or block; nil
 // stops it.
-func (r *Router) TapInputs(f func(m *Message)) {
+func TapInputs(r *Router, f func(m *Message)) {
 	if f == nil {
 		r.tap.Store(nil)
 		return
@@ -135,7 +135,7 @@ func (r *Router) TapInputs(f func(m *Message)) {
 
 // Refuse counts a drop for reason on every subscription that m, which the
 // remote received with the identifiers ids and refused, was for.
-func (r *Router) Refuse(m *Message, ids []uint32, reason Reason) {
+func Refuse(r *Router, m *Message, ids []uint32, reason Reason) {
 	var buf [8]*Subscription
 	subs := buf[:0]
 	if len(ids) == 0 && m.Retained {

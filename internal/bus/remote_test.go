@@ -112,7 +112,7 @@ func TestRouterLocalFirst(t *testing.T) {
 	require.Equal(t, map[string][]string{"a/+": {"p"}, "a/b": {"p"}}, received(subs))
 
 	// The broker picked this process for the shared subscription.
-	rc := r.Receive(rem.copyOf(0), []uint32{rem.id("$share/g/a/+")})
+	rc := bus.Receive(r, rem.copyOf(0), []uint32{rem.id("$share/g/a/+")})
 	require.Equal(t, bus.Receipt{Matched: 1, Accepted: 1}, rc)
 	require.Equal(t, map[string][]string{"$share/g/a/+": {"p"}}, received(subs))
 }
@@ -125,7 +125,7 @@ func TestRouterNotInProcess(t *testing.T) {
 	require.Zero(t, publishOn(t, r, "a/b", "p", 0))
 	require.Len(t, rem.published, 1)
 	require.Empty(t, received(subs))
-	rc := r.Receive(rem.copyOf(0), []uint32{rem.id("a/+")})
+	rc := bus.Receive(r, rem.copyOf(0), []uint32{rem.id("a/+")})
 	require.Equal(t, bus.Receipt{Matched: 1, Accepted: 1}, rc)
 	require.Equal(t, map[string][]string{"a/+": {"p"}}, received(subs))
 }
@@ -139,17 +139,17 @@ func TestRouterReceiveByID(t *testing.T) {
 	r, rem, subs := remoteRouter(t, bus.RouterOptions{InProcess: true}, "a/#", "a/+", "$share/g/a/b")
 	m := func(p string) *bus.Message { return &bus.Message{Topic: "a/b", Payload: []byte(p)} }
 	hash, plus, shared := rem.id("a/#"), rem.id("a/+"), rem.id("$share/g/a/b")
-	require.Equal(t, 3, r.Receive(m("one copy"), []uint32{hash, plus, shared}).Accepted)
-	require.Equal(t, 1, r.Receive(m("per filter"), []uint32{hash}).Accepted)
-	require.Equal(t, 1, r.Receive(m("per filter"), []uint32{plus}).Accepted)
-	require.Equal(t, bus.Receipt{}, r.Receive(m("old run"), []uint32{12345}))
-	require.Equal(t, 3, r.Receive(m("3.1.1"), nil).Accepted)
+	require.Equal(t, 3, bus.Receive(r, m("one copy"), []uint32{hash, plus, shared}).Accepted)
+	require.Equal(t, 1, bus.Receive(r, m("per filter"), []uint32{hash}).Accepted)
+	require.Equal(t, 1, bus.Receive(r, m("per filter"), []uint32{plus}).Accepted)
+	require.Equal(t, bus.Receipt{}, bus.Receive(r, m("old run"), []uint32{12345}))
+	require.Equal(t, 3, bus.Receive(r, m("3.1.1"), nil).Accepted)
 	require.Equal(t, map[string][]string{
 		"a/#":          {"3.1.1", "one copy", "per filter"},
 		"a/+":          {"3.1.1", "one copy", "per filter"},
 		"$share/g/a/b": {"3.1.1", "one copy"},
 	}, received(subs))
-	require.Zero(t, r.Receive(&bus.Message{Topic: "c", Payload: []byte("x")}, []uint32{hash}).Matched,
+	require.Zero(t, bus.Receive(r, &bus.Message{Topic: "c", Payload: []byte("x")}, []uint32{hash}).Matched,
 		"an identifier of a filter that does not match the topic names none")
 }
 
@@ -179,15 +179,15 @@ func TestRouterRetainedByAttachment(t *testing.T) {
 	ret := func(p string) *bus.Message {
 		return &bus.Message{Topic: "r/t", Payload: []byte(p), Retained: true}
 	}
-	require.Equal(t, 1, r.Receive(ret("v1"), []uint32{firstID}).Accepted)
-	require.Zero(t, r.Receive(ret("v1"), []uint32{firstID}).Matched, "the same copy again, after a reconnection")
+	require.Equal(t, 1, bus.Receive(r, ret("v1"), []uint32{firstID}).Accepted)
+	require.Zero(t, bus.Receive(r, ret("v1"), []uint32{firstID}).Matched, "the same copy again, after a reconnection")
 	second := newSub(t, "r/t", bus.Options{})
 	require.NoError(t, r.Attach(second))
 	secondID := rem.id("r/t")
 	require.NotEqual(t, firstID, secondID)
-	require.Equal(t, 1, r.Receive(ret("v1"), []uint32{secondID}).Accepted)
+	require.Equal(t, 1, bus.Receive(r, ret("v1"), []uint32{secondID}).Accepted)
 	live := &bus.Message{Topic: "r/t", Payload: []byte("v2")}
-	require.Equal(t, 2, r.Receive(live, []uint32{secondID}).Accepted)
+	require.Equal(t, 2, bus.Receive(r, live, []uint32{secondID}).Accepted)
 	got1, _ := drain(first)
 	got2, _ := drain(second)
 	require.Equal(t, []string{"v1", "v2"}, got1)
@@ -196,7 +196,7 @@ func TestRouterRetainedByAttachment(t *testing.T) {
 	// MQTT 3.1.1: no identifiers.
 	r3, _, subs := remoteRouter(t, bus.RouterOptions{}, "r/#", "r/+", "$share/g/r/t")
 	for range 3 {
-		r3.Receive(ret("v"), nil)
+		bus.Receive(r3, ret("v"), nil)
 	}
 	require.Equal(t, map[string][]string{"r/#": {"v"}, "r/+": {"v"}}, received(subs))
 }

@@ -29,7 +29,7 @@ func TestRouterRetained(t *testing.T) {
 		defer s.Close() // detaches, so that later publications count only current
 		var out []bus.Message
 		for {
-			m, _, ok, _ := s.Take()
+			m, _, ok, _ := bus.Take(s)
 			if !ok {
 				break
 			}
@@ -83,16 +83,16 @@ func TestRouterRetained(t *testing.T) {
 	current := newSub(t, "r/1", bus.Options{})
 	require.NoError(t, router.Attach(current))
 	require.Equal(t, 1, current.Len())
-	current.Take()
+	bus.Take(current)
 	require.Equal(t, 1, publish("r/1", "uno", true))
-	m, _, ok, _ := current.Take()
+	m, _, ok, _ := bus.Take(current)
 	require.True(t, ok)
 	require.Equal(t, "uno", string(m.Payload))
 	require.Equal(t, []string{"r/1=uno"}, payloads(late("r/1")))
 
 	// An empty retained payload clears the topic, and is still delivered.
 	require.Equal(t, 1, publish("r/1", "", true))
-	m, _, ok, _ = current.Take()
+	m, _, ok, _ = bus.Take(current)
 	require.True(t, ok)
 	require.Empty(t, m.Payload)
 	require.Equal(t, []string{"r/2=two"}, payloads(late("r/#")))
@@ -163,13 +163,13 @@ func TestRouterRetainFlagOnlyForLateSubscribers(t *testing.T) {
 	require.NoError(t, router.Attach(live))
 	_, err := router.Publish(bus.Message{Topic: "state", Payload: []byte("on"), Retained: true})
 	require.NoError(t, err)
-	m, _, ok, _ := live.Take()
+	m, _, ok, _ := bus.Take(live)
 	require.True(t, ok)
 	require.False(t, m.Retained)
 
 	late := newSub(t, "state", bus.Options{})
 	require.NoError(t, router.Attach(late))
-	m, _, ok, _ = late.Take()
+	m, _, ok, _ = bus.Take(late)
 	require.True(t, ok)
 	require.True(t, m.Retained)
 	require.Equal(t, "on", string(m.Payload))

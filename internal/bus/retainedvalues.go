@@ -112,7 +112,7 @@ func (r *Router) forget(j *joined) {
 // identifier id, asking for its retained messages: on a new connection.
 // Every subscription of the filter takes the retained copies that carry
 // id, each one it has not had (see above).
-func (r *Router) Renewed(filter string, id uint32) {
+func Renewed(r *Router, filter string, id uint32) {
 	if r.remote == nil {
 		return
 	}

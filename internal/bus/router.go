@@ -72,7 +72,7 @@ var ErrTooLarge = errors.New("subscribers: payload over the maximum")
 // a subscription attaches, and on each new connection, since they may
 // have changed meanwhile); the router remembers the last value each
 // subscription had on each retained topic and drops a retained copy that
-// brings nothing new (see [Router.Renewed]). An in-process router keeps
+// brings nothing new (see [Renewed]). An in-process router keeps
 // a retained message per topic and delivers it to subscriptions attached
 // later. A broker that applies No Local to retained messages too (the
 // embedded broker) does not send the router's own; an [Audience] that is

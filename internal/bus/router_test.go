@@ -140,7 +140,7 @@ func TestRouterReceived(t *testing.T) {
 			before := time.Now()
 			tt.publish(msg("r/b", "x"))
 			after := time.Now()
-			m, _, ok, _ := sub.Take()
+			m, _, ok, _ := bus.Take(sub)
 			require.True(t, ok)
 			require.False(t, m.Received.IsZero())
 			// The stamp reads the time-stamp counter where it can, within
@@ -152,7 +152,7 @@ func TestRouterReceived(t *testing.T) {
 			m := msg("r/b", "x")
 			m.Received = set
 			tt.publish(m)
-			got, _, ok, _ := sub.Take()
+			got, _, ok, _ := bus.Take(sub)
 			require.True(t, ok)
 			require.True(t, got.Received.Equal(set), "Received %v, want %v", got.Received, set)
 		})
@@ -316,7 +316,7 @@ func TestRouterConcurrent(t *testing.T) {
 
 	next := make([]int, publishers)
 	for {
-		m, _, ok, _ := stable.Take()
+		m, _, ok, _ := bus.Take(stable)
 		if !ok {
 			break
 		}

@@ -274,7 +274,7 @@ func (s *Subscription) Overloaded() bool {
 // s's queue drains below its threshold, and reports true; if s is not
 // overloaded any more, it does nothing and reports false. The executor
 // calls it at the end of x's run (PostRun, docs/design.md, Resources).
-func (s *Subscription) MuteUntilDrained(x *waitset.Entity) bool {
+func MuteUntilDrained(s *Subscription, x *waitset.Entity) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.n < s.opts.Threshold {
@@ -291,15 +291,15 @@ func (s *Subscription) MuteUntilDrained(x *waitset.Entity) bool {
 // Take removes the front message; the executor calls it when the
 // subscription's run starts. It returns the message and its sequence number
 // in this subscription, whether there was one, and whether more remain.
-func (s *Subscription) Take() (m Message, seq uint64, ok, more bool) {
-	seq, ok, more = s.TakeInto(&m)
+func Take(s *Subscription) (m Message, seq uint64, ok, more bool) {
+	seq, ok, more = TakeInto(s, &m)
 	return m, seq, ok, more
 }
 
 // TakeInto is Take that stores the message in *m (left as it is when the
 // queue is empty): the message is copied once, from the queue to m,
 // where Take's result is copied again by its caller.
-func (s *Subscription) TakeInto(m *Message) (seq uint64, ok, more bool) {
+func TakeInto(s *Subscription, m *Message) (seq uint64, ok, more bool) {
 	s.mu.Lock()
 	if s.n == 0 {
 		s.mu.Unlock()

@@ -81,7 +81,7 @@ func TestSubscriptionFIFO(t *testing.T) {
 					next++
 				}
 				for i := range n {
-					m, seq, ok, more := fx.sub.Take()
+					m, seq, ok, more := bus.Take(fx.sub)
 					require.True(t, ok)
 					require.Equal(t, strconv.Itoa(want), string(m.Payload))
 					require.Equal(t, "a/b", m.Topic)
@@ -112,7 +112,7 @@ func TestSubscriptionTake(t *testing.T) {
 				sub.Deliver(bus.Message{Topic: "t", Payload: []byte{byte(i)}, QoS: 1, Retained: true, Received: time.Unix(int64(i), 0)})
 			}
 			for i, wantOK := range tt.takes {
-				m, seq, ok, more := sub.Take()
+				m, seq, ok, more := bus.Take(sub)
 				require.Equal(t, wantOK, ok, "take %d", i)
 				if !wantOK {
 					require.Equal(t, bus.Message{}, m)
@@ -213,7 +213,7 @@ func TestStats(t *testing.T) {
 	want.Dropped[bus.TooLarge] = 1
 	require.Equal(t, want, fx.sub.Stats())
 
-	fx.sub.Take()
+	bus.Take(fx.sub)
 	want.Queued = 1
 	require.Equal(t, want, fx.sub.Stats(), "Take changes only Queued")
 }

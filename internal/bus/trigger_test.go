@@ -50,7 +50,7 @@ func TestSubscriptionTrigger(t *testing.T) {
 
 	// In progress: one message per run, from the front.
 	e.Start()
-	m, _, ok, more := sub.Take()
+	m, _, ok, more := bus.Take(sub)
 	require.True(t, ok)
 	require.True(t, more)
 	require.Equal(t, "1", string(m.Payload))
@@ -71,7 +71,7 @@ func TestSubscriptionTrigger(t *testing.T) {
 		}
 		require.Same(t, e, runq.Pop())
 		e.Start()
-		m, _, ok, more := sub.Take()
+		m, _, ok, more := bus.Take(sub)
 		require.True(t, ok)
 		rest = append(rest, string(m.Payload))
 		e.Finish(more)
@@ -102,7 +102,7 @@ func runAll(t *testing.T, set *waitset.Set) []string {
 		e := runq.Pop()
 		sub := e.Data.(*bus.Subscription)
 		e.Start()
-		m, _, ok, more := sub.Take()
+		m, _, ok, more := bus.Take(sub)
 		require.True(t, ok, "a ready subscription must have work")
 		out = append(out, string(m.Payload))
 		e.Finish(more)

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"github.com/robotexec/robotexec/internal/bus"
 	"log/slog"
 	"time"
 
@@ -150,7 +151,7 @@ func (r *replayer) run() {
 	r.ex.SpinAll()
 	for _, in := range r.log.inputs {
 		r.stepTo(in.at)
-		r.router.Receive(&subscribers.Message{Topic: in.topic, Payload: in.payload, Received: in.at}, nil)
+		bus.Receive(r.router, &subscribers.Message{Topic: in.topic, Payload: in.payload, Received: in.at}, nil)
 		r.ex.SpinAll()
 	}
 	r.stepTo(r.log.stop)

@@ -135,7 +135,7 @@ const renewConcurrency = 16
 
 // renew subscribes ws on l, asking for their retained messages, which
 // may have changed while the process was away (the router drops those
-// its subscriptions had: see subscribers.Router.Renewed), the status
+// its subscriptions had: see bus.Renewed), the status
 // topic's aside; c.subMu is held.
 func (c *Client) renew(l link, ws []wireState) {
 	var wg sync.WaitGroup
@@ -149,7 +149,7 @@ func (c *Client) renew(l link, ws []wireState) {
 			ctx, cancel := context.WithTimeout(c.ctx, c.cfg.ConnectTimeout)
 			defer cancel()
 			if !w.status {
-				c.router.Renewed(w.w.Filter, w.w.ID)
+				bus.Renewed(c.router, w.w.Filter, w.w.ID)
 			}
 			err := l.subscribe(ctx, w.w, !w.status)
 			switch {

@@ -38,7 +38,7 @@
 //     while the client was away (a broker keeps no QoS 0 message for an
 //     absent client, and may lose a session); the router gives each
 //     subscription a topic's retained value once, then live copies (see
-//     [subscribers.Router.Renewed]). The status topic asks for none
+//     [bus.Renewed]). The status topic asks for none
 //     (Retain Handling).
 //   - Maximum Packet Size (MaxPayload and its headers) and Receive Maximum
 //     (see Config.ReceiveMaximum) in CONNECT; the broker's Maximum Packet

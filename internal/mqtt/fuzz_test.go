@@ -152,7 +152,7 @@ func intakeFixture(f *testing.F) (*mqtt.Client, []*subscribers.Subscription) {
 func drain(s *subscribers.Subscription) []subscribers.Message {
 	var out []subscribers.Message
 	for {
-		m, _, ok, _ := s.Take()
+		m, _, ok, _ := bus.Take(s)
 		if !ok {
 			return out
 		}

@@ -1,6 +1,7 @@
 package mqtt
 
 import (
+	"github.com/robotexec/robotexec/internal/bus"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -80,7 +81,7 @@ func (c *Client) onMessage(it *inbound) {
 			in.qos0.Add(-1)
 			c.pendingFull.Add(1)
 			var buf [1]uint32
-			c.router.Refuse(&it.msg, it.idList(buf[:0]), subscribers.QueueFull)
+			bus.Refuse(c.router, &it.msg, it.idList(buf[:0]), subscribers.QueueFull)
 			it.handled()
 			return
 		}
@@ -94,7 +95,7 @@ func (c *Client) onMessage(it *inbound) {
 func (c *Client) oversized(topic string, qos byte) {
 	c.received.Add(1)
 	c.tooLarge.Add(1)
-	c.router.Refuse(&subscribers.Message{Topic: topic, QoS: qos}, nil, subscribers.TooLarge)
+	bus.Refuse(c.router, &subscribers.Message{Topic: topic, QoS: qos}, nil, subscribers.TooLarge)
 }
 
 // done counts it, a message, out of the intake once handed over.
@@ -195,15 +196,15 @@ func (c *Client) deliver(it *inbound) {
 	switch {
 	case it.tooLarge:
 		c.tooLarge.Add(1)
-		c.router.Refuse(&it.msg, ids, subscribers.TooLarge)
+		bus.Refuse(c.router, &it.msg, ids, subscribers.TooLarge)
 	case own && len(ids) == 0:
 		// The client's own status subscription only.
 	default:
-		receive := c.router.Receive
+		receive := bus.Receive
 		if it.dup {
-			receive = c.router.ReceiveAgain
+			receive = bus.ReceiveAgain
 		}
-		rc := receive(&it.msg, ids)
+		rc := receive(c.router, &it.msg, ids)
 		switch {
 		case rc.Matched == 0:
 			if it.msg.Topic != c.cfg.StatusTopic {

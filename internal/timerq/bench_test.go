@@ -32,7 +32,7 @@ func fire(r *rig, hot *timerq.Timer) {
 		r.t.Fatal("the timer did not fall due")
 	}
 	x.Start()
-	hot.Call()
+	timerq.Call(hot)
 	x.Finish(false)
 }
 
@@ -84,7 +84,7 @@ func BenchmarkQueue(b *testing.B) {
 				r.set.Take(&r.run)
 				for x := r.run.Pop(); x != nil; x = r.run.Pop() {
 					x.Start()
-					x.Data.(*timerq.Timer).Call()
+					timerq.Call(x.Data.(*timerq.Timer))
 					x.Finish(false)
 				}
 			}
@@ -121,7 +121,7 @@ func benchmarkQueueGroups(b *testing.B, groups int) {
 		k := 0
 		for x := r.run.Pop(); x != nil; x = r.run.Pop() {
 			x.Start()
-			x.Data.(*timerq.Timer).Call()
+			timerq.Call(x.Data.(*timerq.Timer))
 			x.Finish(false)
 			k++
 		}
@@ -146,6 +146,6 @@ func BenchmarkNewTimer(b *testing.B) {
 	for b.Loop() {
 		tm, _ := q.NewTimer(time.Hour, false)
 		tm.Reset()
-		tm.Detach()
+		timerq.Detach(tm)
 	}
 }

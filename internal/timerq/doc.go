@@ -10,7 +10,7 @@
 //
 // Deadlines are drift-free: a periodic timer's next deadline is its previous
 // deadline plus the period, never the time the callback ran plus the period.
-// The executor calls [Timer.Call] when the callback starts; as in rcl, a call
+// The executor calls [Call] when the callback starts; as in rcl, a call
 // that comes more than a period late skips the deadlines that already passed
 // and counts them as missed, so a late timer never fires a queued burst. A
 // timer is re-armed when its callback starts, so it is never both due and

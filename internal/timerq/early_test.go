@@ -55,7 +55,7 @@ func TestEarlyRing(t *testing.T) {
 	require.Equal(t, 1, n, "the late ring serves it")
 	require.Same(t, timerq.Entity(tm), run.Pop())
 	timerq.Entity(tm).Start()
-	ev, ok := tm.Call()
+	ev, ok := timerq.Call(tm)
 	require.True(t, ok)
 	require.Equal(t, first, ev.Expected)
 	timerq.Entity(tm).Finish(false)

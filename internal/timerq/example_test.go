@@ -28,7 +28,7 @@ func ExampleQueue() {
 		set.Take(&run)
 		for x := run.Pop(); x != nil; x = run.Pop() {
 			x.Start()
-			if ev, ok := tick.Call(); ok {
+			if ev, ok := timerq.Call(tick); ok {
 				fmt.Printf("expected %v, ran at %v, missed %d\n",
 					ev.Expected.Sub(start), ev.Actual.Sub(start), ev.Missed)
 			}
@@ -69,7 +69,7 @@ func ExampleTimer_Reset() {
 		set.Take(&l)
 		for x := l.Pop(); x != nil; x = l.Pop() {
 			x.Start()
-			if ev, ok := once.Call(); ok {
+			if ev, ok := timerq.Call(once); ok {
 				fmt.Printf("due at %v, ran at %v\n", ev.Expected.Sub(start), ev.Actual.Sub(start))
 			}
 			x.Finish(false)

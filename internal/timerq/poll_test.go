@@ -45,7 +45,7 @@ func TestPollServesDueTimers(t *testing.T) {
 	require.Equal(t, 1, n, "due: served by Poll")
 	require.Same(t, timerq.Entity(tm), run.Pop())
 	timerq.Entity(tm).Start()
-	ev, ok := tm.Call()
+	ev, ok := timerq.Call(tm)
 	require.True(t, ok)
 	require.Equal(t, deadline, ev.Expected)
 	timerq.Entity(tm).Finish(false)

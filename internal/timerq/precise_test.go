@@ -100,7 +100,7 @@ func TestPreciseQueueGridAndStop(t *testing.T) {
 	require.Equal(t, 1, n)
 	x := l.Pop()
 	x.Start()
-	ev, ok := tm.Call()
+	ev, ok := timerq.Call(tm)
 	require.True(t, ok)
 	require.False(t, ev.Actual.Before(ev.Expected))
 	x.Finish(false)
@@ -178,7 +178,7 @@ func TestPreciseGroupCountsTimersThatStay(t *testing.T) {
 			o, err := q.NewTimer(time.Hour, false)
 			require.NoError(t, err)
 			o.Reset()
-			o.Detach()
+			timerq.Detach(o)
 			tm.Reset()
 		}
 		d, ok := tm.Deadline()

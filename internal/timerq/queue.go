@@ -43,7 +43,7 @@ type Queue struct {
 	stopped bool
 	// rewinds says the clock can go back (a RewindClock): only then is
 	// a due timer whose deadline is ahead of the clock's time one that
-	// the clock went back before (see Timer.Call). A clock that cannot
+	// the clock went back before (see Call). A clock that cannot
 	// go back may serve a timer a little before its deadline (a poll
 	// on another time source's reading).
 	rewinds bool
@@ -213,7 +213,7 @@ func (q *Queue) serve(quiet bool) int {
 		// Setting the alarm is a system call, microseconds in a virtual
 		// machine, which the timers just served would wait for: the
 		// first of them to be called sets it, after reading its time
-		// (Timer.Call), or else the next Poll (pollAt 1 is always
+		// (Call), or else the next Poll (pollAt 1 is always
 		// past).
 		q.pollAt.Store(1)
 		return n

@@ -210,7 +210,7 @@ func TestEqualDeadlines(t *testing.T) {
 			x := r.run.Pop()
 			require.Same(t, timerq.Entity(tms[i]), x, "position %d", i)
 			x.Start()
-			ev, ok := tms[i].Call()
+			ev, ok := timerq.Call(tms[i])
 			require.True(t, ok)
 			require.Equal(t, at(time.Duration(k)*10*ms), ev.Expected)
 			x.Finish(false)

@@ -12,7 +12,7 @@ import "time"
 //
 // A timer that is due is left to its call, which skips it if the clock
 // went back before its deadline and re-arms it by the same rule (see
-// Timer.Call). Nothing falls due here: the clock has not moved past a
+// Call). Nothing falls due here: the clock has not moved past a
 // deadline, it went back.
 func (q *Queue) rewound(now time.Time) {
 	q.mu.Lock()

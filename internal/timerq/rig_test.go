@@ -17,7 +17,7 @@ var epoch = time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
 type call struct {
 	timer *timerq.Timer
 	ev    timerq.Event
-	ok    bool   // what Timer.Call returned
+	ok    bool   // what Call returned
 	batch uint64 // the wait set batch the timer was taken in
 }
 
@@ -70,7 +70,7 @@ func (r *rig) runQueued(batch uint64) []call {
 		tm := x.Data.(*timerq.Timer)
 		require.Same(r.t, timerq.Entity(tm), x)
 		x.Start()
-		ev, ok := tm.Call()
+		ev, ok := timerq.Call(tm)
 		calls = append(calls, call{timer: tm, ev: ev, ok: ok, batch: batch})
 		x.Finish(false)
 	}

@@ -62,7 +62,7 @@ func TestSystemClockPeriod(t *testing.T) {
 		set.Take(&run)
 		for x := run.Pop(); x != nil; x = run.Pop() {
 			x.Start()
-			ev, ok := tm.Call()
+			ev, ok := timerq.Call(tm)
 			x.Finish(false)
 			require.True(t, ok)
 			require.False(t, ev.Actual.Before(ev.Expected), "called early")

@@ -143,7 +143,7 @@ func (t *Timer) ResetAt(deadline time.Time) {
 // A periodic timer is re-armed for its first deadline that has not passed
 // (one equal to now is due at once), skipping and counting the ones that
 // already passed.
-func (t *Timer) Call() (Event, bool) {
+func Call(t *Timer) (Event, bool) {
 	q := t.q
 	now := q.clock.Now() // read outside the lock, which the ring holds long
 	q.mu.Lock()
@@ -199,7 +199,7 @@ func (t *Timer) Call() (Event, bool) {
 }
 
 // Detach removes the timer from its queue for good.
-func (t *Timer) Detach() {
+func Detach(t *Timer) {
 	t.q.mu.Lock()
 	defer t.q.mu.Unlock()
 	t.q.remove(t)
