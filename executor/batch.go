@@ -1,9 +1,9 @@
 package executor
 
 import (
-	"github.com/robotexec/robotexec/internal/bus"
 	"time"
 
+	"github.com/robotexec/robotexec/internal/bus"
 	"github.com/robotexec/robotexec/internal/tsc"
 	"github.com/robotexec/robotexec/internal/waitset"
 )

@@ -45,11 +45,10 @@
 // parks, adapting that busy-wait to how often it pays off (see idleBusyWait
 // in the source): waking parked workers for every message of a dense stream
 // costs far more, in latency, than the busy-wait costs in CPU. Between
-// callbacks a worker also serves timers whose deadline has passed
-// (timerq.Fast.Poll), so that timers keep their time while every worker is
-// busy; on the precise timer source the queue's early ring wakes a worker
-// shortly before a deadline, which polls for it rather than sleeping
-// through it.
+// callbacks a worker also serves timers whose deadline has passed, so that
+// timers keep their time while every worker is busy; on the precise timer
+// source the queue's early ring wakes a worker shortly before a deadline,
+// which polls for it rather than sleeping through it.
 //
 // # Speed on two CPUs
 //

@@ -2,12 +2,12 @@ package executor
 
 import (
 	"fmt"
-	"github.com/robotexec/robotexec/internal/timerq"
 	"sync/atomic"
 	"time"
 
 	"github.com/robotexec/robotexec/internal/bus"
 	"github.com/robotexec/robotexec/internal/regopt"
+	"github.com/robotexec/robotexec/internal/timerq"
 	"github.com/robotexec/robotexec/internal/waitset"
 	"github.com/robotexec/robotexec/subscribers"
 	"github.com/robotexec/robotexec/timers"
@@ -51,8 +51,9 @@ func (o *Owner) DefaultGroup() *Group { return o.group }
 func (o *Owner) Executor() *Executor { return o.ex }
 
 // Option adjusts one registration: a callback's group, name, queue and
-// resources. It is also package nodes' Option, so that the options of
-// either package apply to both.
+// resources. It is also package nodes' Option: the executor's options
+// apply to nodes' callbacks, and nodes.QoS and nodes.Retain, which only
+// nodes read, are ignored here.
 type Option func(*regopt.Values)
 
 // regOptions are a registration's options, resolved.
@@ -64,8 +65,8 @@ type regOptions struct {
 	made      func(*subscribers.Subscription)
 }
 
-// InGroup puts the callback in group g instead of its owner's default group
-// (also when g is nil).
+// InGroup puts the callback in group g instead of its owner's default
+// group; InGroup(nil) leaves it in the default group.
 func InGroup(g *Group) Option { return func(o *regopt.Values) { o.Group = g } }
 
 // Name names the callback in logs, traces and metrics. The default is
@@ -76,14 +77,22 @@ func Name(name string) Option { return func(o *regopt.Values) { o.Name = name } 
 // Depth sets a subscription's queue depth (default subscribers.DefaultDepth).
 func Depth(n int) Option { return func(o *regopt.Values) { o.Depth = n } }
 
-// Overflow sets a subscription's overflow policy (default DropOldest).
+// Overflow sets a subscription's overflow policy (default
+// subscribers.DropOldest).
 func Overflow(p subscribers.Policy) Option { return func(o *regopt.Values) { o.Overflow = &p } }
 
 // Made calls f with a subscription once it is made, before it is attached
 // to its source, and so before its callback can run: a callback that
-// needs its own subscription gets it without waiting.
+// needs its own subscription gets it without waiting. Each Made of a
+// registration is called, in order.
 func Made(f func(*subscribers.Subscription)) Option {
-	return func(o *regopt.Values) { o.Made = f }
+	return func(o *regopt.Values) {
+		if prev := o.Made; prev != nil {
+			o.Made = func(s *subscribers.Subscription) { prev(s); f(s) }
+			return
+		}
+		o.Made = f
+	}
 }
 
 // Needs makes the callback run only while it holds every resource named,
@@ -138,7 +147,7 @@ func (o *Owner) addTimer(period time.Duration, oneShot bool, cb func(timers.Even
 	}
 	t, err := e.timers.NewTimer(period, oneShot)
 	if err != nil {
-		if err == timers.ErrStopped {
+		if err == timerq.ErrStopped {
 			return nil, ErrClosed
 		}
 		return nil, fmt.Errorf("executor: %s: %w", o.name, err)

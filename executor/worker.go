@@ -1,11 +1,11 @@
 package executor
 
 import (
-	"github.com/robotexec/robotexec/internal/timerq"
 	"sync/atomic"
 	"time"
 	"unsafe"
 
+	"github.com/robotexec/robotexec/internal/timerq"
 	"github.com/robotexec/robotexec/internal/waitset"
 	"github.com/robotexec/robotexec/subscribers"
 )

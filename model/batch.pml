@@ -6,8 +6,8 @@
  * locals.
  */
 
-/* Subscription.Unmute of each entity a TakeInto found drained for: if it
- * waits in the wait set, it is ready (Entity.Unmute). */
+/* The unmute, in bus.TakeInto, of each entity muted until the queue
+ * drained: if it waits in the wait set, it is ready (Entity.Unmute). */
 inline unmuteAll() {
 	do
 	:: unm != 0 ->
@@ -85,7 +85,7 @@ inline runMessages() {
 	atomic { s = SUB(x); k = 1; b = (nres[x] > 0 -> 1 : BATCH) }
 	do
 	:: true ->
-		atomic {	/* Subscription.TakeInto */
+		atomic {	/* bus.TakeInto */
 			unm = 0;
 			if
 			:: seq[s] > taken[s] ->
@@ -164,7 +164,7 @@ inline publishOne() {
 }
 
 /* run's tail: Owner.mutor.Swap, Executor.mute and
- * Subscription.MuteUntilDrained (seed 002's PostRun). */
+ * bus.MuteUntilDrained (seed 002's PostRun). */
 inline muteAfterRun() {
 	if
 	:: mutor[x] != NONE ->

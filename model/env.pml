@@ -30,8 +30,8 @@
 #define UNTICK(t) skip
 #endif
 
-/* The timer queue's alarm (timers.Queue) triggering each timer FIRES times
- * (Set.TriggerAll with the wake-up), until timers.Queue.Stop. */
+/* The timer queue's alarm (timerq.Queue) triggering each timer FIRES times
+ * (Set.TriggerAll with the wake-up), until timerq.Queue.Stop. */
 proctype timerSource() {
 	byte v, f0, f1;
 	bool ready;

@@ -149,7 +149,7 @@ byte taken[NS];
 bool closed[NS];
 byte mutees[NS];
 byte mutor[NE];         /* Owner.mutor, one owner per entity */
-bool tstopped;          /* timers.Queue.Stop */
+bool tstopped;          /* timerq.Queue.Stop */
 bool tick[NT] = 1;      /* TFOREVER: the timer may fire again (env.pml) */
 byte sourcesDone;       /* sources that have stopped */
 

@@ -35,3 +35,22 @@ func TestOptionsAreTheExecutors(t *testing.T) {
 	require.True(t, names["fast"], "named by nodes.Name: %v", names)
 	require.Equal(t, uint64(1), r.ex.Resource("odom").ID(), "nodes.Needs made the executor's resource")
 }
+
+// SubscribeSelf's own Made does not replace the node author's.
+func TestMadeOptionsChain(t *testing.T) {
+	r := newRig(t)
+	var made, self *subscribers.Subscription
+	opts := make([]nodes.Option, 0, 4) // room to spare: SubscribeSelf must not write into it
+	opts = append(opts, executor.Made(func(s *subscribers.Subscription) { made = s }))
+	typ := register(func(n *nodes.Node) error {
+		self = n.SubscribeSelf("a", func(*subscribers.Subscription, subscribers.Message) {}, opts...)
+		return nil
+	})
+	_, err := nodes.Build(r.env, nodes.Spec{Name: "n", Type: typ})
+	require.NoError(t, err)
+	require.NotNil(t, self)
+	require.Same(t, self, made)
+	require.Len(t, opts, 1)
+	require.Len(t, opts[:2], 2)
+	require.Nil(t, opts[:2][1], "SubscribeSelf appended into the caller's slice")
+}

@@ -75,8 +75,8 @@ func (p *Publisher) Topic() string { return p.topic }
 
 // Publish publishes payload; the payload must not be modified afterwards. It
 // never waits for the network. It fails when the broker connection cannot
-// take the message (see package internal/mqtt); subscriptions of this
-// process have it then all the same.
+// take the message (see docs/mqtt.md); subscriptions of this process have it
+// then all the same.
 func (p *Publisher) Publish(payload []byte) error {
 	if p.err != nil {
 		return p.err

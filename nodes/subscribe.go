@@ -33,5 +33,5 @@ func (n *Node) SubscribeSelf(topic string, cb func(s *subscribers.Subscription, 
 	// message (a retained one, say) can reach the callback.
 	var sub atomic.Pointer[subscribers.Subscription]
 	made := executor.Made(func(s *subscribers.Subscription) { sub.Store(s) })
-	return n.Subscribe(topic, func(m subscribers.Message) { cb(sub.Load(), m) }, append(opts, made)...)
+	return n.Subscribe(topic, func(m subscribers.Message) { cb(sub.Load(), m) }, append(opts[:len(opts):len(opts)], made)...)
 }

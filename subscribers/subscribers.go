@@ -24,8 +24,9 @@ package subscribers
 import "github.com/robotexec/robotexec/internal/bus"
 
 // Message is one message on a topic: Topic, Payload, QoS, Retained, and
-// Received, when it reached this process (zero for one published in it
-// and delivered directly).
+// Received, when it reached this process: when it was published, for a
+// message published in it (zero only for one given straight to
+// Subscription.Deliver).
 type Message = bus.Message
 
 // Subscription is a callback's subscription with its own bounded queue.
@@ -118,7 +119,7 @@ type Router = bus.Router
 // the process's own subscriptions directly (without a remote, always);
 // QoS is the QoS of subscriptions attached with Attach; MaxPayload, when
 // positive, refuses larger payloads with ErrTooLarge. Remote (the MQTT
-// broker) and Audience are robotexec run's.
+// broker) and Audience are robotexec run's: leave them nil.
 type RouterOptions = bus.RouterOptions
 
 // NewRouter returns a router.
@@ -127,7 +128,8 @@ func NewRouter(opts RouterOptions) *Router { return bus.NewRouter(opts) }
 // Publisher publishes on one topic through a router, from any goroutine:
 // a publication into a full block queue waits for room. Callbacks publish
 // through executor.Publisher or nodes.Publisher instead, which never
-// wait. Its Fast path is the executor's.
+// wait. Publish and PublishMessage publish, Message builds the message
+// Publish would send, and Topic and String describe it.
 type Publisher = bus.Publisher
 
 // PublishOption adjusts a Publisher.

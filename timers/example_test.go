@@ -1,6 +1,7 @@
 package timers_test
 
 import (
+	"context"
 	"fmt"
 	"time"
 
@@ -41,5 +42,12 @@ func ExamplePreciseSupported() {
 	}
 	ex := executor.New(executor.Options{Clock: clock})
 	fmt.Println(ex.Clock() == clock)
-	// Output: true
+	// Run returns once its context ends and the queues are drained; a
+	// Precise clock's alarm is closed then.
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	fmt.Println(ex.Run(ctx))
+	// Output:
+	// true
+	// <nil>
 }

@@ -26,8 +26,8 @@ import (
 type Clock = timerq.Clock
 
 // Alarm calls a function once its clock reaches the time it is set to
-// (Set, Stop, Close). A Clock makes them; the executor uses one per
-// executor.
+// (Set; Stop unsets it). A Clock makes them; the executor uses one per
+// executor, and closes it when it stops if it is an io.Closer.
 type Alarm = timerq.Alarm
 
 // Event is what a timer callback receives: Expected, the deadline the call
@@ -63,14 +63,12 @@ type System = timerq.System
 // deadlines waited for in the Go runtime's network poller, so that timers
 // start within tens of microseconds of their deadlines rather than Go
 // runtime timers' whole milliseconds when the process idles; elsewhere it
-// is System. Timers on it start on a 1 ms grid so that they share
-// wake-ups (docs/performance.md in the repository gives the costs). The
-// zero value is ready to use.
+// is System. Periodic timers on it start on a 1 ms grid, and one-shot
+// timers on a 100 µs one, so that they share wake-ups
+// (docs/performance.md in the repository gives the costs). Its Grid,
+// Lead, IdleLead and Step methods are the executor's. The zero value is
+// ready to use.
 type Precise = timerq.Precise
 
 // PreciseSupported reports whether Precise alarms are precise here.
 func PreciseSupported() bool { return timerq.PreciseSupported() }
-
-// ErrStopped is returned when a timer is made on a stopped queue; the
-// executor turns it into executor.ErrClosed.
-var ErrStopped = timerq.ErrStopped

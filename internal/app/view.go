@@ -2,12 +2,12 @@ package app
 
 import (
 	"fmt"
-	"github.com/robotexec/robotexec/internal/bus"
 	"maps"
 	"slices"
 	"time"
 
 	"github.com/robotexec/robotexec/config"
+	"github.com/robotexec/robotexec/internal/bus"
 	"github.com/robotexec/robotexec/internal/nodehooks"
 	"github.com/robotexec/robotexec/internal/view"
 	"github.com/robotexec/robotexec/nodes"

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/robotexec/robotexec/internal/bus"
 	"io"
 	"os"
 	"strings"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/robotexec/robotexec/config"
 	"github.com/robotexec/robotexec/executor"
+	"github.com/robotexec/robotexec/internal/bus"
 	"github.com/robotexec/robotexec/internal/gcpace"
 	"github.com/robotexec/robotexec/internal/mqtt"
 	"github.com/robotexec/robotexec/internal/mqtt/broker"
@@ -242,7 +242,7 @@ func awaitDelivery(delivered func() int64) error {
 // ViewTopics topics at one message each per ViewPeriod to ViewViewers
 // viewers subscribed to every topic, as robotexec run does with
 // view.listen: the router's inputs are observed by the view server
-// (Router.TapInputs), and each viewer is a WebSocket client in the
+// (bus.TapInputs), and each viewer is a WebSocket client in the
 // process. The run takes about d; its cost includes the viewers' reading.
 func ViewForwarding(workers int, d time.Duration) (ViewCost, error) {
 	h := NewHistogram(ViewViewers)

@@ -1,13 +1,13 @@
 package cli
 
 import (
-	"github.com/robotexec/robotexec/internal/bus"
 	"log/slog"
 	"time"
 
 	"github.com/robotexec/robotexec/config"
 	"github.com/robotexec/robotexec/executor"
 	"github.com/robotexec/robotexec/internal/app"
+	"github.com/robotexec/robotexec/internal/bus"
 	"github.com/robotexec/robotexec/internal/nodehooks"
 	"github.com/robotexec/robotexec/nodes"
 	"github.com/robotexec/robotexec/subscribers"

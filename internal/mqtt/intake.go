@@ -1,7 +1,6 @@
 package mqtt
 
 import (
-	"github.com/robotexec/robotexec/internal/bus"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -9,6 +8,7 @@ import (
 
 	paho3 "github.com/eclipse/paho.mqtt.golang"
 
+	"github.com/robotexec/robotexec/internal/bus"
 	"github.com/robotexec/robotexec/subscribers"
 )
 
