@@ -268,7 +268,8 @@ func (r *Runs) makeRecord(id uint64, cb *executor.Callback) *Record {
 
 // Register makes the records of ex's callbacks ahead of their first runs,
 // so that a scrape lists every callback from the start, and names those
-// registered later on their first runs.
+// registered later on their first runs: such a first run asks the
+// executor (Executor.Callback, under its registration lock), once.
 func (r *Runs) Register(ex *executor.Executor) {
 	r.mu.Lock()
 	r.ex = ex
