@@ -43,6 +43,7 @@ func TestEmbeddedBrokerLimits(t *testing.T) {
 	}
 	before := rss()
 
+	base := r.metric(t, `robotexec_broker_connections`) // the app's own client
 	var idle []net.Conn
 	for range 40 {
 		c, err := net.Dial("tcp", addr)
@@ -56,6 +57,13 @@ func TestEmbeddedBrokerLimits(t *testing.T) {
 	}
 	for _, c := range idle {
 		_ = c.Close()
+	}
+	// The large CONNECTs below must find room: a connection the broker
+	// has not yet seen closed would have them refused for the limit.
+	deadline = time.Now().Add(traffic)
+	for r.metric(t, `robotexec_broker_connections`) > base {
+		require.True(t, time.Now().Before(deadline), "the broker did not see the idle connections close")
+		time.Sleep(50 * time.Millisecond)
 	}
 
 	// CONNECT, remaining length 15 MiB, then 1 MiB of it.
