@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	paho "github.com/eclipse/paho.mqtt.golang"
 	"github.com/stretchr/testify/require"
 
 	"github.com/robotexec/robotexec/executor"
@@ -34,7 +35,7 @@ func retainedOnce(t *testing.T, b mqtttest.Broker, protocol string) {
 	topic := "r-" + clientID(t, "t") + "/t"
 	root := topic[:len(topic)-2]
 	other := rawClient(t, b.URL())
-	publish(t, other, topic, 1, true, "kept")
+	publishRouted(t, other, topic, "kept")
 	t.Cleanup(func() { publish(t, other, topic, 1, true, "") })
 
 	proxy := mqtttest.NewProxy(t, b.Addr())
@@ -92,6 +93,33 @@ func retainedOnce(t *testing.T, b mqtttest.Broker, protocol string) {
 	ctx, cancel := context.WithTimeout(context.Background(), waitFor)
 	defer cancel()
 	require.NoError(t, c.WaitConnected(ctx))
+}
+
+// publishRouted publishes payload retained on topic and waits until the
+// broker has routed it to its subscribers, not only acknowledged it: the
+// embedded broker acknowledges a QoS 1 publication before it picks the
+// subscriptions that get it live, so a client subscribing in between gets
+// both the retained copy and a live one, as MQTT allows.
+func publishRouted(t *testing.T, c paho.Client, topic, payload string) {
+	t.Helper()
+	routed := make(chan struct{}, 1)
+	tok := c.Subscribe(topic, 1, func(_ paho.Client, m paho.Message) {
+		if !m.Retained() && string(m.Payload()) == payload {
+			select {
+			case routed <- struct{}{}:
+			default:
+			}
+		}
+	})
+	require.True(t, tok.WaitTimeout(waitFor) && tok.Error() == nil, "subscribe: %v", tok.Error())
+	publish(t, c, topic, 1, true, payload)
+	select {
+	case <-routed:
+	case <-time.After(waitFor):
+		t.Fatalf("%s: the publication never came back", topic)
+	}
+	tok = c.Unsubscribe(topic)
+	require.True(t, tok.WaitTimeout(waitFor) && tok.Error() == nil, "unsubscribe: %v", tok.Error())
 }
 
 func count(xs []string, x string) int {
