@@ -52,3 +52,7 @@ func (i injected) done() <-chan struct{}                        { return nil }
 func (i injected) frames() *frameConn                           { return &frameConn{} }
 func (i injected) err() error                                   { return nil }
 func (i injected) close()                                       {}
+
+// PendingQoS0 returns how many QoS 0 messages wait in the intake or are
+// being handed over.
+func (c *Client) PendingQoS0() int { return int(c.in.qos0.Load()) }
