@@ -63,9 +63,26 @@ func startPipeline(t *testing.T, o pipelineOptions) *pipelineRun {
 			// What the run's goroutines were doing, for a stall.
 			_, dump := getURL(t, strings.TrimSuffix(r.metrics, "metrics")+"debug/pprof/goroutine?debug=1")
 			t.Logf("goroutines of the run:\n%s", dump)
+			_, metrics := getURL(t, r.metrics)
+			t.Logf("counts of the run:\n%s", stallCounts(metrics))
 		}
 	})
 	return r
+}
+
+// stallCounts picks from a run's metrics the counts that tell where a
+// stalled pipeline stopped: the MQTT client's, the queues' and the drops,
+// and the callbacks' runs.
+func stallCounts(metrics string) string {
+	var b strings.Builder
+	for _, line := range strings.Split(metrics, "\n") {
+		if strings.HasPrefix(line, "robotexec_mqtt_") || strings.HasPrefix(line, "robotexec_queue_depth") ||
+			strings.HasPrefix(line, "robotexec_messages_dropped_total") ||
+			strings.HasPrefix(line, "robotexec_callback_duration_seconds_count") {
+			b.WriteString(line + "\n")
+		}
+	}
+	return b.String()
 }
 
 // fiveStages is a heartbeat through five stages to a sink.
