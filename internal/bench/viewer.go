@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"sync/atomic"
 	"time"
 
 	"github.com/gorilla/websocket"
@@ -15,11 +14,13 @@ import (
 
 // viewer is a client of the live view speaking foxglove.websocket.v1, as
 // Foxglove does: it subscribes to every channel and reads the Message
-// Data frames as fast as it can, counting them and recording the time
-// from each frame's stamp (the router's arrival time) to its reading.
+// Data frames as fast as it can, counting them by their stamps (the
+// router's arrival times) in win and recording the time from each
+// frame's stamp to its reading.
 type viewer struct {
 	ws    *websocket.Conn
-	got   atomic.Int64
+	win   *window
+	got   arrivals
 	lat   *Histogram
 	shard int
 	done  chan struct{}
@@ -27,14 +28,14 @@ type viewer struct {
 
 // dialViewer connects a viewer to the live view at addr, waits until
 // topics channels are advertised, subscribes to them all, and starts
-// reading; it records latencies in lat's shard.
-func dialViewer(addr string, topics int, lat *Histogram, shard int) (*viewer, error) {
+// reading; it records latencies in lat's shard and counts frames in win.
+func dialViewer(addr string, topics int, lat *Histogram, shard int, win *window) (*viewer, error) {
 	d := websocket.Dialer{Subprotocols: []string{view.Subprotocol}, HandshakeTimeout: pipelineWait}
 	ws, _, err := d.Dial("ws://"+addr+"/", nil)
 	if err != nil {
 		return nil, fmt.Errorf("bench: viewer: %w", err)
 	}
-	v := &viewer{ws: ws, lat: lat, shard: shard, done: make(chan struct{})}
+	v := &viewer{ws: ws, win: win, lat: lat, shard: shard, done: make(chan struct{})}
 	if err := v.subscribeAll(topics); err != nil {
 		ws.Close()
 		return nil, fmt.Errorf("bench: viewer: %w", err)
@@ -94,7 +95,7 @@ func (v *viewer) read() {
 		}
 		stamp := int64(binary.LittleEndian.Uint64(hdr[5:]))
 		v.lat.Record(v.shard, time.Duration(time.Now().UnixNano()-stamp))
-		v.got.Add(1)
+		v.win.count(&v.got, stamp)
 	}
 }
 

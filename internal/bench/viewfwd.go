@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"strings"
 	"sync/atomic"
@@ -32,20 +33,25 @@ const (
 const viewPayload = `{"seq":0,"stamp":1700000000.123456,"accel":[0.012,-0.034,9.81],"gyro":[0.001,0.002,-0.003],"temp":36.5}`
 
 // ViewCost is what one run of ViewForwarding or EchoPrinting measured,
-// over the part of the run with the view (or echo) attached.
+// over the part of the run with the view (or echo) attached: a window of
+// arrival times, whose messages are counted wherever they are handled.
 type ViewCost struct {
-	// Received counts the messages the process's node received.
+	// Received counts the messages that reached the process's node in
+	// the window.
 	Received int64
-	// Delivered counts the frames the viewers read (each message once
-	// per viewer), or the lines echo printed.
+	// Delivered counts the frames of those messages that the viewers read
+	// (each message once per viewer), or the lines that echo printed of
+	// the messages that reached its client in the window; after the
+	// window, if need be, for as long as the reading lags behind it.
 	Delivered int64
-	// Added is the process's CPU time, user and system, minus what the
-	// same traffic cost per message received without the view or echo.
+	// Added is the process's CPU time over the window, user and system,
+	// minus what the same traffic cost per message received without the
+	// view or echo.
 	Added time.Duration
 	// P99 is the 99th percentile of the time from a message's arrival to
 	// its frame's reading by a viewer, or to echo's printing of it.
 	P99 time.Duration
-	// Elapsed is the time measured.
+	// Elapsed is the window's length.
 	Elapsed time.Duration
 }
 
@@ -74,7 +80,59 @@ type viewRig struct {
 	stop    chan struct{}
 	pubDone chan struct{}
 	id      string
-	got     atomic.Int64 // messages the node received
+	win     window
+	node    arrivals // the messages the node received
+}
+
+// window is the span of arrival times that a measure counts, [from, to)
+// in Unix nanoseconds; it is empty until opened.
+type window struct{ from, to atomic.Int64 }
+
+// arrivals counts the messages that a consumer of the traffic (the node,
+// a viewer, echo) has handled: all of them, those that arrived in the
+// window, and the latest arrival time handled.
+type arrivals struct{ all, in, last atomic.Int64 }
+
+// count counts in a a message that arrived at at (Unix nanoseconds).
+func (w *window) count(a *arrivals, at int64) {
+	if at >= w.from.Load() && at < w.to.Load() {
+		a.in.Add(1)
+	}
+	a.all.Add(1)
+	if at > a.last.Load() {
+		a.last.Store(at)
+	}
+}
+
+// open starts a window now, its count in each of as at zero.
+func (w *window) open(as []*arrivals) time.Time {
+	start := time.Now()
+	w.from.Store(start.UnixNano())
+	for _, a := range as {
+		a.in.Store(0)
+	}
+	w.to.Store(math.MaxInt64)
+	return start
+}
+
+// close ends the window now.
+func (w *window) close() time.Time {
+	end := time.Now()
+	w.to.Store(end.UnixNano())
+	return end
+}
+
+// handled waits until each of as has handled a message that arrived at
+// end or later, so all that arrived before (each consumer takes the
+// traffic in order), at most pipelineWait: a consumer that falls further
+// behind counts fewer of the window's messages.
+func handled(as []*arrivals, end time.Time) {
+	deadline := end.Add(pipelineWait)
+	for _, a := range as {
+		for a.last.Load() < end.UnixNano() && time.Now().Before(deadline) {
+			time.Sleep(time.Millisecond)
+		}
+	}
 }
 
 // viewFilter matches the traffic's topics.
@@ -83,6 +141,7 @@ const viewFilter = "bench/view/#"
 func newViewRig(workers int) (r *viewRig, err error) {
 	r = &viewRig{stop: make(chan struct{}), pubDone: make(chan struct{}), exDone: make(chan error, 1),
 		id: fmt.Sprintf("robotexec-bench-view-%d-%d", os.Getpid(), time.Now().UnixNano())}
+	r.win.from.Store(math.MaxInt64)
 	defer func() {
 		if err != nil {
 			r.close()
@@ -95,8 +154,8 @@ func newViewRig(workers int) (r *viewRig, err error) {
 		return nil, err
 	}
 	r.ex = executor.New(executor.Options{Workers: workers, Logger: discard})
-	if _, err = r.ex.NewOwner("node", nil).Subscribe(r.client.Router(), viewFilter, func(subscribers.Message) {
-		r.got.Add(1)
+	if _, err = r.ex.NewOwner("node", nil).Subscribe(r.client.Router(), viewFilter, func(m subscribers.Message) {
+		r.win.count(&r.node, m.Received.UnixNano())
 	}, executor.Depth(1000), executor.Overflow(subscribers.DropOldest)); err != nil {
 		return nil, err
 	}
@@ -136,23 +195,32 @@ func (r *viewRig) publish() {
 	}
 }
 
-// measure returns the process's CPU time and the messages the node
-// received over d, and what delivered counted meanwhile. When delivered
-// counts nothing in d (a stalled process on a loaded machine), the window
-// lasts until it does, at most pipelineWait more; elapsed is its length.
-func (r *viewRig) measure(d time.Duration, delivered func() int64) (cpu, elapsed time.Duration, received, n int64, err error) {
+// measure returns the process's CPU time over a window of d, the
+// messages that reached the node in it, and those of delivered's counts,
+// once each has handled the window's messages (see handled). When the
+// node or one of delivered counts none in d (a stalled process on a
+// loaded machine), the window lasts until each does, at most
+// pipelineWait more; elapsed is its length.
+func (r *viewRig) measure(d time.Duration, delivered []*arrivals) (cpu, elapsed time.Duration, received, n int64, err error) {
 	cpu0, ok := processCPU()
 	if !ok {
 		return 0, 0, 0, 0, errors.New("bench: the process's CPU time cannot be read here")
 	}
-	start := time.Now()
-	got0, del0 := r.got.Load(), delivered()
+	all := append([]*arrivals{&r.node}, delivered...)
+	start := r.win.open(all)
 	time.Sleep(d)
-	for delivered() == del0 && time.Since(start) < d+pipelineWait {
-		time.Sleep(time.Millisecond)
+	for _, a := range all {
+		for a.in.Load() == 0 && time.Since(start) < d+pipelineWait {
+			time.Sleep(time.Millisecond)
+		}
 	}
+	end := r.win.close()
 	cpu1, _ := processCPU()
-	return cpu1 - cpu0, time.Since(start), r.got.Load() - got0, delivered() - del0, nil
+	handled(all, end)
+	for _, a := range delivered {
+		n += a.in.Load()
+	}
+	return cpu1 - cpu0, end.Sub(start), r.node.in.Load(), n, nil
 }
 
 // close stops the traffic, the node and the broker.
@@ -174,10 +242,10 @@ func (r *viewRig) close() {
 	}
 }
 
-// attached is what a run attaches to the rig: how many messages it has
-// delivered, and how to detach it.
+// attached is what a run attaches to the rig: the counts of the messages
+// it has delivered (one per viewer, or echo's), and how to detach it.
 type attached struct {
-	delivered func() int64
+	delivered []*arrivals
 	detach    func()
 }
 
@@ -196,7 +264,7 @@ func runAttached(workers int, d time.Duration, h *Histogram, attach func(*viewRi
 	defer r.close()
 	warm := min(max(d/10, 20*time.Millisecond), 200*time.Millisecond)
 	time.Sleep(warm)
-	baseCPU, _, baseN, _, err := r.measure(d/2, r.got.Load)
+	baseCPU, _, baseN, _, err := r.measure(d/2, nil)
 	if err != nil {
 		return ViewCost{}, err
 	}
@@ -225,15 +293,17 @@ func runAttached(workers int, d time.Duration, h *Histogram, attach func(*viewRi
 		P99: h.Percentile(0.99), Elapsed: elapsed}, nil
 }
 
-// awaitDelivery waits until delivered counts a message: the viewers have
-// subscribed, or echo's client, at most pipelineWait.
-func awaitDelivery(delivered func() int64) error {
+// awaitDelivery waits until each of delivered counts a message (the
+// viewers have subscribed, or echo's client), at most pipelineWait.
+func awaitDelivery(delivered []*arrivals) error {
 	deadline := time.Now().Add(pipelineWait)
-	for delivered() == 0 {
-		if time.Now().After(deadline) {
-			return fmt.Errorf("bench: view forwarding: nothing delivered in %v", pipelineWait)
+	for _, a := range delivered {
+		for a.all.Load() == 0 {
+			if time.Now().After(deadline) {
+				return fmt.Errorf("bench: view forwarding: nothing delivered in %v", pipelineWait)
+			}
+			time.Sleep(time.Millisecond)
 		}
-		time.Sleep(time.Millisecond)
 	}
 	return nil
 }
@@ -262,20 +332,18 @@ func ViewForwarding(workers int, d time.Duration) (ViewCost, error) {
 			s.Close()
 		}
 		for i := range ViewViewers {
-			v, err := dialViewer(s.Addr().String(), ViewTopics, h, i)
+			v, err := dialViewer(s.Addr().String(), ViewTopics, h, i, &r.win)
 			if err != nil {
 				detach()
 				return attached{}, err
 			}
 			vs = append(vs, v)
 		}
-		return attached{detach: detach, delivered: func() int64 {
-			var n int64
-			for _, v := range vs {
-				n += v.got.Load()
-			}
-			return n
-		}}, nil
+		delivered := make([]*arrivals, len(vs))
+		for i, v := range vs {
+			delivered[i] = &v.got
+		}
+		return attached{detach: detach, delivered: delivered}, nil
 	})
 }
 
@@ -298,7 +366,7 @@ func EchoPrinting(workers int, d time.Duration) (ViewCost, error) {
 			return attached{}, err
 		}
 		ex := executor.New(executor.Options{Workers: 1, Logger: discard})
-		var printed atomic.Int64
+		printed := new(arrivals)
 		var out strings.Builder
 		_, err = ex.NewOwner("echo", nil).Subscribe(c, viewFilter, func(m subscribers.Message) {
 			out.Reset()
@@ -308,7 +376,7 @@ func EchoPrinting(workers int, d time.Duration) (ViewCost, error) {
 			out.WriteByte('\n')
 			io.WriteString(io.Discard, out.String())
 			h.Record(0, time.Since(m.Received))
-			printed.Add(1)
+			r.win.count(printed, m.Received.UnixNano())
 		}, executor.Depth(1000), executor.Overflow(subscribers.Block))
 		if err != nil {
 			c.Close()
@@ -317,7 +385,7 @@ func EchoPrinting(workers int, d time.Duration) (ViewCost, error) {
 		runCtx, stop := context.WithCancel(context.Background())
 		done := make(chan error, 1)
 		go func() { done <- ex.Run(runCtx) }()
-		return attached{delivered: printed.Load, detach: func() {
+		return attached{delivered: []*arrivals{printed}, detach: func() {
 			stop()
 			<-done
 			c.Close()
