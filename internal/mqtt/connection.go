@@ -4,6 +4,7 @@ import (
 	"context"
 	"math/rand/v2"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/robotexec/robotexec/internal/bus"
@@ -110,8 +111,14 @@ func (c *Client) up(res connected) {
 	}
 	c.log.Info("mqtt: connected", "broker", c.cfg.display, "client_id", c.cfg.ClientID, "protocol", c.cfg.Protocol,
 		"reconnect", n > 1, "session_present", res.sessionPresent, "failed_attempts", attempts, "subscriptions", len(ws))
-	c.renew(l, ws)
+	renewed := c.renew(l, ws)
 	c.subMu.Unlock()
+	if !renewed {
+		// A subscription missing from this connection would get nothing
+		// until the next one: end it, and the next renews them all.
+		l.close()
+		return
+	}
 	c.out.setLink(l)
 	if n > 1 {
 		c.republishKept()
@@ -135,10 +142,14 @@ const renewConcurrency = 16
 
 // renew subscribes ws on l, asking for their retained messages, which
 // may have changed while the process was away (the router drops those
-// its subscriptions had: see bus.Renewed), the status
-// topic's aside; c.subMu is held.
-func (c *Client) renew(l link, ws []wireState) {
+// its subscriptions had: see bus.Renewed), the status topic's aside;
+// c.subMu is held. It reports false if a SUBSCRIBE got no answer within
+// the connect timeout or failed otherwise on a connection that is still
+// up: a refusal is the broker's answer, counted and logged, and the next
+// connection renews what the end of this one cut short.
+func (c *Client) renew(l link, ws []wireState) bool {
 	var wg sync.WaitGroup
+	var failed atomic.Bool
 	sem := make(chan struct{}, renewConcurrency)
 	for _, w := range ws {
 		wg.Add(1)
@@ -153,14 +164,26 @@ func (c *Client) renew(l link, ws []wireState) {
 			}
 			err := l.subscribe(ctx, w.w, !w.status)
 			switch {
-			case err == nil:
-			case c.refusals.add(c.log, err):
+			case err == nil, c.refusals.add(c.log, err), ended(l), c.ctx.Err() != nil:
 			default:
-				c.log.Debug("mqtt: subscribe after connecting", "filter", w.w.Filter, "error", err)
+				failed.Store(true)
+				c.log.Warn("mqtt: subscribing after connecting failed, reconnecting", "broker", c.cfg.display,
+					"filter", w.w.Filter, "error", err)
 			}
 		}()
 	}
 	wg.Wait()
+	return !failed.Load()
+}
+
+// ended reports whether l has ended.
+func ended(l link) bool {
+	select {
+	case <-l.done():
+		return true
+	default:
+		return false
+	}
 }
 
 // down stops using a connection that ended.

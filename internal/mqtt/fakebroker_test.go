@@ -24,6 +24,9 @@ type fakeBroker struct {
 	// holdPubcomp keeps the connections made after it is set from
 	// answering PUBRELs: QoS 2 publications stay unfinished.
 	holdPubcomp atomic.Bool
+	// holdSuback keeps the connections made after it is set from
+	// answering SUBSCRIBEs.
+	holdSuback atomic.Bool
 }
 
 func newFakeBroker(t *testing.T, scripts ...func(c net.Conn, r *packetReader)) *fakeBroker {
@@ -55,7 +58,8 @@ func (f *fakeBroker) serve() {
 // run answers c's CONNECT and runs script on c.
 func (f *fakeBroker) run(c net.Conn, script func(c net.Conn, r *packetReader)) {
 	defer c.Close()
-	r := &packetReader{c: c, acks: f.acks, subs: make(chan struct{}, 16), pubs: make(chan string, 16), gone: make(chan struct{}), holdPubcomp: f.holdPubcomp.Load()}
+	r := &packetReader{c: c, acks: f.acks, subs: make(chan struct{}, 16), pubs: make(chan string, 16), gone: make(chan struct{}),
+		holdPubcomp: f.holdPubcomp.Load(), holdSuback: f.holdSuback.Load()}
 	if p, err := packets.ReadPacket(c); err != nil || p.Type != packets.CONNECT {
 		return
 	}
@@ -79,7 +83,7 @@ type packetReader struct {
 	pubs chan string
 	gone chan struct{}
 
-	holdPubcomp bool
+	holdPubcomp, holdSuback bool
 }
 
 func (r *packetReader) run() {
@@ -91,6 +95,9 @@ func (r *packetReader) run() {
 		}
 		switch p.Type {
 		case packets.SUBSCRIBE:
+			if r.holdSuback {
+				continue
+			}
 			s := p.Content.(*packets.Subscribe)
 			sa := packets.Suback{PacketID: s.PacketID, Reasons: make([]byte, len(s.Subscriptions)), Properties: &packets.Properties{}}
 			_, _ = sa.WriteTo(r.c)

@@ -1,0 +1,47 @@
+package mqtt_test
+
+import (
+	"net"
+	"testing"
+	"time"
+
+	"github.com/eclipse/paho.golang/packets"
+	"github.com/stretchr/testify/require"
+
+	"github.com/robotexec/robotexec/executor"
+	"github.com/robotexec/robotexec/internal/mqtt"
+)
+
+// A broker that leaves a reconnected client's SUBSCRIBE unanswered: the
+// client ends that connection once the connect timeout passed, instead
+// of keeping it without the subscription, and the next connection
+// renews it; a message on the third connection reaches the
+// subscription.
+func TestUnansweredRenewalReconnects(t *testing.T) {
+	var fb *fakeBroker
+	fb = newFakeBroker(t,
+		func(c net.Conn, r *packetReader) {
+			<-r.subs // the subscription, attached
+			fb.holdSuback.Store(true)
+			_ = c.Close()
+		},
+		func(_ net.Conn, r *packetReader) {
+			fb.holdSuback.Store(false) // for the third connection
+			<-r.gone                   // the client ends this one
+		},
+		func(c net.Conn, r *packetReader) {
+			<-r.subs // the subscription, renewed
+			pb := packets.Publish{Topic: "renew/t", Payload: []byte("after"), Properties: &packets.Properties{}}
+			_, _ = pb.WriteTo(c)
+		})
+	c := dial(t, fb.URL(), mqtt.Config{StatusTopic: "-", MinBackoff: 10 * time.Millisecond,
+		ConnectTimeout: 300 * time.Millisecond})
+	ex := executor.New(executor.Options{Workers: 1})
+	rec := newRecorder()
+	_, err := ex.NewOwner("n", nil).Subscribe(c, "renew/#", rec.add)
+	require.NoError(t, err)
+	startExecutor(t, ex)
+	msgs := rec.waitCount(t, 1)
+	require.Equal(t, "after", string(msgs[0].Payload))
+	require.EqualValues(t, 2, c.Stats().Reconnects)
+}
