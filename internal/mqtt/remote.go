@@ -57,35 +57,50 @@ func (r *remote) Publish(m subscribers.Message) error {
 // subscribeFilter subscribes w at the broker now, if connected, and on
 // every connection.
 func (c *Client) subscribeFilter(w bus.WireFilter) error {
+	unanswered, err := c.subscribeNow(w)
+	if unanswered != nil {
+		// A connection without the subscription would never get its
+		// messages: end it, and the next one subscribes (as renew does).
+		unanswered.close()
+	}
+	return err
+}
+
+// subscribeNow is subscribeFilter with c.subMu held; it returns the
+// connection, still up, on which the SUBSCRIBE got no answer within the
+// connect timeout or failed otherwise, for the caller to end.
+func (c *Client) subscribeNow(w bus.WireFilter) (unanswered link, err error) {
 	c.subMu.Lock()
 	defer c.subMu.Unlock()
 	c.mu.Lock()
 	if c.closed.Load() {
 		c.mu.Unlock()
-		return ErrClosed
+		return nil, ErrClosed
 	}
 	c.wire[w.Filter] = &wireState{w: w}
 	l := c.link
 	c.mu.Unlock()
 	if l == nil {
-		return nil // the next connection subscribes
+		return nil, nil // the next connection subscribes
 	}
 	ctx, cancel := context.WithTimeout(c.ctx, c.cfg.ConnectTimeout)
 	defer cancel()
-	err := l.subscribe(ctx, w, true)
+	err = l.subscribe(ctx, w, true)
 	var refused *RefusedError
 	switch {
 	case err == nil:
-		return nil
+		return nil, nil
 	case errors.As(err, &refused):
 		c.refusals.add(c.log, err)
-		return err
+		return nil, err
 	case c.ctx.Err() != nil:
-		return ErrClosed
+		return nil, ErrClosed
+	case ended(l):
+		// The connection went away meanwhile; the next one subscribes.
+		return nil, nil
 	}
-	// The connection went away meanwhile; the next one subscribes.
-	c.log.Debug("mqtt: subscribe deferred to the next connection", "filter", w.Filter, "error", err)
-	return nil
+	c.log.Warn("mqtt: subscribing failed, reconnecting", "broker", c.cfg.display, "filter", w.Filter, "error", err)
+	return l, nil
 }
 
 // unsubscribeFilter stops subscribing filter on connecting, and

@@ -45,3 +45,32 @@ func TestUnansweredRenewalReconnects(t *testing.T) {
 	require.Equal(t, "after", string(msgs[0].Payload))
 	require.EqualValues(t, 2, c.Stats().Reconnects)
 }
+
+// A broker that leaves the SUBSCRIBE of a subscription attached while
+// connected unanswered: Subscribe returns once the connect timeout
+// passed, the client ends that connection, and the next one subscribes;
+// a message on it reaches the subscription.
+func TestUnansweredSubscribeReconnects(t *testing.T) {
+	var fb *fakeBroker
+	fb = newFakeBroker(t,
+		func(_ net.Conn, r *packetReader) {
+			fb.holdSuback.Store(false) // for the second connection
+			<-r.gone                   // the client ends this one
+		},
+		func(c net.Conn, r *packetReader) {
+			<-r.subs
+			pb := packets.Publish{Topic: "renew/t", Payload: []byte("after"), Properties: &packets.Properties{}}
+			_, _ = pb.WriteTo(c)
+		})
+	fb.holdSuback.Store(true)
+	c := dial(t, fb.URL(), mqtt.Config{StatusTopic: "-", MinBackoff: 10 * time.Millisecond,
+		ConnectTimeout: 300 * time.Millisecond})
+	ex := executor.New(executor.Options{Workers: 1})
+	rec := newRecorder()
+	_, err := ex.NewOwner("n", nil).Subscribe(c, "renew/#", rec.add)
+	require.NoError(t, err)
+	startExecutor(t, ex)
+	msgs := rec.waitCount(t, 1)
+	require.Equal(t, "after", string(msgs[0].Payload))
+	require.EqualValues(t, 1, c.Stats().Reconnects)
+}
