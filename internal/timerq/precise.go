@@ -3,7 +3,7 @@ package timerq
 import "time"
 
 // Precise is the wall clock with precise alarms: on Linux each alarm is a
-// timerfd armed on absolute CLOCK_MONOTONIC deadlines, which a goroutine
+// timerfd armed on CLOCK_MONOTONIC, relative to now, which a goroutine
 // waits for in the Go runtime's network poller, so that an alarm rings
 // within tens of microseconds of its deadline instead of the Go runtime
 // timers' rounding to whole milliseconds when the process idles. The

@@ -68,13 +68,21 @@ func (a *preciseAlarm) loop() {
 	}
 }
 
-// Set arms the timerfd for t, on an absolute CLOCK_MONOTONIC deadline.
+// Set arms the timerfd for t, relative to now on CLOCK_MONOTONIC, the
+// clock that Go's monotonic readings come from. Relative, the alarm may
+// ring late by the time between reading now and arming, never early. An
+// absolute deadline would need a pairing of a Go time with a
+// CLOCK_MONOTONIC reading, and a process preempted between the two reads
+// would ring every alarm early by as long: an early ring of a deadline
+// that is not yet near is taken for a stale one and re-arms nothing, so
+// the timers stopped for good (reproduced with a 5 ms pairing error).
 func (a *preciseAlarm) Set(t time.Time) {
-	abs := unix.NsecToTimespec(monotonicNs(t))
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if !a.closed {
-		settime(a.fd, unix.TFD_TIMER_ABSTIME, &unix.ItimerSpec{Value: abs})
+		// At least 1 ns: a zero value would disarm the timerfd.
+		d := max(time.Until(t), 1)
+		settime(a.fd, 0, &unix.ItimerSpec{Value: unix.NsecToTimespec(int64(d))})
 	}
 }
 
@@ -83,21 +91,6 @@ func (a *preciseAlarm) Set(t time.Time) {
 // polls every 20 µs for a while — at 1 kHz, for good.
 func settime(fd, flags int, v *unix.ItimerSpec) {
 	unix.RawSyscall6(unix.SYS_TIMERFD_SETTIME, uintptr(fd), uintptr(flags), uintptr(unsafe.Pointer(v)), 0, 0, 0)
-}
-
-// monoBase is a time with a monotonic reading and the CLOCK_MONOTONIC
-// time at the same moment, give or take the two reads: Go's monotonic
-// clock is CLOCK_MONOTONIC from another origin.
-var monoBase, monoBaseNs = func() (time.Time, int64) {
-	var ts unix.Timespec
-	unix.ClockGettime(unix.CLOCK_MONOTONIC, &ts)
-	return time.Now(), ts.Nano()
-}()
-
-// monotonicNs returns t on CLOCK_MONOTONIC, at least 1 (0 would disarm a
-// timerfd), without a system call.
-func monotonicNs(t time.Time) int64 {
-	return max(monoBaseNs+int64(t.Sub(monoBase)), 1)
 }
 
 // Stop disarms the timerfd.

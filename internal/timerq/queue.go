@@ -176,14 +176,14 @@ func (q *Queue) serve(quiet bool) int {
 		if d.Sub(now) > q.armLead+q.armLead/2 {
 			// Not the early ring of d: a ring that was under way when
 			// a Poll served the previous deadline and set the alarm
-			// for d, or the early ring of a head that a Reset or a
-			// Cancel since moved later. In the latter case nothing
-			// is set for d: arm it.
-			if !q.armedAt.Equal(d) {
-				q.armedAt = time.Time{}
-				q.early = false
-				q.rearm()
-			}
+			// for d, the early ring of a head that a Reset or a Cancel
+			// since moved later, or a ring that came early. In the
+			// last two, nothing is set for d any more (an alarm rings
+			// once a setting): arm it again, which costs the first a
+			// setting it had.
+			q.armedAt = time.Time{}
+			q.early = false
+			q.rearm()
 			return 0
 		}
 		q.early = false
