@@ -94,7 +94,7 @@ type Executor struct {
 	// took it) and OverflowDropOldest for QoS 0 ones (ROS's KEEP_LAST).
 	Overflow string `yaml:"overflow"`
 	// TimerSource drives the timers: TimerSourcePrecise, a thread of its
-	// own on a timerfd with absolute deadlines (tens of microseconds late,
+	// own on a timerfd (tens of microseconds late,
 	// where Go's timers are about a millisecond late; one thread, and one
 	// processor kept free: GOMAXPROCS is raised above the workers), or
 	// TimerSourceGo, Go's runtime timers. Precise falls back to Go where it
