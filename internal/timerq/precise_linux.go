@@ -73,9 +73,8 @@ func (a *preciseAlarm) loop() {
 // ring late by the time between reading now and arming, never early. An
 // absolute deadline would need a pairing of a Go time with a
 // CLOCK_MONOTONIC reading, and a process preempted between the two reads
-// would ring every alarm early by as long: an early ring of a deadline
-// that is not yet near is taken for a stale one and re-arms nothing, so
-// the timers stopped for good (reproduced with a 5 ms pairing error).
+// would ring every alarm early by as long (see Queue.serve for what an
+// early ring costs).
 func (a *preciseAlarm) Set(t time.Time) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
