@@ -97,6 +97,16 @@ func TestBatchEndsWhenTimerWaitsForItsGroup(t *testing.T) {
 			case <-time.After(batchWait):
 				t.Error("the timer was not dequeued")
 			}
+			// and queues it on the group, which this callback holds:
+			// until then this worker may not know of it, and runs the
+			// group's next message if the other worker is preempted.
+			queued := time.Now().Add(batchWait)
+			for executor.Queued(o.DefaultGroup()) < 2 && time.Now().Before(queued) {
+				time.Sleep(10 * time.Microsecond)
+			}
+			if executor.Queued(o.DefaultGroup()) < 2 {
+				t.Error("the timer was not queued on the group")
+			}
 		}
 		log.add("m" + string(m.Payload))
 	}, executor.Depth(64))

@@ -21,3 +21,8 @@ func WithHandoff(o Options, on bool) Options {
 // TimersWaiting returns the executor's count of due timers taken from the
 // wait set that have not started, for tests that check it returns to 0.
 func TimersWaiting(e *Executor) int64 { return e.timersWaiting.Load() }
+
+// Queued returns the number of callbacks queued on g and not yet run,
+// the one running included, for tests that wait until a callback has been
+// queued on a busy group.
+func Queued(g *Group) int32 { return g.scheduled.Load() }

@@ -18,12 +18,15 @@ func (e *Executor) dequeueLocked(w *worker) (x *waitset.Entity, more bool) {
 		// drains are counted for the batch check from before they leave the
 		// wait set until popLocked has counted them in the lane, as
 		// popLocked counts those it takes (the model's GUARD_TAKEWITH,
-		// model/README).
-		e.timersWaiting.Add(1)
-		if n, _ := e.set.Fast().TakeWith(&e.runTimers, &e.runSubs, &e.held); n > 0 {
+		// model/README). Only then: a count on every look for work would
+		// end the batches of the other workers for no timer.
+		n, _, counted := e.set.Fast().TakeWith(&e.runTimers, &e.runSubs, &e.held, &e.timersWaiting)
+		if n > 0 {
 			x = e.popLocked()
 		}
-		e.timersWaiting.Add(-1)
+		if counted {
+			e.timersWaiting.Add(-1)
+		}
 	}
 	if x == nil {
 		return nil, false

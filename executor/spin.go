@@ -66,7 +66,7 @@ func (e *Executor) spinSome() int {
 	w := e.workers[0]
 	e.mu.Lock()
 	if e.runTimers.Len()+e.runSubs.Len() == 0 {
-		e.set.Fast().TakeWith(&e.runTimers, &e.runSubs, &e.held)
+		e.set.Fast().TakeWith(&e.runTimers, &e.runSubs, &e.held, nil)
 	} else {
 		e.set.Fast().TakeTimers(&e.runTimers)
 	}

@@ -255,13 +255,16 @@ inline nextTail() {
 
 /* A worker goroutine: Executor.work, with Executor.next and its parking
  * (waitLocked's park, parkLocked) and retiring (retireLocked). */
-/* GUARD_TAKEWITH, the Go code since the TakeWith fix (dequeueLocked):
- * timersWaiting.Add(1) before TakeWith, Add(-1) after the popLocked that
- * follows it has counted the lane, so that a batch check on another worker
- * finds a timer that TakeWith drained either pending or counted. */
+/* GUARD_TAKEWITH, the Go code since the TakeWith fix (dequeueLocked and
+ * Fast.TakeWith): if a timer is pending, timersWaiting.Add(1) before
+ * TakeWith drains it, Add(-1) after the popLocked that follows it has
+ * counted the lane, so that a batch check on another worker finds a timer
+ * that TakeWith drained either pending or counted. With none pending,
+ * TakeWith takes no timer and counts nothing (guarded stays 0): a count on
+ * every look for work ended other workers' batches for no timer. */
 #ifdef GUARD_TAKEWITH
-#define GUARD_ON	timersWaiting++
-#define GUARD_OFF	timersWaiting--
+#define GUARD_ON	if :: len(pendT) > 0 -> guarded = 1; timersWaiting++ :: else fi
+#define GUARD_OFF	if :: guarded -> guarded = 0; timersWaiting-- :: else fi
 #else
 #define GUARD_ON	skip
 #define GUARD_OFF	skip
@@ -269,7 +272,7 @@ inline nextTail() {
 
 proctype worker(byte me) {
 	byte x, y, z, v, c, g, k, m, r, r2, nx, i, j, b, s, s2, unm;
-	bool more, ok, ok2, atHead, atHead2, ready, ends, claimed, hold, parked, retired, taking, again;
+	bool more, ok, ok2, atHead, atHead2, ready, ends, claimed, hold, parked, retired, taking, again, guarded;
 	short delta;
 look:
 	atomic {	/* every local dead here: no stale value splits states */

@@ -1,5 +1,7 @@
 package waitset
 
+import "sync/atomic"
+
 // Fast is package executor's fast path through a set: the steps its
 // workers take in place of [Entity.Trigger], [Set.TriggerAll],
 // [Entity.Finish] and [Set.Take] where the model's step would cost them a
@@ -92,8 +94,15 @@ func (f Fast) Hold(e *Entity, held *List) {
 // and subs (which may be the same list), that also takes the subscriptions
 // of held (see Hold), which became ready before those on the set's stack,
 // leaving held empty.
-func (f Fast) TakeWith(timers, subs, held *List) (n int, batch uint64) {
-	return f.s.take(timers, subs, held)
+//
+// With count not nil, TakeWith adds 1 to it before any timer leaves the
+// set's stack and reports counted: a reader that looks at
+// [Set.TimersPending] first and at count next finds a timer taken by
+// TakeWith in one or the other until the caller has counted the timers
+// and takes the 1 back. With no timer pending it leaves count alone and
+// takes none, not even one pushed meanwhile, which stays pending.
+func (f Fast) TakeWith(timers, subs, held *List, count *atomic.Int64) (n int, batch uint64, counted bool) {
+	return f.s.take(timers, subs, held, count)
 }
 
 // TakeTimers is [Set.Take] for the timers alone: they form a batch of their

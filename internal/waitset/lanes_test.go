@@ -1,6 +1,7 @@
 package waitset_test
 
 import (
+	"sync/atomic"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -55,7 +56,10 @@ func TestTakeTimersLeavesSubscriptions(t *testing.T) {
 	require.Zero(t, n)
 
 	var ts, ss waitset.List
-	n, batch = l.set.Fast().TakeWith(&ts, &ss, nil)
+	var count atomic.Int64
+	n, batch, counted := l.set.Fast().TakeWith(&ts, &ss, nil, &count)
+	require.False(t, counted, "no timer pending: nothing counted")
+	require.Zero(t, count.Load())
 	require.Equal(t, 1, n)
 	require.Equal(t, uint64(2), batch)
 	require.Zero(t, ts.Len())
@@ -102,7 +106,10 @@ func TestHoldKeepsReadinessOrder(t *testing.T) {
 	require.True(t, l.set.TimersPending())
 
 	var ts, ss waitset.List
-	n, _ := l.set.Fast().TakeWith(&ts, &ss, &held)
+	var count atomic.Int64
+	n, _, counted := l.set.Fast().TakeWith(&ts, &ss, &held, &count)
+	require.True(t, counted, "a timer taken: counted")
+	require.Equal(t, int64(1), count.Load())
 	require.Equal(t, 3, n)
 	require.Same(t, l.t1, ts.Pop())
 	require.Same(t, l.s2, ss.Pop())

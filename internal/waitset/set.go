@@ -172,19 +172,29 @@ func (s *Set) drain(k int, l *List) {
 // dst as one batch: all timers first, then all subscriptions, each in the
 // order they became ready. It returns how many it appended and the batch
 // number (counting from 1), or 0, 0 if none was ready.
-func (s *Set) Take(dst *List) (n int, batch uint64) { return s.take(dst, dst, nil) }
+func (s *Set) Take(dst *List) (n int, batch uint64) {
+	n, batch, _ = s.take(dst, dst, nil, nil)
+	return n, batch
+}
 
-// take is Take into timers and subs, taking held's subscriptions (see
-// Fast.TakeWith) between the two stacks.
-func (s *Set) take(timers, subs, held *List) (n int, batch uint64) {
+// take is Take into timers and subs, taking held's subscriptions and
+// counting the timers in count (see Fast.TakeWith) between the two
+// stacks.
+func (s *Set) take(timers, subs, held *List, count *atomic.Int64) (n int, batch uint64, counted bool) {
 	var ts, ss, hs List
-	s.drain(0, &ts)
+	if count == nil {
+		s.drain(0, &ts)
+	} else if s.pending[0].Load() != nil {
+		count.Add(1) // before the swap: see Fast.TakeWith
+		counted = true
+		s.drain(0, &ts)
+	}
 	if held != nil {
 		hs.Append(held)
 	}
 	s.drain(1, &ss)
 	if ts.Len()+hs.Len()+ss.Len() == 0 {
-		return 0, 0
+		return 0, 0, counted
 	}
 	batch = s.batches.Add(1)
 	s.enqueue(&ts, batch, true)
@@ -194,7 +204,7 @@ func (s *Set) take(timers, subs, held *List) (n int, batch uint64) {
 	timers.Append(&ts)
 	subs.Append(&hs)
 	subs.Append(&ss)
-	return n, batch
+	return n, batch, counted
 }
 
 // enqueue moves the entities of l to queued, as part of batch: with take,
