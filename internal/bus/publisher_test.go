@@ -157,3 +157,43 @@ func BenchmarkBusPublish(b *testing.B) {
 		bus.Take(sub)
 	}
 }
+
+// BenchmarkPublishPath measures what a publication through the router adds
+// to a direct delivery, on one goroutine with no worker: each op puts one
+// message in a block queue of depth 256 and takes it out again. "deliver"
+// hands it to the subscription (Subscription.Deliver, as BenchmarkDispatch's
+// executor workload); "publish-stamped" publishes a message that has its
+// time stamp (the routing alone); "publish" has the router stamp it, as
+// BenchmarkDispatch's executor+bus workload does.
+func BenchmarkPublishPath(b *testing.B) {
+	router := new(bus.Router)
+	sub := newSub(b, "bench/x", bus.Options{Depth: 256, Overflow: bus.Block})
+	if err := router.Attach(sub); err != nil {
+		b.Fatal(err)
+	}
+	pub, err := router.Publisher("bench/x")
+	if err != nil {
+		b.Fatal(err)
+	}
+	stamped := bus.Message{Payload: []byte("x"), Received: time.Unix(1, 0)}
+	var m bus.Message
+	b.Run("deliver", func(b *testing.B) {
+		for b.Loop() {
+			sub.Deliver(stamped)
+			bus.TakeInto(sub, &m)
+		}
+	})
+	b.Run("publish-stamped", func(b *testing.B) {
+		for b.Loop() {
+			pub.PublishMessage(stamped)
+			bus.TakeInto(sub, &m)
+		}
+	})
+	b.Run("publish", func(b *testing.B) {
+		unstamped := bus.Message{Payload: []byte("x")}
+		for b.Loop() {
+			pub.PublishMessage(unstamped)
+			bus.TakeInto(sub, &m)
+		}
+	})
+}
