@@ -177,9 +177,9 @@ func (s *Set) Take(dst *List) (n int, batch uint64) {
 	return n, batch
 }
 
-// take is Take into timers and subs, taking held's subscriptions and
-// counting the timers in count (see Fast.TakeWith) between the two
-// stacks.
+// take is Take into timers and subs, taking held's subscriptions between
+// the two stacks and counting a take of timers in count (see
+// Fast.TakeWith).
 func (s *Set) take(timers, subs, held *List, count *atomic.Int64) (n int, batch uint64, counted bool) {
 	var ts, ss, hs List
 	if count == nil {
