@@ -13,16 +13,15 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/robotexec/robotexec/internal/mqtttest"
 )
 
-// freePort returns a loopback port that was free a moment ago.
+// freePort returns a loopback port that was free a moment ago, outside
+// the range the kernel gives to outgoing connections.
 func freePort(t *testing.T) int {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	port := l.Addr().(*net.TCPAddr).Port
-	require.NoError(t, l.Close())
-	return port
+	return mqtttest.FreePort(t)
 }
 
 func requirePortFree(t *testing.T, port int) {

@@ -119,27 +119,6 @@ func (e *EmbeddedBroker) Start() {
 	}
 }
 
-// FreePort returns a TCP port on 127.0.0.1 that was free a moment ago.
-// Another process may take it before the caller binds it; callers that can
-// should retry with a new port when binding fails.
-func FreePort(t TB) int {
-	t.Helper()
-	port, err := freePort()
-	if err != nil {
-		t.Fatalf("mqtttest: %v", err)
-	}
-	return port
-}
-
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, fmt.Errorf("find a free port: %w", err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
-}
-
 // WaitDial waits until something accepts TCP connections on addr, or
 // timeout passes.
 func WaitDial(addr string, timeout time.Duration) error {
