@@ -164,7 +164,7 @@ func (r *rig) finish(t *testing.T, within time.Duration, mayDrop int) (dups, los
 	require.Zero(t, bad, "payloads of no message sent")
 	st := r.pub.Stats()
 	dropped = int(st.PublishFailed)
-	require.LessOrEqual(t, lost, dropped, "lost %d of %d, first missing %v; publisher %+v", lost, r.n, missing, st)
+	require.LessOrEqual(t, lost, dropped, "lost %d of %d, first missing %v; publisher %+v; subscriber %+v", lost, r.n, missing, st, r.sub.Stats())
 	require.LessOrEqual(t, dropped, mayDrop, "publications dropped as poison (lost %d, first missing %v)", lost, missing)
 	return dups, lost, dropped
 }

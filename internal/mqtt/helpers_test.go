@@ -61,9 +61,25 @@ func newLogSink(t *testing.T) *logSink {
 	t.Cleanup(func() {
 		s.mu.Lock()
 		s.active = false
+		logs := s.buf.String()
 		s.mu.Unlock()
+		if t.Failed() && !testing.Verbose() {
+			t.Logf("the logs, which -v shows as they come:\n%s", lastLines(logs, maxFailedLogLines))
+		}
 	})
 	return s
+}
+
+// maxFailedLogLines bounds the logs of a failed test shown without -v.
+const maxFailedLogLines = 400
+
+// lastLines returns the last n lines of s.
+func lastLines(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if len(lines) <= n {
+		return strings.Join(lines, "\n")
+	}
+	return fmt.Sprintf("(%d lines before)\n%s", len(lines)-n, strings.Join(lines[len(lines)-n:], "\n"))
 }
 
 func (s *logSink) Write(p []byte) (int, error) {
