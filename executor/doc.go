@@ -73,6 +73,15 @@
 // the bus took 223–347 ns against 117–146, while the chan pool kept to 59–92
 // ns (BENCHMARKS.md, "What flips the mode").
 //
+// Latency tails come from the same two CPUs. While a process keeps both
+// busy, the kernel preempts one of its threads for a 4 ms tick every few
+// hundred milliseconds; a worker preempted in a run holds its subscription
+// (per-topic order), and one waiting in that processor's run queue waits
+// too unless the other processor steals it, which a producer that yields
+// in a loop prevents. At 100k events/s from such a producer the p99 was
+// 0.03–1.9 ms against the chan pool's 9–19 µs; from one that sleeps between
+// bursts, 86–176 µs against 61–242 (BENCHMARKS.md, "Latency tails").
+//
 // # Callback groups
 //
 // Every callback belongs to a group: the one given with InGroup, or its
