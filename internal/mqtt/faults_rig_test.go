@@ -144,29 +144,19 @@ func (r *rig) publish(t *testing.T, every time.Duration, size int) {
 }
 
 // finish waits up to within for the publisher to end, then for every
-// message. It fails the test for a message lost, unless the publisher's
-// poison guard dropped a publication, counted and logged, for each (at
-// most mayDrop in all: see TestFaultResets), for an unknown message, and
-// for a failed publication. It returns the number of duplicates, of
-// messages lost and of publications dropped.
-func (r *rig) finish(t *testing.T, within time.Duration, mayDrop int) (dups, lost, dropped int) {
+// message. It fails the test for a message lost, a failed publication
+// and a message never sent, and returns the number of duplicates.
+func (r *rig) finish(t *testing.T, within time.Duration) (dups int) {
 	t.Helper()
 	r.wait(t, within)
-	await(waitFor, func() bool {
-		n, _ := r.got.missing(0)
-		return n <= int(r.pub.Stats().PublishFailed)
-	})
-	// A publication dropped by the guard may have reached the broker: a
-	// last chance for the ones still on their way.
-	await(time.Second, func() bool { n, _ := r.got.missing(0); return n == 0 })
+	await(waitFor, func() bool { n, _ := r.got.missing(0); return n == 0 })
 	lost, missing := r.got.missing(0)
 	_, dups, bad := r.got.counts()
 	require.Zero(t, bad, "payloads of no message sent")
 	st := r.pub.Stats()
-	dropped = int(st.PublishFailed)
-	require.LessOrEqual(t, lost, dropped, "lost %d of %d, first missing %v; publisher %+v; subscriber %+v", lost, r.n, missing, st, r.sub.Stats())
-	require.LessOrEqual(t, dropped, mayDrop, "publications dropped as poison (lost %d, first missing %v)", lost, missing)
-	return dups, lost, dropped
+	require.Zero(t, lost, "lost %d of %d, first missing %v; publisher %+v; subscriber %+v", lost, r.n, missing, st, r.sub.Stats())
+	require.Zero(t, st.PublishFailed, "failed publications; publisher %+v", st)
+	return dups
 }
 
 // wait waits up to within for the publisher to end.
