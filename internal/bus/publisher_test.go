@@ -124,16 +124,23 @@ func TestPublishAllocatesNothing(t *testing.T) {
 	}
 }
 
-func BenchmarkPublisherPublishMessage(b *testing.B) {
+// benchPublisher returns a subscription of options opts to filter,
+// attached to a new router, and a publisher on topic through it.
+func benchPublisher(b *testing.B, filter, topic string, opts bus.Options) (*bus.Subscription, *bus.Publisher) {
 	router := new(bus.Router)
-	sub := newSub(b, "bench/+", bus.Options{})
+	sub := newSub(b, filter, opts)
 	if err := router.Attach(sub); err != nil {
 		b.Fatal(err)
 	}
-	pub, err := router.Publisher("bench/x")
+	pub, err := router.Publisher(topic)
 	if err != nil {
 		b.Fatal(err)
 	}
+	return sub, pub
+}
+
+func BenchmarkPublisherPublishMessage(b *testing.B) {
+	sub, pub := benchPublisher(b, "bench/+", "bench/x", bus.Options{})
 	m := bus.Message{Payload: []byte("payload"), Received: time.Unix(1, 0)}
 	b.ReportAllocs()
 	for b.Loop() {
@@ -166,15 +173,7 @@ func BenchmarkBusPublish(b *testing.B) {
 // time stamp (the routing alone); "publish" has the router stamp it, as
 // BenchmarkDispatch's executor+bus workload does.
 func BenchmarkPublishPath(b *testing.B) {
-	router := new(bus.Router)
-	sub := newSub(b, "bench/x", bus.Options{Depth: 256, Overflow: bus.Block})
-	if err := router.Attach(sub); err != nil {
-		b.Fatal(err)
-	}
-	pub, err := router.Publisher("bench/x")
-	if err != nil {
-		b.Fatal(err)
-	}
+	sub, pub := benchPublisher(b, "bench/x", "bench/x", bus.Options{Depth: 256, Overflow: bus.Block})
 	stamped := bus.Message{Payload: []byte("x"), Received: time.Unix(1, 0)}
 	var m bus.Message
 	b.Run("deliver", func(b *testing.B) {
