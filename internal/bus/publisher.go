@@ -122,26 +122,27 @@ func (o *offering) fromCallback() bool {
 	return o.from
 }
 
-// deliver hands *m to subs and returns how many accepted it. It takes a
-// pointer, so that the message is copied once, into each queue. Offered,
+// deliver hands *m to subs and returns how many accepted it, with at as its
+// time stamp where m has none (see stamp). It takes a pointer, so that the
+// message is copied once, into each queue. Offered,
 // a publication that does not come from a callback follows a publisher's
 // rules where they differ: it waits for room in a full Block queue, and
 // it reports no overloaded queue (it mutes no callback).
-func (o *offering) deliver(m *Message, subs []*Subscription) int {
+func (o *offering) deliver(m *Message, at stamp, subs []*Subscription) int {
 	n := 0
 	for _, s := range subs {
 		if o == nil {
-			if s.deliver(m) {
+			if s.deliver(m, at) {
 				n++
 			}
 			continue
 		}
-		accepted, over, full := s.offer(m, o.quiet, o.asked && o.from)
+		accepted, over, full := s.offer(m, at, o.quiet, o.asked && o.from)
 		if full {
 			if o.fromCallback() {
-				accepted, over, _ = s.offer(m, o.quiet, true)
+				accepted, over, _ = s.offer(m, at, o.quiet, true)
 			} else {
-				accepted, over = s.deliver(m), false
+				accepted, over = s.deliver(m, at), false
 			}
 		}
 		if accepted {

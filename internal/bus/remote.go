@@ -86,7 +86,7 @@ func (r *Router) receive(m *Message, ids []uint32, again bool) Receipt {
 	}
 	rc := Receipt{Matched: len(subs)}
 	for _, s := range subs {
-		if s.deliver(m) {
+		if s.deliver(m, stamp{}) {
 			rc.Accepted++
 		}
 	}

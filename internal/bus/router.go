@@ -285,7 +285,7 @@ func (r *Router) deliverRetained(s *Subscription, ms []Message) {
 				continue
 			}
 		}
-		s.deliver(&ms[i])
+		s.deliver(&ms[i], stamp{})
 	}
 }
 
@@ -336,13 +336,20 @@ func (r *Router) publish(m *Message, subs []*Subscription, out bool, offer *offe
 		r.tooLarge.Add(1)
 		return 0, fmt.Errorf("%w: publish %q: %d bytes, over %d", ErrTooLarge, m.Topic, len(m.Payload), max)
 	}
+	var at stamp
 	if m.Received.IsZero() {
-		m.Received = now()
+		if m.Retained || out {
+			m.Received = now()
+		} else {
+			// Only this process's subscriptions get it: their workers
+			// make the time (see stamp).
+			at = readStamp()
+		}
 	}
 	if m.Retained {
 		return r.publishRetained(m, subs, offer)
 	}
-	n := offer.deliver(m, subs)
+	n := offer.deliver(m, at, subs)
 	r.noteDelivered(m, subs)
 	if !out {
 		return n, nil
@@ -364,7 +371,7 @@ func (r *Router) publishRetained(m *Message, subs []*Subscription, offer *offeri
 	}
 	live := *m
 	live.Retained = false // as in MQTT: live deliveries carry no retain flag
-	n := offer.deliver(&live, subs)
+	n := offer.deliver(&live, stamp{}, subs)
 	if r.remote == nil {
 		return n, nil
 	}

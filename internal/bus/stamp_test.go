@@ -1,6 +1,7 @@
 package bus
 
 import (
+	"github.com/robotexec/robotexec/internal/waitset"
 	"testing"
 	"time"
 )
@@ -28,4 +29,50 @@ func TestStampFollowsTheClock(t *testing.T) {
 		}
 	}
 	t.Logf("%d stamps over %v, at most %v outside their readings of time.Now", n, 3*reanchor, worst)
+}
+
+// A publication that only this process's subscriptions get carries the
+// time it was published, though its worker makes the time.Time when it
+// takes the message (see stamp): after re-anchors, and through both
+// publishing paths, Fast.Offer's and PublishMessage's.
+func TestStampIsThePublicationsTime(t *testing.T) {
+	const slack = time.Microsecond
+	r := new(Router)
+	sub, err := New("t", Options{Depth: 64})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitset.New(nil, nil).Register(Entity(sub), waitset.Subscription)
+	if err := r.Attach(sub); err != nil {
+		t.Fatal(err)
+	}
+	pub, err := r.Publisher("t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	type window struct{ before, after time.Time }
+	var published []window
+	for i := range 6 {
+		before := time.Now()
+		if i%2 == 0 {
+			_, err = pub.PublishMessage(Message{})
+		} else {
+			_, err = FastOf(pub).Offer(Message{}, false, nil, nil)
+		}
+		published = append(published, window{before, time.Now()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(reanchor / 2)
+	}
+	time.Sleep(2 * reanchor)
+	for i, w := range published {
+		m, seq, ok, _ := Take(sub)
+		if !ok || seq != uint64(i+1) {
+			t.Fatalf("take %d: ok %v, seq %d", i, ok, seq)
+		}
+		if m.Received.Before(w.before.Add(-slack)) || m.Received.After(w.after.Add(slack)) {
+			t.Errorf("message %d: received %v, published within [%v, %v]", i, m.Received, w.before, w.after)
+		}
+	}
 }

@@ -45,9 +45,12 @@ func (s Stats) DroppedTotal() uint64 {
 	return n
 }
 
+// item is a queued message. Its sequence number is not stored: the ring
+// holds the last n messages accepted, in order, so the front one's is
+// seq-n+1.
 type item struct {
 	msg Message
-	seq uint64
+	at  stamp // msg.Received, when msg has none yet (see stamp)
 }
 
 // Subscription is a topic filter with its own bounded FIFO message queue.
@@ -139,10 +142,11 @@ func (s *Subscription) Options() Options { return s.opts }
 // accepts m. It reports whether m was accepted. With the Block policy it
 // waits for room; a closed subscription refuses every message. It panics if
 // the subscription is not registered with a wait set.
-func (s *Subscription) Deliver(m Message) bool { return s.deliver(&m) }
+func (s *Subscription) Deliver(m Message) bool { return s.deliver(&m, stamp{}) }
 
-// deliver is Deliver of *m, which it copies into the queue.
-func (s *Subscription) deliver(m *Message) bool {
+// deliver is Deliver of *m, which it copies into the queue, with at as its
+// time stamp where m has none.
+func (s *Subscription) deliver(m *Message, at stamp) bool {
 	if s.ent.Set() == nil {
 		// Checked before locking: a nil dereference under the lock would
 		// leave the subscription locked for good.
@@ -169,19 +173,20 @@ func (s *Subscription) deliver(m *Message) bool {
 		s.drop(Closed, 0)
 		return false
 	}
-	s.accept(m, false)
+	s.accept(m, at, false)
 	s.mu.Unlock()
 	return true
 }
 
-// accept queues m; s.mu must be held and there must be room in the ring.
-func (s *Subscription) accept(m *Message, quiet bool) {
+// accept queues m, with at as its time stamp where it has none; s.mu must
+// be held and there must be room in the ring.
+func (s *Subscription) accept(m *Message, at stamp, quiet bool) {
 	s.seq++
 	// Stored field by field: a composite literal would be built, then
 	// copied.
 	it := &s.ring[s.wrap(s.head+s.n)]
 	it.msg = *m
-	it.seq = s.seq
+	it.at = at
 	s.n++
 	if obs := s.ent.Set().Observer(); obs != nil {
 		obs.Observe(waitset.Event{Op: waitset.Accept, Entity: &s.ent, Seq: s.seq})
@@ -211,7 +216,7 @@ func (s *Subscription) accept(m *Message, quiet bool) {
 // subscription without waking an idle worker, for a publishing worker that
 // takes the work itself (hand-off). offer reports whether m was accepted
 // and whether the queue is now at or above its threshold (overloaded).
-func (s *Subscription) offer(m *Message, quiet, overfill bool) (accepted, overloaded, full bool) {
+func (s *Subscription) offer(m *Message, at stamp, quiet, overfill bool) (accepted, overloaded, full bool) {
 	if s.ent.Set() == nil {
 		panic("subscribers: Fast.Offer to a subscription not registered with a wait set")
 	}
@@ -232,18 +237,22 @@ func (s *Subscription) offer(m *Message, quiet, overfill bool) (accepted, overlo
 	if s.n == len(s.ring) {
 		s.grow()
 	}
-	s.accept(m, quiet)
+	s.accept(m, at, quiet)
 	return true, s.n >= s.opts.Threshold, false
 }
 
 // dropOldest drops the front message to make room; s.mu must be held.
 func (s *Subscription) dropOldest() {
-	seq := s.ring[s.head].seq
+	seq := s.frontSeq()
 	s.ring[s.head] = item{}
 	s.head = s.wrap(s.head + 1)
 	s.n--
 	s.drop(QueueFull, seq)
 }
+
+// frontSeq returns the sequence number of the front message; s.mu must be
+// held and the queue must not be empty.
+func (s *Subscription) frontSeq() uint64 { return s.seq - uint64(s.n) + 1 }
 
 // wrap returns ring index i, at most twice the ring's length, modulo the
 // length: a comparison where % would divide, on every message.
@@ -306,7 +315,8 @@ func TakeInto(s *Subscription, m *Message) (seq uint64, ok, more bool) {
 		return 0, false, false
 	}
 	it := &s.ring[s.head]
-	*m, seq = it.msg, it.seq
+	*m, seq = it.msg, s.frontSeq()
+	at := it.at
 	*it = item{}
 	s.head = s.wrap(s.head + 1)
 	s.n--
@@ -326,6 +336,10 @@ func TakeInto(s *Subscription, m *Message) (seq uint64, ok, more bool) {
 		}
 	}
 	s.mu.Unlock()
+	if at.a != nil {
+		// Made out of the lock, which the publisher may be waiting for.
+		m.Received = at.time()
+	}
 	for _, x := range unmute {
 		x.Unmute()
 	}
