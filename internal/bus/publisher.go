@@ -124,10 +124,10 @@ func (o *offering) fromCallback() bool {
 
 // deliver hands *m to subs and returns how many accepted it, with at as its
 // time stamp where m has none (see stamp). It takes a pointer, so that the
-// message is copied once, into each queue. Offered,
-// a publication that does not come from a callback follows a publisher's
-// rules where they differ: it waits for room in a full Block queue, and
-// it reports no overloaded queue (it mutes no callback).
+// message is copied once, into each queue. Offered, a publication that
+// does not come from a callback follows a publisher's rules where they
+// differ: it waits for room in a full Block queue, and it reports no
+// overloaded queue (it mutes no callback).
 func (o *offering) deliver(m *Message, at stamp, subs []*Subscription) int {
 	n := 0
 	for _, s := range subs {
