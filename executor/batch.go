@@ -6,6 +6,7 @@ import (
 	"github.com/robotexec/robotexec/internal/bus"
 	"github.com/robotexec/robotexec/internal/tsc"
 	"github.com/robotexec/robotexec/internal/waitset"
+	"github.com/robotexec/robotexec/subscribers"
 )
 
 // DefaultBatch is the most messages a subscription's run serves when
@@ -47,8 +48,10 @@ func (e *Executor) batchClock() (now int64, cpu uint32) {
 // Options.BatchBudget and no timer is due (see batchEnds). It reports
 // whether messages remain.
 func (e *Executor) runMessages(w *worker, x *waitset.Entity, en *entity, batch int) bool {
+	if batch > 1 && bus.Claims(en.sub) {
+		return e.runClaimed(w, x, en, batch)
+	}
 	m := &w.msg
-	runs := e.opts.Runs
 	var until int64
 	var cpu uint32
 	op := waitset.Start
@@ -65,14 +68,7 @@ func (e *Executor) runMessages(w *worker, x *waitset.Entity, en *entity, batch i
 			until, cpu = e.batchClock()
 			until += e.budget
 		}
-		if runs == nil {
-			e.callMessage(en, m)
-		} else {
-			start := e.opts.Stamp()
-			e.callMessage(en, m)
-			runs.Ran(Run{Worker: w.id, ID: x.ID(), Trigger: m.Received, Start: start, End: e.opts.Stamp()})
-		}
-		w.nruns++
+		e.serve(w, x, en, m)
 		if !more || k >= batch || e.batchEnds(en, until, cpu) {
 			// The callback had a copy; the payload must not live on here.
 			m.Topic, m.Payload = "", nil
@@ -80,6 +76,19 @@ func (e *Executor) runMessages(w *worker, x *waitset.Entity, en *entity, batch i
 		}
 		op = waitset.Next
 	}
+}
+
+// serve runs en's callback on m, one run of w, recorded where Options.Runs
+// asks.
+func (e *Executor) serve(w *worker, x *waitset.Entity, en *entity, m *subscribers.Message) {
+	if runs := e.opts.Runs; runs == nil {
+		e.callMessage(en, m)
+	} else {
+		start := e.opts.Stamp()
+		e.callMessage(en, m)
+		runs.Ran(Run{Worker: w.id, ID: x.ID(), Trigger: m.Received, Start: start, End: e.opts.Stamp()})
+	}
+	w.nruns++
 }
 
 // batchEnds reports whether a subscription's batch ends after the callback
@@ -96,4 +105,50 @@ func (e *Executor) batchEnds(en *entity, until int64, cpu uint32) bool {
 	// leave it.
 	return now >= until || on != cpu || cpu == tsc.NoCPU || e.set.TimersPending() || e.timersWaiting.Load() != 0 ||
 		(e.batchOn == onTSC && e.timers.Fast().Due(now)) || en.owner.tracked.Load()
+}
+
+// runClaimed is runMessages for a queue whose runs claim their messages
+// (bus.Claims): the run claims up to batch front messages at once and
+// releases them when it ends, claiming more if it goes on, so that it holds
+// the queue's lock twice a claim rather than once a message.
+func (e *Executor) runClaimed(w *worker, x *waitset.Entity, en *entity, batch int) bool {
+	m, c := &w.msg, &w.claim
+	k, more := bus.ClaimFront(en.sub, batch, c)
+	if k == 0 {
+		if e.obs != nil {
+			e.obs.Observe(waitset.Event{Op: waitset.Start, Entity: x, Worker: w.id})
+		}
+		w.nruns++ // a run that found the queue empty counts
+		return false
+	}
+	var until int64
+	var cpu uint32
+	if k > 1 || more {
+		until, cpu = e.batchClock()
+		until += e.budget
+	}
+	op := waitset.Start
+	for n, i := 1, 0; ; n++ {
+		seq := c.TakeInto(i, m)
+		i++
+		if e.obs != nil {
+			e.obs.Observe(waitset.Event{Op: op, Entity: x, Worker: w.id, Seq: seq})
+		}
+		e.serve(w, x, en, m)
+		op = waitset.Next
+		if n >= batch || until == 0 || e.batchEnds(en, until, cpu) {
+			m.Topic, m.Payload = "", nil
+			_, more = bus.Release(en.sub, c, i, 0)
+			return more
+		}
+		if i == k {
+			// The claim is served: release it and claim what the batch
+			// may still serve, if anything came meanwhile.
+			if k, more = bus.Release(en.sub, c, i, batch-n); k == 0 {
+				m.Topic, m.Payload = "", nil
+				return false
+			}
+			i = 0
+		}
+	}
 }

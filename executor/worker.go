@@ -5,6 +5,7 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/robotexec/robotexec/internal/bus"
 	"github.com/robotexec/robotexec/internal/timerq"
 	"github.com/robotexec/robotexec/internal/waitset"
 	"github.com/robotexec/robotexec/subscribers"
@@ -45,6 +46,9 @@ type workerState struct {
 	// msg holds the message of the subscription the worker runs, taken
 	// straight from its queue (see run).
 	msg subscribers.Message
+	// claim is the messages of the run's queue that the run claimed (see
+	// runClaimed).
+	claim bus.Claim
 	// batch is the most messages a subscription's run serves (see
 	// Options.Batch): the executor's in Run, 1 in the Spin methods.
 	batch int

@@ -67,10 +67,15 @@ type Subscription struct {
 	ring    []item
 	head, n int
 	seq     uint64 // messages accepted so far; the last one's sequence number
-	_       [64 - 56]byte
+	claimed int    // messages claimed by the running consumer (see Claim)
 
 	subRest
 	_ [(64 - unsafe.Sizeof(subRest{})%64) % 64]byte
+
+	// taken counts the messages of the outstanding claim that its run has
+	// taken (see Claim): the run's to write, on a line of its own.
+	taken atomic.Int64
+	_     [56]byte
 }
 
 // subRest is the part of a Subscription that changes rarely.
@@ -78,7 +83,7 @@ type subRest struct {
 	filter  string
 	opts    Options
 	closed  bool
-	waiters int
+	waiters atomic.Int32      // Block producers waiting for room; changed under mu
 	mutees  []*waitset.Entity // entities muted until the queue drains below Threshold
 	space   sync.Cond         // signaled when a Block producer may find room
 	source  Source
@@ -153,16 +158,21 @@ func (s *Subscription) deliver(m *Message, at stamp) bool {
 		panic("subscribers: Deliver to a subscription not registered with a wait set")
 	}
 	s.mu.Lock()
-	for s.n >= s.opts.Depth && !s.closed {
+	for s.holds(s.opts.Depth) && !s.closed {
 		switch s.opts.Overflow {
 		case DropNewest:
 			s.mu.Unlock()
 			s.drop(QueueFull, 0)
 			return false
 		case Block:
-			s.waiters++
-			s.space.Wait()
-			s.waiters--
+			// Counted before the queue is looked at again: a run that
+			// takes a claimed message (Claim.TakeInto) counts it, then
+			// looks for waiters, so one of the two sees the other.
+			s.waiters.Add(1)
+			if s.holds(s.opts.Depth) {
+				s.space.Wait()
+			}
+			s.waiters.Add(-1)
 			continue
 		default: // DropOldest
 			s.dropOldest()
@@ -196,7 +206,7 @@ func (s *Subscription) accept(m *Message, at stamp, quiet bool) {
 	// messages queued, it is already in the wait set or will find them when
 	// its run ends. Triggering under the lock orders it before a concurrent
 	// Close, so that a drain after Close sees every accepted message.
-	if s.n == 1 {
+	if s.n == 1 && s.claimed == 0 {
 		if quiet {
 			s.ent.Set().Fast().TriggerQuiet(&s.ent)
 		} else {
@@ -222,23 +232,24 @@ func (s *Subscription) offer(m *Message, at stamp, quiet, overfill bool) (accept
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	atDepth := s.holds(s.opts.Depth)
 	switch {
 	case s.closed:
 		s.drop(Closed, 0)
 		return false, false, false
-	case s.n >= s.opts.Depth && s.opts.Overflow == DropNewest:
+	case atDepth && s.opts.Overflow == DropNewest:
 		s.drop(QueueFull, 0)
-		return false, s.n >= s.opts.Threshold, false
-	case s.n >= s.opts.Depth && s.opts.Overflow == DropOldest:
+		return false, s.holds(s.opts.Threshold), false
+	case atDepth && s.opts.Overflow == DropOldest:
 		s.dropOldest()
-	case s.n >= s.opts.Depth && !overfill:
+	case atDepth && !overfill:
 		return false, false, true
 	}
-	if s.n == len(s.ring) {
+	if s.n+s.claimed == len(s.ring) {
 		s.grow()
 	}
 	s.accept(m, at, quiet)
-	return true, s.n >= s.opts.Threshold, false
+	return true, s.holds(s.opts.Threshold), false
 }
 
 // dropOldest drops the front message to make room; s.mu must be held.
@@ -276,7 +287,7 @@ func (s *Subscription) grow() {
 func (s *Subscription) Overloaded() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.n >= s.opts.Threshold
+	return s.holds(s.opts.Threshold)
 }
 
 // MuteUntilDrained mutes x, an entity whose run just published to s, until
@@ -286,7 +297,7 @@ func (s *Subscription) Overloaded() bool {
 func MuteUntilDrained(s *Subscription, x *waitset.Entity) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.n < s.opts.Threshold {
+	if !s.holds(s.opts.Threshold) {
 		return false
 	}
 	x.Mute()
@@ -321,20 +332,12 @@ func TakeInto(s *Subscription, m *Message) (seq uint64, ok, more bool) {
 	s.head = s.wrap(s.head + 1)
 	s.n--
 	more = s.n > 0
-	if s.waiters > 0 && s.n <= s.opts.Depth/2 {
+	if s.waiters.Load() > 0 && s.n <= s.opts.Depth/2 {
 		// Blocked producers resume once the queue is half empty, not at
 		// every free slot: one wake-up per half queue, not per message.
 		s.space.Broadcast()
 	}
-	var unmute []*waitset.Entity
-	if len(s.mutees) > 0 && s.n < s.opts.Threshold {
-		unmute, s.mutees = s.mutees, nil
-		if obs := s.ent.Set().Observer(); obs != nil {
-			for _, x := range unmute {
-				obs.Observe(waitset.Event{Op: waitset.Unmute, Entity: x, Overloaded: s.ID()})
-			}
-		}
-	}
+	unmute := s.unmuteLocked()
 	s.mu.Unlock()
 	if at.a != nil {
 		// Made out of the lock, which the publisher may be waiting for.
@@ -350,7 +353,7 @@ func TakeInto(s *Subscription, m *Message) (seq uint64, ok, more bool) {
 func (s *Subscription) Len() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.n
+	return s.queued()
 }
 
 // Drop counts a message dropped for reason r outside the queue, for example
@@ -369,7 +372,7 @@ func (s *Subscription) drop(r Reason, seq uint64) {
 // Stats returns the subscription's counters.
 func (s *Subscription) Stats() Stats {
 	s.mu.Lock()
-	st := Stats{Accepted: s.seq, Queued: s.n}
+	st := Stats{Accepted: s.seq, Queued: s.queued()}
 	s.mu.Unlock()
 	for i := range s.dropped {
 		st.Dropped[i] = s.dropped[i].Load()

@@ -1,0 +1,180 @@
+package bus
+
+import "github.com/robotexec/robotexec/internal/waitset"
+
+// A run that takes its messages one by one locks the queue once per
+// message, and the publisher locks it once per message too: the two pass
+// the queue's lock, and the cache line it shares with the queue's
+// indexes, back and forth at every message, and each waits for the other
+// while it copies a message in or out under the lock. In BenchmarkDispatch
+// (2 workers, 8 block queues of depth 256) half the CPU samples were the
+// queues' locks, and the publisher, waiting for a worker's take, set the
+// pace.
+//
+// So a run claims the front messages it is to serve in one short hold of
+// the lock (ClaimFront), copies them out without it (Claim.TakeInto), and
+// gives back in one more hold those it did not serve, claiming the next
+// ones if the run goes on (Release): two holds of the lock per run, none
+// spent copying.
+//
+// A claimed message stays counted in the queue (Len, the depth, the
+// threshold) until the run takes it, as before; the run counts its takes
+// on a line of its own (Subscription.taken), which publishers read only at
+// the depth or the threshold. Publishers write only outside the claimed
+// slots, so the run reads them unlocked. A drop_oldest queue drops its
+// front message when full, which may be claimed: its runs take message by
+// message (TakeInto), as before.
+
+// Claim is a run's hold on the front messages of a subscription's queue,
+// from ClaimFront until Release.
+type Claim struct {
+	s     *Subscription
+	ring  []item // the ring the messages were claimed in
+	start int    // the first's index in ring
+	k     int    // how many were claimed
+	seq   uint64 // the first's sequence number
+}
+
+// Claims reports whether runs of s claim their messages (ClaimFront) rather
+// than take them one by one (TakeInto): all but drop_oldest queues.
+func Claims(s *Subscription) bool { return s.opts.Overflow != DropOldest }
+
+// ClaimFront claims up to max of the messages at the front of s's queue for
+// the caller, the subscription's only consumer, and returns how many it
+// claimed (0 when the queue is empty) and whether more are queued behind
+// them. s must have no claim outstanding.
+func ClaimFront(s *Subscription, max int, c *Claim) (k int, more bool) {
+	s.mu.Lock()
+	k, more = s.claimLocked(max, c)
+	s.mu.Unlock()
+	return k, more
+}
+
+// claimLocked is ClaimFront with s.mu held.
+func (s *Subscription) claimLocked(max int, c *Claim) (k int, more bool) {
+	k = min(s.n, max)
+	s.claimed = k
+	if k == 0 {
+		*c = Claim{} // it holds no ring
+		return 0, false
+	}
+	*c = Claim{s: s, ring: s.ring, start: s.head, k: k, seq: s.frontSeq()}
+	s.head = s.wrap(s.head + k)
+	s.n -= k
+	s.taken.Store(0)
+	return k, s.n > 0
+}
+
+// queued returns how many messages s's queue holds: queued, or claimed and
+// not yet taken. s.mu must be held.
+func (s *Subscription) queued() int {
+	if s.claimed == 0 {
+		return s.n
+	}
+	return s.n + s.claimed - int(s.taken.Load())
+}
+
+// holds reports whether s's queue holds limit messages or more (queued),
+// reading the run's count of takes only when it may matter. s.mu must be
+// held.
+func (s *Subscription) holds(limit int) bool {
+	return s.n+s.claimed >= limit && s.queued() >= limit
+}
+
+// TakeInto copies c's message i (from 0, in queue order) into *m, clears
+// its slot, and returns its sequence number. Each message is taken once.
+func (c *Claim) TakeInto(i int, m *Message) uint64 {
+	j := c.start + i
+	if j >= len(c.ring) {
+		j -= len(c.ring)
+	}
+	it := &c.ring[j]
+	*m = it.msg
+	at := it.at
+	*it = item{}
+	s := c.s
+	s.taken.Store(int64(i + 1))
+	if s.waiters.Load() > 0 {
+		// As TakeInto: blocked producers resume once the queue is half
+		// empty (see deliver for the order of the count and the look).
+		s.mu.Lock()
+		if s.queued() <= s.opts.Depth/2 {
+			s.space.Broadcast()
+		}
+		s.mu.Unlock()
+	}
+	if at.a != nil {
+		m.Received = at.time()
+	}
+	return c.seq + uint64(i)
+}
+
+// Release ends c: the first ran of its messages are taken from the queue,
+// and the others go back to its front, in order. With want above 0 it then
+// claims up to want more into c, as ClaimFront. It returns how many it
+// claimed and whether messages are queued behind them.
+func Release(s *Subscription, c *Claim, ran, want int) (k int, more bool) {
+	s.mu.Lock()
+	s.giveBack(c, ran)
+	s.claimed = 0
+	if s.waiters.Load() > 0 && s.n <= s.opts.Depth/2 {
+		// As in TakeInto: blocked producers resume once the queue is
+		// half empty.
+		s.space.Broadcast()
+	}
+	unmute := s.unmuteLocked()
+	if want > 0 {
+		k, more = s.claimLocked(want, c)
+	} else {
+		*c = Claim{}
+		more = s.n > 0
+	}
+	s.mu.Unlock()
+	for _, x := range unmute {
+		x.Unmute()
+	}
+	return k, more
+}
+
+// giveBack returns c's messages from ran on to the front of the queue,
+// where they were unless the ring grew meanwhile (Fast.Offer beyond the
+// depth), which left them in the ring c claimed them in. s.mu must be
+// held.
+func (s *Subscription) giveBack(c *Claim, ran int) {
+	r := c.k - ran
+	if r == 0 {
+		return
+	}
+	s.head -= r
+	if s.head < 0 {
+		s.head += len(s.ring)
+	}
+	s.n += r
+	if len(c.ring) > 0 && &c.ring[0] == &s.ring[0] {
+		return
+	}
+	for i := range r {
+		j := c.start + ran + i
+		if j >= len(c.ring) {
+			j -= len(c.ring)
+		}
+		s.ring[s.wrap(s.head+i)] = c.ring[j]
+		c.ring[j] = item{}
+	}
+}
+
+// unmuteLocked returns the entities muted until s's queue drains below its
+// threshold once it has, and forgets them. s.mu must be held.
+func (s *Subscription) unmuteLocked() []*waitset.Entity {
+	if len(s.mutees) == 0 || s.holds(s.opts.Threshold) {
+		return nil
+	}
+	unmute := s.mutees
+	s.mutees = nil
+	if obs := s.ent.Set().Observer(); obs != nil {
+		for _, x := range unmute {
+			obs.Observe(waitset.Event{Op: waitset.Unmute, Entity: x, Overloaded: s.ID()})
+		}
+	}
+	return unmute
+}

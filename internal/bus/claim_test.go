@@ -1,0 +1,161 @@
+package bus_test
+
+import (
+	"testing"
+	"testing/synctest"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/robotexec/robotexec/internal/bus"
+	"github.com/robotexec/robotexec/internal/waitset"
+)
+
+// fill delivers the payloads to sub in order.
+func fill(t *testing.T, sub *bus.Subscription, payloads ...string) {
+	t.Helper()
+	for _, p := range payloads {
+		require.True(t, sub.Deliver(msg("c", p)))
+	}
+}
+
+// takeClaimed takes c's messages from..to-1 and returns their payloads
+// and sequence numbers.
+func takeClaimed(c *bus.Claim, from, to int) (payloads []string, seqs []uint64) {
+	for i := from; i < to; i++ {
+		var m bus.Message
+		seqs = append(seqs, c.TakeInto(i, &m))
+		payloads = append(payloads, string(m.Payload))
+	}
+	return payloads, seqs
+}
+
+// A run that ends before serving all it claimed gives the rest back to
+// the front of the queue, in order, behind nothing that came meanwhile.
+func TestClaimGivesBackWhatItDidNotServe(t *testing.T) {
+	sub := newSub(t, "c", bus.Options{Depth: 8, Overflow: bus.Block})
+	fill(t, sub, "1", "2", "3", "4", "5")
+	var c bus.Claim
+	k, more := bus.ClaimFront(sub, 4, &c)
+	require.Equal(t, 4, k)
+	require.True(t, more, "5 is queued behind the claim")
+	require.Equal(t, 5, sub.Len(), "claimed messages count until taken")
+
+	payloads, seqs := takeClaimed(&c, 0, 2)
+	require.Equal(t, []string{"1", "2"}, payloads)
+	require.Equal(t, []uint64{1, 2}, seqs)
+	require.Equal(t, 3, sub.Len())
+	fill(t, sub, "6")
+
+	k, more = bus.Release(sub, &c, 2, 0)
+	require.Zero(t, k)
+	require.True(t, more)
+	payloads, seqs = drain(sub)
+	require.Equal(t, []string{"3", "4", "5", "6"}, payloads)
+	require.Equal(t, []uint64{3, 4, 5, 6}, seqs)
+}
+
+// Release with want claims the next messages at once, including those
+// published while the first claim was served.
+func TestReleaseClaimsTheNext(t *testing.T) {
+	sub := newSub(t, "c", bus.Options{Depth: 8, Overflow: bus.Block})
+	fill(t, sub, "1", "2")
+	var c bus.Claim
+	k, more := bus.ClaimFront(sub, 8, &c)
+	require.Equal(t, 2, k)
+	require.False(t, more)
+	takeClaimed(&c, 0, 2)
+	fill(t, sub, "3", "4", "5")
+	k, more = bus.Release(sub, &c, 2, 2)
+	require.Equal(t, 2, k)
+	require.True(t, more)
+	payloads, seqs := takeClaimed(&c, 0, 2)
+	require.Equal(t, []string{"3", "4"}, payloads)
+	require.Equal(t, []uint64{3, 4}, seqs)
+	k, more = bus.Release(sub, &c, 2, 8)
+	require.Equal(t, 1, k)
+	require.False(t, more)
+	payloads, _ = takeClaimed(&c, 0, 1)
+	require.Equal(t, []string{"5"}, payloads)
+	k, more = bus.Release(sub, &c, 1, 8)
+	require.Zero(t, k)
+	require.False(t, more)
+	require.Zero(t, sub.Len())
+}
+
+// The depth counts claimed messages until they are taken, as it counts
+// queued ones: a drop_newest queue refuses a message while its claim fills
+// it, and takes one once a claimed message is taken.
+func TestClaimedMessagesCountTowardTheDepth(t *testing.T) {
+	fx := newFixture(t, "c", bus.Options{Depth: 3, Overflow: bus.DropNewest})
+	fill(t, fx.sub, "1", "2", "3")
+	var c bus.Claim
+	k, _ := bus.ClaimFront(fx.sub, 3, &c)
+	require.Equal(t, 3, k)
+	require.False(t, fx.sub.Deliver(msg("c", "refused")))
+	takeClaimed(&c, 0, 1)
+	require.True(t, fx.sub.Deliver(msg("c", "4")))
+	require.False(t, fx.sub.Deliver(msg("c", "refused")))
+	bus.Release(fx.sub, &c, 1, 0)
+	payloads, seqs := drain(fx.sub)
+	require.Equal(t, []string{"2", "3", "4"}, payloads)
+	require.Equal(t, []uint64{2, 3, 4}, seqs)
+	require.Len(t, fx.rec.ops(waitset.Drop), 2)
+}
+
+// A Block producer waiting for room resumes once the run's takes leave
+// the queue half empty, before the run releases its claim.
+func TestClaimTakesReleaseBlockedProducers(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		sub := newSub(t, "c", bus.Options{Depth: 4, Overflow: bus.Block})
+		fill(t, sub, "1", "2", "3", "4")
+		var c bus.Claim
+		bus.ClaimFront(sub, 4, &c)
+		done := make(chan bool, 1)
+		go func() { done <- sub.Deliver(msg("c", "5")) }()
+		synctest.Wait()
+		takeClaimed(&c, 0, 1)
+		synctest.Wait()
+		require.Empty(t, done, "three left: more than half the depth")
+		takeClaimed(&c, 1, 2)
+		synctest.Wait()
+		require.Len(t, done, 1, "two left: half the depth")
+		require.True(t, <-done)
+		takeClaimed(&c, 2, 4)
+		bus.Release(sub, &c, 4, 0)
+		payloads, _ := drain(sub)
+		require.Equal(t, []string{"5"}, payloads)
+	})
+}
+
+// A callback's publication past the depth grows the ring while a claim is
+// out; the claim's unserved messages go back to the front of the new
+// ring, ahead of everything queued.
+func TestClaimGivenBackAfterTheRingGrew(t *testing.T) {
+	r := new(bus.Router)
+	sub := newSub(t, "c", bus.Options{Depth: 2, Overflow: bus.Block})
+	require.NoError(t, r.Attach(sub))
+	pub, err := r.Publisher("c")
+	require.NoError(t, err)
+	fill(t, sub, "1", "2")
+	var c bus.Claim
+	k, _ := bus.ClaimFront(sub, 2, &c)
+	require.Equal(t, 2, k)
+	for _, p := range []string{"3", "4", "5"} {
+		// A callback's publication (inCallback nil) goes past the depth.
+		_, err := bus.FastOf(pub).Offer(bus.Message{Payload: []byte(p)}, false, nil, nil)
+		require.NoError(t, err)
+	}
+	takeClaimed(&c, 0, 1)
+	bus.Release(sub, &c, 1, 0)
+	payloads, seqs := drain(sub)
+	require.Equal(t, []string{"2", "3", "4", "5"}, payloads)
+	require.Equal(t, []uint64{2, 3, 4, 5}, seqs)
+}
+
+// Drop_oldest queues drop their front message, which a claim would hold:
+// their runs take message by message.
+func TestDropOldestQueuesAreNotClaimed(t *testing.T) {
+	require.False(t, bus.Claims(newSub(t, "c", bus.Options{Overflow: bus.DropOldest})))
+	require.True(t, bus.Claims(newSub(t, "c", bus.Options{Overflow: bus.DropNewest})))
+	require.True(t, bus.Claims(newSub(t, "c", bus.Options{Overflow: bus.Block})))
+}
