@@ -46,36 +46,23 @@ func (e *Executor) batchClock() (now int64, cpu uint32) {
 // runMessages runs the callback of x's front message, then of the messages
 // behind it, up to batch in all, while the run has lasted less than
 // Options.BatchBudget and no timer is due (see batchEnds). It reports
-// whether messages remain.
+// whether messages remain. A batch of more than one message claims them
+// (runClaimed); one message is taken alone.
 func (e *Executor) runMessages(w *worker, x *waitset.Entity, en *entity, batch int) bool {
-	if batch > 1 && bus.Claims(en.sub) {
+	if batch > 1 {
 		return e.runClaimed(w, x, en, batch)
 	}
 	m := &w.msg
-	var until int64
-	var cpu uint32
-	op := waitset.Start
-	for k := 1; ; k++ {
-		seq, ok, more := bus.TakeInto(en.sub, m)
-		if e.obs != nil {
-			e.obs.Observe(waitset.Event{Op: op, Entity: x, Worker: w.id, Seq: seq})
-		}
-		if !ok {
-			w.nruns++ // a run that found the queue empty counts
-			return false
-		}
-		if k == 1 && more && batch > 1 {
-			until, cpu = e.batchClock()
-			until += e.budget
-		}
-		e.serve(w, x, en, m)
-		if !more || k >= batch || e.batchEnds(en, until, cpu) {
-			// The callback had a copy; the payload must not live on here.
-			m.Topic, m.Payload = "", nil
-			return more
-		}
-		op = waitset.Next
+	seq, ok, more := bus.TakeInto(en.sub, m)
+	e.observe(w, x, waitset.Start, seq)
+	if !ok {
+		w.nruns++ // a run that found the queue empty counts
+		return false
 	}
+	e.serve(w, x, en, m)
+	// The callback had a copy; the payload must not live on here.
+	m.Topic, m.Payload = "", nil
+	return more
 }
 
 // serve runs en's callback on m, one run of w, recorded where Options.Runs
@@ -107,17 +94,15 @@ func (e *Executor) batchEnds(en *entity, until int64, cpu uint32) bool {
 		(e.batchOn == onTSC && e.timers.Fast().Due(now)) || en.owner.tracked.Load()
 }
 
-// runClaimed is runMessages for a queue whose runs claim their messages
-// (bus.Claims): the run claims up to batch front messages at once and
-// releases them when it ends, claiming more if it goes on, so that it holds
-// the queue's lock twice a claim rather than once a message.
+// runClaimed is runMessages through claims (see bus.Claim): the run claims
+// up to batch front messages at once and releases them when it ends,
+// claiming more if it goes on, so that it holds the queue's lock twice a
+// claim rather than once a message.
 func (e *Executor) runClaimed(w *worker, x *waitset.Entity, en *entity, batch int) bool {
 	m, c := &w.msg, &w.claim
 	k, more := bus.ClaimFront(en.sub, batch, c)
 	if k == 0 {
-		if e.obs != nil {
-			e.obs.Observe(waitset.Event{Op: waitset.Start, Entity: x, Worker: w.id})
-		}
+		e.observe(w, x, waitset.Start, 0)
 		w.nruns++ // a run that found the queue empty counts
 		return false
 	}
@@ -128,27 +113,39 @@ func (e *Executor) runClaimed(w *worker, x *waitset.Entity, en *entity, batch in
 		until += e.budget
 	}
 	op := waitset.Start
-	for n, i := 1, 0; ; n++ {
-		seq := c.TakeInto(i, m)
-		i++
-		if e.obs != nil {
-			e.obs.Observe(waitset.Event{Op: op, Entity: x, Worker: w.id, Seq: seq})
-		}
-		e.serve(w, x, en, m)
-		op = waitset.Next
-		if n >= batch || until == 0 || e.batchEnds(en, until, cpu) {
+	for ran := 0; ; {
+		seq, ok := c.Next(m)
+		if !ok {
+			// The claim is served (or its rest dropped): release it and
+			// claim what the batch may still serve, if anything came
+			// meanwhile.
+			if k, _ = bus.Release(en.sub, c, batch-ran); k > 0 {
+				continue
+			}
+			if ran == 0 {
+				// A run that found the queue empty counts.
+				e.observe(w, x, waitset.Start, 0)
+				w.nruns++
+			}
 			m.Topic, m.Payload = "", nil
-			_, more = bus.Release(en.sub, c, i, 0)
+			return false
+		}
+		e.observe(w, x, op, seq)
+		op = waitset.Next
+		e.serve(w, x, en, m)
+		ran++
+		if ran >= batch || until == 0 || e.batchEnds(en, until, cpu) {
+			// The callback had a copy; the payload must not live on here.
+			m.Topic, m.Payload = "", nil
+			_, more = bus.Release(en.sub, c, 0)
 			return more
 		}
-		if i == k {
-			// The claim is served: release it and claim what the batch
-			// may still serve, if anything came meanwhile.
-			if k, more = bus.Release(en.sub, c, i, batch-n); k == 0 {
-				m.Topic, m.Payload = "", nil
-				return false
-			}
-			i = 0
-		}
+	}
+}
+
+// observe tells the executor's observer, if any, of a step of w's run of x.
+func (e *Executor) observe(w *worker, x *waitset.Entity, op waitset.Op, seq uint64) {
+	if e.obs != nil {
+		e.obs.Observe(waitset.Event{Op: op, Entity: x, Worker: w.id, Seq: seq})
 	}
 }

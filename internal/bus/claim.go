@@ -12,18 +12,19 @@ import "github.com/robotexec/robotexec/internal/waitset"
 // pace.
 //
 // So a run claims the front messages it is to serve in one short hold of
-// the lock (ClaimFront), copies them out without it (Claim.TakeInto), and
-// gives back in one more hold those it did not serve, claiming the next
-// ones if the run goes on (Release): two holds of the lock per run, none
-// spent copying.
+// the lock (ClaimFront), takes them without it (Claim.Next), and gives back
+// in one more hold those it did not serve, claiming the next ones if the
+// run goes on (Release): two holds of the lock per run, none spent
+// copying.
 //
 // A claimed message stays counted in the queue (Len, the depth, the
-// threshold) until the run takes it, as before; the run counts its takes
+// threshold) until the run takes it, as before: the run counts its takes
 // on a line of its own (Subscription.taken), which publishers read only at
-// the depth or the threshold. Publishers write only outside the claimed
-// slots, so the run reads them unlocked. A drop_oldest queue drops its
-// front message when full, which may be claimed: its runs take message by
-// message (TakeInto), as before.
+// the depth or the threshold. A drop_oldest publisher at the depth drops
+// the oldest message not taken, which may be claimed: it counts it taken
+// (a compare-and-swap against the run's), and the run skips it.
+// Publishers never write the claimed slots, so the run reads them
+// unlocked.
 
 // Claim is a run's hold on the front messages of a subscription's queue,
 // from ClaimFront until Release.
@@ -32,12 +33,9 @@ type Claim struct {
 	ring  []item // the ring the messages were claimed in
 	start int    // the first's index in ring
 	k     int    // how many were claimed
+	next  int    // how many the run took or skipped
 	seq   uint64 // the first's sequence number
 }
-
-// Claims reports whether runs of s claim their messages (ClaimFront) rather
-// than take them one by one (TakeInto): all but drop_oldest queues.
-func Claims(s *Subscription) bool { return s.opts.Overflow != DropOldest }
 
 // ClaimFront claims up to max of the messages at the front of s's queue for
 // the caller, the subscription's only consumer, and returns how many it
@@ -59,6 +57,7 @@ func (s *Subscription) claimLocked(max int, c *Claim) (k int, more bool) {
 		return 0, false
 	}
 	*c = Claim{s: s, ring: s.ring, start: s.head, k: k, seq: s.frontSeq()}
+	s.claimSeq, s.claimRing = c.seq, &s.ring[0]
 	s.head = s.wrap(s.head + k)
 	s.n -= k
 	s.taken.Store(0)
@@ -81,42 +80,89 @@ func (s *Subscription) holds(limit int) bool {
 	return s.n+s.claimed >= limit && s.queued() >= limit
 }
 
-// TakeInto copies c's message i (from 0, in queue order) into *m, clears
-// its slot, and returns its sequence number. Each message is taken once.
-func (c *Claim) TakeInto(i int, m *Message) uint64 {
+// Next takes c's next message into *m and returns its sequence number, or
+// reports false once the run has taken (or a publisher dropped) every
+// message of c.
+func (c *Claim) Next(m *Message) (seq uint64, ok bool) {
+	s := c.s
+	for c.next < c.k {
+		i := c.next
+		if !s.taken.CompareAndSwap(int64(i), int64(i+1)) {
+			// A drop_oldest publisher dropped messages from i on.
+			c.skipTo(int(s.taken.Load()))
+			continue
+		}
+		c.next = i + 1
+		it := &c.ring[c.index(i)]
+		*m = it.msg
+		at := it.at
+		*it = item{}
+		if s.waiters.Load() > 0 {
+			s.wakeProducers()
+		}
+		if at.a != nil {
+			m.Received = at.time()
+		}
+		return c.seq + uint64(i), true
+	}
+	return 0, false
+}
+
+// index returns the ring index of c's message i.
+func (c *Claim) index(i int) int {
 	j := c.start + i
 	if j >= len(c.ring) {
 		j -= len(c.ring)
 	}
-	it := &c.ring[j]
-	*m = it.msg
-	at := it.at
-	*it = item{}
-	s := c.s
-	s.taken.Store(int64(i + 1))
-	if s.waiters.Load() > 0 {
-		// As TakeInto: blocked producers resume once the queue is half
-		// empty (see deliver for the order of the count and the look).
-		s.mu.Lock()
-		if s.queued() <= s.opts.Depth/2 {
-			s.space.Broadcast()
-		}
-		s.mu.Unlock()
-	}
-	if at.a != nil {
-		m.Received = at.time()
-	}
-	return c.seq + uint64(i)
+	return j
 }
 
-// Release ends c: the first ran of its messages are taken from the queue,
-// and the others go back to its front, in order. With want above 0 it then
+// skipTo clears the slots of the messages publishers dropped from c, up to
+// message to.
+func (c *Claim) skipTo(to int) {
+	for ; c.next < to; c.next++ {
+		c.ring[c.index(c.next)] = item{}
+	}
+}
+
+// wakeProducers wakes the Block producers waiting for room if the queue is
+// half empty, as TakeInto does (see deliver for why the run's count comes
+// before its look at the waiters).
+func (s *Subscription) wakeProducers() {
+	s.mu.Lock()
+	if s.queued() <= s.opts.Depth/2 {
+		s.space.Broadcast()
+	}
+	s.mu.Unlock()
+}
+
+// dropClaimed drops the oldest claimed message not taken, for a
+// drop_oldest publisher at the depth, and reports whether there was one.
+// s.mu must be held.
+func (s *Subscription) dropClaimed() bool {
+	for {
+		t := s.taken.Load()
+		if int(t) >= s.claimed {
+			return false
+		}
+		if s.taken.CompareAndSwap(t, t+1) {
+			s.drop(QueueFull, s.claimSeq+uint64(t))
+			return true
+		}
+	}
+}
+
+// Release ends c: the messages its run took are gone from the queue, and
+// the others go back to its front, in order. With want above 0 it then
 // claims up to want more into c, as ClaimFront. It returns how many it
 // claimed and whether messages are queued behind them.
-func Release(s *Subscription, c *Claim, ran, want int) (k int, more bool) {
+func Release(s *Subscription, c *Claim, want int) (k int, more bool) {
 	s.mu.Lock()
-	s.giveBack(c, ran)
-	s.claimed = 0
+	if c.k > 0 {
+		c.skipTo(int(s.taken.Load()))
+		s.giveBack(c)
+	}
+	s.claimed, s.claimRing = 0, nil
 	if s.waiters.Load() > 0 && s.n <= s.opts.Depth/2 {
 		// As in TakeInto: blocked producers resume once the queue is
 		// half empty.
@@ -136,12 +182,12 @@ func Release(s *Subscription, c *Claim, ran, want int) (k int, more bool) {
 	return k, more
 }
 
-// giveBack returns c's messages from ran on to the front of the queue,
-// where they were unless the ring grew meanwhile (Fast.Offer beyond the
+// giveBack returns c's messages not taken to the front of the queue,
+// where they were unless the ring grew meanwhile (a publication beyond the
 // depth), which left them in the ring c claimed them in. s.mu must be
 // held.
-func (s *Subscription) giveBack(c *Claim, ran int) {
-	r := c.k - ran
+func (s *Subscription) giveBack(c *Claim) {
+	r := c.k - c.next
 	if r == 0 {
 		return
 	}
@@ -150,14 +196,11 @@ func (s *Subscription) giveBack(c *Claim, ran int) {
 		s.head += len(s.ring)
 	}
 	s.n += r
-	if len(c.ring) > 0 && &c.ring[0] == &s.ring[0] {
+	if &c.ring[0] == &s.ring[0] {
 		return
 	}
 	for i := range r {
-		j := c.start + ran + i
-		if j >= len(c.ring) {
-			j -= len(c.ring)
-		}
+		j := c.index(c.next + i)
 		s.ring[s.wrap(s.head+i)] = c.ring[j]
 		c.ring[j] = item{}
 	}

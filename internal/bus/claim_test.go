@@ -18,12 +18,16 @@ func fill(t *testing.T, sub *bus.Subscription, payloads ...string) {
 	}
 }
 
-// takeClaimed takes c's messages from..to-1 and returns their payloads
-// and sequence numbers.
-func takeClaimed(c *bus.Claim, from, to int) (payloads []string, seqs []uint64) {
-	for i := from; i < to; i++ {
+// takeClaimed takes up to n messages of c and returns their payloads and
+// sequence numbers.
+func takeClaimed(c *bus.Claim, n int) (payloads []string, seqs []uint64) {
+	for range n {
 		var m bus.Message
-		seqs = append(seqs, c.TakeInto(i, &m))
+		seq, ok := c.Next(&m)
+		if !ok {
+			break
+		}
+		seqs = append(seqs, seq)
 		payloads = append(payloads, string(m.Payload))
 	}
 	return payloads, seqs
@@ -40,13 +44,13 @@ func TestClaimGivesBackWhatItDidNotServe(t *testing.T) {
 	require.True(t, more, "5 is queued behind the claim")
 	require.Equal(t, 5, sub.Len(), "claimed messages count until taken")
 
-	payloads, seqs := takeClaimed(&c, 0, 2)
+	payloads, seqs := takeClaimed(&c, 2)
 	require.Equal(t, []string{"1", "2"}, payloads)
 	require.Equal(t, []uint64{1, 2}, seqs)
 	require.Equal(t, 3, sub.Len())
 	fill(t, sub, "6")
 
-	k, more = bus.Release(sub, &c, 2, 0)
+	k, more = bus.Release(sub, &c, 0)
 	require.Zero(t, k)
 	require.True(t, more)
 	payloads, seqs = drain(sub)
@@ -63,20 +67,20 @@ func TestReleaseClaimsTheNext(t *testing.T) {
 	k, more := bus.ClaimFront(sub, 8, &c)
 	require.Equal(t, 2, k)
 	require.False(t, more)
-	takeClaimed(&c, 0, 2)
+	takeClaimed(&c, 2)
 	fill(t, sub, "3", "4", "5")
-	k, more = bus.Release(sub, &c, 2, 2)
+	k, more = bus.Release(sub, &c, 2)
 	require.Equal(t, 2, k)
 	require.True(t, more)
-	payloads, seqs := takeClaimed(&c, 0, 2)
+	payloads, seqs := takeClaimed(&c, 2)
 	require.Equal(t, []string{"3", "4"}, payloads)
 	require.Equal(t, []uint64{3, 4}, seqs)
-	k, more = bus.Release(sub, &c, 2, 8)
+	k, more = bus.Release(sub, &c, 8)
 	require.Equal(t, 1, k)
 	require.False(t, more)
-	payloads, _ = takeClaimed(&c, 0, 1)
+	payloads, _ = takeClaimed(&c, 1)
 	require.Equal(t, []string{"5"}, payloads)
-	k, more = bus.Release(sub, &c, 1, 8)
+	k, more = bus.Release(sub, &c, 8)
 	require.Zero(t, k)
 	require.False(t, more)
 	require.Zero(t, sub.Len())
@@ -92,10 +96,10 @@ func TestClaimedMessagesCountTowardTheDepth(t *testing.T) {
 	k, _ := bus.ClaimFront(fx.sub, 3, &c)
 	require.Equal(t, 3, k)
 	require.False(t, fx.sub.Deliver(msg("c", "refused")))
-	takeClaimed(&c, 0, 1)
+	takeClaimed(&c, 1)
 	require.True(t, fx.sub.Deliver(msg("c", "4")))
 	require.False(t, fx.sub.Deliver(msg("c", "refused")))
-	bus.Release(fx.sub, &c, 1, 0)
+	bus.Release(fx.sub, &c, 0)
 	payloads, seqs := drain(fx.sub)
 	require.Equal(t, []string{"2", "3", "4"}, payloads)
 	require.Equal(t, []uint64{2, 3, 4}, seqs)
@@ -113,15 +117,15 @@ func TestClaimTakesReleaseBlockedProducers(t *testing.T) {
 		done := make(chan bool, 1)
 		go func() { done <- sub.Deliver(msg("c", "5")) }()
 		synctest.Wait()
-		takeClaimed(&c, 0, 1)
+		takeClaimed(&c, 1)
 		synctest.Wait()
 		require.Empty(t, done, "three left: more than half the depth")
-		takeClaimed(&c, 1, 2)
+		takeClaimed(&c, 1)
 		synctest.Wait()
 		require.Len(t, done, 1, "two left: half the depth")
 		require.True(t, <-done)
-		takeClaimed(&c, 2, 4)
-		bus.Release(sub, &c, 4, 0)
+		takeClaimed(&c, 2)
+		bus.Release(sub, &c, 0)
 		payloads, _ := drain(sub)
 		require.Equal(t, []string{"5"}, payloads)
 	})
@@ -145,17 +149,57 @@ func TestClaimGivenBackAfterTheRingGrew(t *testing.T) {
 		_, err := bus.FastOf(pub).Offer(bus.Message{Payload: []byte(p)}, false, nil, nil)
 		require.NoError(t, err)
 	}
-	takeClaimed(&c, 0, 1)
-	bus.Release(sub, &c, 1, 0)
+	takeClaimed(&c, 1)
+	bus.Release(sub, &c, 0)
 	payloads, seqs := drain(sub)
 	require.Equal(t, []string{"2", "3", "4", "5"}, payloads)
 	require.Equal(t, []uint64{2, 3, 4, 5}, seqs)
 }
 
-// Drop_oldest queues drop their front message, which a claim would hold:
-// their runs take message by message.
-func TestDropOldestQueuesAreNotClaimed(t *testing.T) {
-	require.False(t, bus.Claims(newSub(t, "c", bus.Options{Overflow: bus.DropOldest})))
-	require.True(t, bus.Claims(newSub(t, "c", bus.Options{Overflow: bus.DropNewest})))
-	require.True(t, bus.Claims(newSub(t, "c", bus.Options{Overflow: bus.Block})))
+// A drop_oldest publisher at the depth drops the oldest message not taken,
+// claimed or not: the run skips the claimed ones it dropped, and what the
+// queue keeps is the newest messages, in order.
+func TestDropOldestDropsFromTheClaim(t *testing.T) {
+	fx := newFixture(t, "c", bus.Options{Depth: 4, Overflow: bus.DropOldest})
+	fill(t, fx.sub, "1", "2", "3", "4")
+	var c bus.Claim
+	k, _ := bus.ClaimFront(fx.sub, 3, &c)
+	require.Equal(t, 3, k)
+	payloads, _ := takeClaimed(&c, 1)
+	require.Equal(t, []string{"1"}, payloads)
+	// Full again: 2, 3 (claimed), 4, 5. Then 6 and 7 drop 2 and 3, which
+	// the run has not taken, and 8 drops 4, behind the claim.
+	fill(t, fx.sub, "5", "6", "7", "8")
+	require.Equal(t, 4, fx.sub.Len())
+	_, ok := c.Next(&bus.Message{})
+	require.False(t, ok, "the rest of the claim was dropped")
+	k, more := bus.Release(fx.sub, &c, 8)
+	require.Equal(t, 4, k)
+	require.False(t, more)
+	payloads, seqs := takeClaimed(&c, 8)
+	require.Equal(t, []string{"5", "6", "7", "8"}, payloads)
+	require.Equal(t, []uint64{5, 6, 7, 8}, seqs)
+	bus.Release(fx.sub, &c, 0)
+	var dropped []uint64
+	for _, ev := range fx.rec.ops(waitset.Drop) {
+		dropped = append(dropped, ev.Seq)
+	}
+	require.Equal(t, []uint64{2, 3, 4}, dropped)
+}
+
+// What a run gives back of a claim a drop_oldest publisher dropped from
+// goes back behind the dropped messages, ahead of the queue, and the
+// slots the dropped ones kept make the ring grow rather than be written.
+func TestDropOldestGiveBackAfterDrops(t *testing.T) {
+	fx := newFixture(t, "c", bus.Options{Depth: 4, Overflow: bus.DropOldest})
+	fill(t, fx.sub, "1", "2", "3", "4")
+	var c bus.Claim
+	bus.ClaimFront(fx.sub, 4, &c)
+	takeClaimed(&c, 1)
+	fill(t, fx.sub, "5", "6", "7") // 5 fills the queue, 6 and 7 drop 2 and 3
+	bus.Release(fx.sub, &c, 0)
+	payloads, seqs := drain(fx.sub)
+	require.Equal(t, []string{"4", "5", "6", "7"}, payloads)
+	require.Equal(t, []uint64{4, 5, 6, 7}, seqs)
+	require.Len(t, fx.rec.ops(waitset.Drop), 2)
 }

@@ -91,8 +91,9 @@ func now() time.Time { return readStamp().time() }
 // nanoseconds where the anchor has no counter). Making the time.Time (a
 // multiplication and time.Time.Add) costs about as much again as the
 // reading, so a publication that only subscriptions of this process get
-// leaves it to the worker that takes the message (see accept and
-// TakeInto), off the publisher's path. The zero stamp is no reading.
+// leaves it to the worker that takes the message (see accept, TakeInto
+// and Claim.Next), off the publisher's path. The zero stamp is no
+// reading.
 type stamp struct {
 	a *clockAnchor
 	d int64

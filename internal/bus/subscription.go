@@ -73,9 +73,15 @@ type Subscription struct {
 	_ [(64 - unsafe.Sizeof(subRest{})%64) % 64]byte
 
 	// taken counts the messages of the outstanding claim that its run has
-	// taken (see Claim): the run's to write, on a line of its own.
-	taken atomic.Int64
-	_     [56]byte
+	// taken, or a drop_oldest publisher dropped (see Claim): the run's to
+	// write, on a line of its own. claimSeq is the claim's first message's
+	// sequence number, and claimRing the first slot of the ring it was
+	// made in (nil with no claim): written under mu at the claim, read by
+	// publishers only at the depth.
+	taken     atomic.Int64
+	claimSeq  uint64
+	claimRing *item
+	_         [40]byte
 }
 
 // subRest is the part of a Subscription that changes rarely.
@@ -166,7 +172,7 @@ func (s *Subscription) deliver(m *Message, at stamp) bool {
 			return false
 		case Block:
 			// Counted before the queue is looked at again: a run that
-			// takes a claimed message (Claim.TakeInto) counts it, then
+			// takes a claimed message (Claim.Next) counts it, then
 			// looks for waiters, so one of the two sees the other.
 			s.waiters.Add(1)
 			if s.holds(s.opts.Depth) {
@@ -175,13 +181,18 @@ func (s *Subscription) deliver(m *Message, at stamp) bool {
 			s.waiters.Add(-1)
 			continue
 		default: // DropOldest
-			s.dropOldest()
+			s.dropOldestUntaken()
 		}
 	}
 	if s.closed {
 		s.mu.Unlock()
 		s.drop(Closed, 0)
 		return false
+	}
+	if s.n+s.claimed == len(s.ring) {
+		// Messages dropped from a claim keep their slots until its run
+		// releases it.
+		s.grow()
 	}
 	s.accept(m, at, false)
 	s.mu.Unlock()
@@ -241,7 +252,7 @@ func (s *Subscription) offer(m *Message, at stamp, quiet, overfill bool) (accept
 		s.drop(QueueFull, 0)
 		return false, s.holds(s.opts.Threshold), false
 	case atDepth && s.opts.Overflow == DropOldest:
-		s.dropOldest()
+		s.dropOldestUntaken()
 	case atDepth && !overfill:
 		return false, false, true
 	}
@@ -252,7 +263,26 @@ func (s *Subscription) offer(m *Message, at stamp, quiet, overfill bool) (accept
 	return true, s.holds(s.opts.Threshold), false
 }
 
-// dropOldest drops the front message to make room; s.mu must be held.
+// dropOldestUntaken drops the oldest message not taken, claimed (see
+// Claim) or queued, to make room; s.mu must be held.
+func (s *Subscription) dropOldestUntaken() {
+	if s.claimed > 0 {
+		if s.dropClaimed() {
+			return
+		}
+		if s.claimRing == &s.ring[0] {
+			// The claim's slots lie right behind the front; dropping the
+			// front would free a slot between them and the queue, and the
+			// queue, going round, would reach the claim before its run
+			// releases it. The queue moves to a ring of its own.
+			s.moveRing(len(s.ring))
+		}
+	}
+	s.dropOldest()
+}
+
+// dropOldest drops the front message of the queue behind any claim; s.mu
+// must be held.
 func (s *Subscription) dropOldest() {
 	seq := s.frontSeq()
 	s.ring[s.head] = item{}
@@ -274,9 +304,15 @@ func (s *Subscription) wrap(i int) int {
 	return i
 }
 
-// grow doubles the ring, for Fast.Offer beyond the depth.
-func (s *Subscription) grow() {
-	ring := make([]item, 2*len(s.ring))
+// grow doubles the ring, for Fast.Offer beyond the depth, or for messages
+// dropped from a claim (see Claim). The claimed slots stay in the old ring,
+// for the claim's run to read.
+func (s *Subscription) grow() { s.moveRing(2 * len(s.ring)) }
+
+// moveRing moves the queue to a new ring of size slots, leaving any claimed
+// slots in the old one.
+func (s *Subscription) moveRing(size int) {
+	ring := make([]item, size)
 	for i := range s.n {
 		ring[i] = s.ring[(s.head+i)%len(s.ring)]
 	}
