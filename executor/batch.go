@@ -46,12 +46,10 @@ func (e *Executor) batchClock() (now int64, cpu uint32) {
 // runMessages runs the callback of x's front message, then of the messages
 // behind it, up to batch in all, while the run has lasted less than
 // Options.BatchBudget and no timer is due (see batchEnds). It reports
-// whether messages remain. A batch of more than one message claims them
-// (runClaimed); one message is taken alone.
+// whether messages remain. The run takes its first message alone, under
+// one hold of the queue's lock, as a run of one message needs; the rest it
+// claims (runClaimed).
 func (e *Executor) runMessages(w *worker, x *waitset.Entity, en *entity, batch int) bool {
-	if batch > 1 {
-		return e.runClaimed(w, x, en, batch)
-	}
 	m := &w.msg
 	seq, ok, more := bus.TakeInto(en.sub, m)
 	e.observe(w, x, waitset.Start, seq)
@@ -59,7 +57,16 @@ func (e *Executor) runMessages(w *worker, x *waitset.Entity, en *entity, batch i
 		w.nruns++ // a run that found the queue empty counts
 		return false
 	}
+	var until int64
+	var cpu uint32
+	if more && batch > 1 {
+		until, cpu = e.batchClock()
+		until += e.budget
+	}
 	e.serve(w, x, en, m)
+	if more && batch > 1 && !e.batchEnds(en, until, cpu) {
+		return e.runClaimed(w, x, en, batch-1, until, cpu)
+	}
 	// The callback had a copy; the payload must not live on here.
 	m.Topic, m.Payload = "", nil
 	return more
@@ -94,53 +101,33 @@ func (e *Executor) batchEnds(en *entity, until int64, cpu uint32) bool {
 		(e.batchOn == onTSC && e.timers.Fast().Due(now)) || en.owner.tracked.Load()
 }
 
-// runClaimed is runMessages through claims (see bus.Claim): the run claims
-// up to batch front messages at once and releases them when it ends,
-// claiming more if it goes on, so that it holds the queue's lock twice a
-// claim rather than once a message.
-func (e *Executor) runClaimed(w *worker, x *waitset.Entity, en *entity, batch int) bool {
+// runClaimed goes on with a run of runMessages through claims (see
+// bus.Claim): it claims up to left of the front messages at once and
+// releases them when the run ends, claiming more if it goes on, so that it
+// holds the queue's lock twice a claim rather than once a message.
+func (e *Executor) runClaimed(w *worker, x *waitset.Entity, en *entity, left int, until int64, cpu uint32) bool {
 	m, c := &w.msg, &w.claim
-	k, more := bus.ClaimFront(en.sub, batch, c)
-	if k == 0 {
-		e.observe(w, x, waitset.Start, 0)
-		w.nruns++ // a run that found the queue empty counts
-		return false
-	}
-	var until int64
-	var cpu uint32
-	if k > 1 || more {
-		until, cpu = e.batchClock()
-		until += e.budget
-	}
-	op := waitset.Start
-	for ran := 0; ; {
+	k, more := bus.ClaimFront(en.sub, left, c)
+	for ran := 0; k > 0; {
 		seq, ok := c.Next(m)
 		if !ok {
 			// The claim is served (or its rest dropped): release it and
-			// claim what the batch may still serve, if anything came
+			// claim what the run may still serve, if anything came
 			// meanwhile.
-			if k, _ = bus.Release(en.sub, c, batch-ran); k > 0 {
-				continue
-			}
-			if ran == 0 {
-				// A run that found the queue empty counts.
-				e.observe(w, x, waitset.Start, 0)
-				w.nruns++
-			}
-			m.Topic, m.Payload = "", nil
-			return false
+			k, more = bus.Release(en.sub, c, left-ran)
+			continue
 		}
-		e.observe(w, x, op, seq)
-		op = waitset.Next
+		e.observe(w, x, waitset.Next, seq)
 		e.serve(w, x, en, m)
 		ran++
-		if ran >= batch || until == 0 || e.batchEnds(en, until, cpu) {
-			// The callback had a copy; the payload must not live on here.
-			m.Topic, m.Payload = "", nil
+		if ran >= left || e.batchEnds(en, until, cpu) {
 			_, more = bus.Release(en.sub, c, 0)
-			return more
+			break
 		}
 	}
+	// The callback had a copy; the payload must not live on here.
+	m.Topic, m.Payload = "", nil
+	return more
 }
 
 // observe tells the executor's observer, if any, of a step of w's run of x.
