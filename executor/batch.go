@@ -46,27 +46,20 @@ func (e *Executor) batchClock() (now int64, cpu uint32) {
 // runMessages runs the callback of x's front message, then of the messages
 // behind it, up to batch in all, while the run has lasted less than
 // Options.BatchBudget and no timer is due (see batchEnds). It reports
-// whether messages remain. The run takes its first message alone, under
-// one hold of the queue's lock, as a run of one message needs; the rest it
-// claims (runClaimed).
+// whether messages remain. A run of one queued message takes it, under one
+// hold of the queue's lock; a run of more claims them (runClaimed).
 func (e *Executor) runMessages(w *worker, x *waitset.Entity, en *entity, batch int) bool {
-	m := &w.msg
-	seq, ok, more := bus.TakeInto(en.sub, m)
+	m, c := &w.msg, &w.claim
+	seq, took, k, more := bus.TakeOrClaim(en.sub, batch, c, m)
+	if k > 0 {
+		return e.runClaimed(w, x, en, batch, k, more)
+	}
 	e.observe(w, x, waitset.Start, seq)
-	if !ok {
+	if !took {
 		w.nruns++ // a run that found the queue empty counts
 		return false
 	}
-	var until int64
-	var cpu uint32
-	if more && batch > 1 {
-		until, cpu = e.batchClock()
-		until += e.budget
-	}
 	e.serve(w, x, en, m)
-	if more && batch > 1 && !e.batchEnds(en, until, cpu) {
-		return e.runClaimed(w, x, en, batch-1, until, cpu)
-	}
 	// The callback had a copy; the payload must not live on here.
 	m.Topic, m.Payload = "", nil
 	return more
@@ -101,29 +94,39 @@ func (e *Executor) batchEnds(en *entity, until int64, cpu uint32) bool {
 		(e.batchOn == onTSC && e.timers.Fast().Due(now)) || en.owner.tracked.Load()
 }
 
-// runClaimed goes on with a run of runMessages through claims (see
-// bus.Claim): it claims up to left of the front messages at once and
+// runClaimed runs the k messages claimed in w.claim, with more queued
+// behind them or not, and goes on through claims (see bus.Claim): it
 // releases them when the run ends, claiming more if it goes on, so that it
 // holds the queue's lock twice a claim rather than once a message.
-func (e *Executor) runClaimed(w *worker, x *waitset.Entity, en *entity, left int, until int64, cpu uint32) bool {
+func (e *Executor) runClaimed(w *worker, x *waitset.Entity, en *entity, batch, k int, more bool) bool {
 	m, c := &w.msg, &w.claim
-	k, more := bus.ClaimFront(en.sub, left, c)
-	for ran := 0; k > 0; {
+	until, cpu := e.batchClock()
+	until += e.budget
+	op := waitset.Start
+	ran := 0
+	for k > 0 {
 		seq, ok := c.Next(m)
 		if !ok {
 			// The claim is served (or its rest dropped): release it and
 			// claim what the run may still serve, if anything came
 			// meanwhile.
-			k, more = bus.Release(en.sub, c, left-ran)
+			k, more = bus.Release(en.sub, c, batch-ran)
 			continue
 		}
-		e.observe(w, x, waitset.Next, seq)
+		e.observe(w, x, op, seq)
+		op = waitset.Next
 		e.serve(w, x, en, m)
 		ran++
-		if ran >= left || e.batchEnds(en, until, cpu) {
+		if ran >= batch || e.batchEnds(en, until, cpu) {
 			_, more = bus.Release(en.sub, c, 0)
 			break
 		}
+	}
+	if ran == 0 {
+		// Publishers dropped every message claimed: a run that found the
+		// queue empty counts.
+		e.observe(w, x, waitset.Start, 0)
+		w.nruns++
 	}
 	// The callback had a copy; the payload must not live on here.
 	m.Topic, m.Payload = "", nil

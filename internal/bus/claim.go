@@ -11,11 +11,12 @@ import "github.com/robotexec/robotexec/internal/waitset"
 // queues' locks, and the publisher, waiting for a worker's take, set the
 // pace.
 //
-// So a run claims the front messages it is to serve in one short hold of
-// the lock (ClaimFront), takes them without it (Claim.Next), and gives back
-// in one more hold those it did not serve, claiming the next ones if the
-// run goes on (Release): two holds of the lock per run, none spent
-// copying.
+// So a run claims the front messages it may serve in one short hold of
+// the lock (TakeOrClaim, ClaimFront), takes them without it (Claim.Next),
+// and gives back in one more hold those it did not serve, claiming the
+// next ones if the run goes on (Release): two holds of the lock per run,
+// none spent copying. A queue that holds one message gives it to the run
+// at once (TakeOrClaim, as TakeInto): one hold.
 //
 // A claimed message stays counted in the queue (Len, the depth, the
 // threshold) until the run takes it, as before: the run counts its takes
@@ -46,6 +47,21 @@ func ClaimFront(s *Subscription, max int, c *Claim) (k int, more bool) {
 	k, more = s.claimLocked(max, c)
 	s.mu.Unlock()
 	return k, more
+}
+
+// TakeOrClaim takes the front message into *m as TakeInto does when the
+// queue holds one (or max is 1), and else claims up to max of its front
+// messages as ClaimFront does, under one hold of the lock: a run that
+// serves one message holds it once.
+func TakeOrClaim(s *Subscription, max int, c *Claim, m *Message) (seq uint64, took bool, k int, more bool) {
+	s.mu.Lock()
+	if s.n <= 1 || max == 1 {
+		seq, took, more = s.takeLocked(m)
+		return seq, took, 0, more
+	}
+	k, more = s.claimLocked(max, c)
+	s.mu.Unlock()
+	return 0, false, k, more
 }
 
 // claimLocked is ClaimFront with s.mu held.

@@ -203,3 +203,37 @@ func TestDropOldestGiveBackAfterDrops(t *testing.T) {
 	require.Equal(t, []uint64{4, 5, 6, 7}, seqs)
 	require.Len(t, fx.rec.ops(waitset.Drop), 2)
 }
+
+// A run's first look takes a lone message as TakeInto does, with no claim
+// to release, and claims when more are queued.
+func TestTakeOrClaim(t *testing.T) {
+	sub := newSub(t, "c", bus.Options{Depth: 8, Overflow: bus.Block})
+	var c bus.Claim
+	var m bus.Message
+	_, took, k, _ := bus.TakeOrClaim(sub, 8, &c, &m)
+	require.False(t, took)
+	require.Zero(t, k, "an empty queue")
+
+	fill(t, sub, "1")
+	seq, took, k, more := bus.TakeOrClaim(sub, 8, &c, &m)
+	require.True(t, took)
+	require.Zero(t, k)
+	require.False(t, more)
+	require.Equal(t, "1", string(m.Payload))
+	require.Equal(t, uint64(1), seq)
+	require.Zero(t, sub.Len())
+
+	fill(t, sub, "2", "3", "4")
+	_, took, k, more = bus.TakeOrClaim(sub, 2, &c, &m)
+	require.False(t, took)
+	require.Equal(t, 2, k)
+	require.True(t, more)
+	payloads, seqs := takeClaimed(&c, 2)
+	require.Equal(t, []string{"2", "3"}, payloads)
+	require.Equal(t, []uint64{2, 3}, seqs)
+	bus.Release(sub, &c, 0)
+
+	_, took, _, _ = bus.TakeOrClaim(sub, 1, &c, &m)
+	require.True(t, took, "a run of one message takes it")
+	require.Equal(t, "4", string(m.Payload))
+}

@@ -357,6 +357,11 @@ func Take(s *Subscription) (m Message, seq uint64, ok, more bool) {
 // where Take's result is copied again by its caller.
 func TakeInto(s *Subscription, m *Message) (seq uint64, ok, more bool) {
 	s.mu.Lock()
+	return s.takeLocked(m)
+}
+
+// takeLocked is TakeInto with s.mu held, which it releases.
+func (s *Subscription) takeLocked(m *Message) (seq uint64, ok, more bool) {
 	if s.n == 0 {
 		s.mu.Unlock()
 		return 0, false, false
