@@ -12,10 +12,10 @@ import "github.com/robotexec/robotexec/internal/waitset"
 // pace.
 //
 // So a run claims the front messages it may serve in one short hold of
-// the lock (TakeOrClaim, ClaimFront), takes them without it (Claim.Next),
-// and gives back in one more hold those it did not serve, claiming the
-// next ones if the run goes on (Release): two holds of the lock per run,
-// none spent copying. A queue that holds one message gives it to the run
+// the lock (TakeOrClaim), takes them without it (Claim.Next), and gives
+// back in one more hold those it did not serve, claiming the next ones if
+// the run goes on (Release): two holds of the lock per run, none spent
+// copying. A queue that holds one message gives it to the run
 // at once (TakeOrClaim, as TakeInto): one hold.
 //
 // A claimed message stays counted in the queue (Len, the depth, the
@@ -28,7 +28,7 @@ import "github.com/robotexec/robotexec/internal/waitset"
 // unlocked.
 
 // Claim is a run's hold on the front messages of a subscription's queue,
-// from ClaimFront until Release.
+// from TakeOrClaim (or Release) until Release.
 type Claim struct {
 	s     *Subscription
 	ring  []item // the ring the messages were claimed in
@@ -38,21 +38,12 @@ type Claim struct {
 	seq   uint64 // the first's sequence number
 }
 
-// ClaimFront claims up to max of the messages at the front of s's queue for
-// the caller, the subscription's only consumer, and returns how many it
-// claimed (0 when the queue is empty) and whether more are queued behind
-// them. s must have no claim outstanding.
-func ClaimFront(s *Subscription, max int, c *Claim) (k int, more bool) {
-	s.mu.Lock()
-	k, more = s.claimLocked(max, c)
-	s.mu.Unlock()
-	return k, more
-}
-
 // TakeOrClaim takes the front message into *m as TakeInto does when the
 // queue holds one (or max is 1), and else claims up to max of its front
-// messages as ClaimFront does, under one hold of the lock: a run that
-// serves one message holds it once.
+// messages for the caller, the subscription's only consumer, under one
+// hold of the lock: a run that serves one message holds it once. It
+// returns how many it claimed and whether more are queued behind them; s
+// must have no claim outstanding.
 func TakeOrClaim(s *Subscription, max int, c *Claim, m *Message) (seq uint64, took bool, k int, more bool) {
 	s.mu.Lock()
 	if s.n <= 1 || max == 1 {
@@ -64,7 +55,7 @@ func TakeOrClaim(s *Subscription, max int, c *Claim, m *Message) (seq uint64, to
 	return 0, false, k, more
 }
 
-// claimLocked is ClaimFront with s.mu held.
+// claimLocked claims up to max front messages into c; s.mu must be held.
 func (s *Subscription) claimLocked(max int, c *Claim) (k int, more bool) {
 	k = min(s.n, max)
 	s.claimed = k
@@ -170,7 +161,7 @@ func (s *Subscription) dropClaimed() bool {
 
 // Release ends c: the messages its run took are gone from the queue, and
 // the others go back to its front, in order. With want above 0 it then
-// claims up to want more into c, as ClaimFront. It returns how many it
+// claims up to want more into c. It returns how many it
 // claimed and whether messages are queued behind them.
 func Release(s *Subscription, c *Claim, want int) (k int, more bool) {
 	s.mu.Lock()

@@ -19,3 +19,13 @@ func (n *rnode) count() int {
 	}
 	return c
 }
+
+// ClaimFront claims up to max front messages of s into c, as TakeOrClaim
+// does with more than one queued, whatever the queue holds: the claim
+// tests claim exact counts.
+func ClaimFront(s *Subscription, max int, c *Claim) (k int, more bool) {
+	s.mu.Lock()
+	k, more = s.claimLocked(max, c)
+	s.mu.Unlock()
+	return k, more
+}
