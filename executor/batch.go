@@ -12,9 +12,12 @@ import (
 // DefaultBatch is the most messages a subscription's run serves when
 // Options.Batch is 0. Passing a subscription from worker to worker moves
 // its cache lines between cores, which costs more than an empty callback;
-// runs of up to 8 messages halve the dispatch cost of short callbacks
-// (BENCHMARKS.md, dispatch throughput).
-const DefaultBatch = 8
+// each run also claims and gives back its messages under the queue's lock
+// and passes through the run queue. Runs of up to 32 messages spread those
+// costs: an empty callback took 49–50 ns against 59–76 with runs of up to 8
+// (BENCHMARKS.md, "Longer runs"). The budget (DefaultBatchBudget) still
+// ends a run of callbacks that take time.
+const DefaultBatch = 32
 
 // DefaultBatchBudget is the BatchBudget of Options whose BatchBudget is 0.
 const DefaultBatchBudget = 10 * time.Microsecond

@@ -20,7 +20,7 @@
 //
 // A subscription's run serves a bounded batch of its messages, in order,
 // on one worker (docs/design.md, Scheduler model: message batches): up to
-// Options.Batch (8 by default), while the run has lasted less than
+// Options.Batch (32 by default), while the run has lasted less than
 // Options.BatchBudget (10 µs) and no timer is due (none waiting in the wait
 // set, in the run queue or on a group). Short callbacks thus share one pass
 // through the run queue — handing a subscription from worker to worker
