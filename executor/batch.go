@@ -14,8 +14,8 @@ import (
 // its cache lines between cores, which costs more than an empty callback;
 // each run also claims and gives back its messages under the queue's lock
 // and passes through the run queue. Runs of up to 32 messages spread those
-// costs: an empty callback took 49–50 ns against 59–76 with runs of up to 8
-// (BENCHMARKS.md, "Longer runs"). The budget (DefaultBatchBudget) still
+// costs: an empty callback took 49–50 ns against 59–76 with runs of up to 8,
+// in three alternations (BENCHMARKS.md, "Longer runs"). The budget (DefaultBatchBudget) still
 // ends a run of callbacks that take time.
 const DefaultBatch = 32
 

@@ -79,11 +79,11 @@
 // the bus took 223–347 ns against 117–146, while the chan pool kept to 59–92
 // ns (BENCHMARKS.md, "What flips the mode"). The pool does not need the
 // second vCPU: on one processor (GOMAXPROCS=1) it ran 14–15M callbacks a
-// second, as on two, and the executor 9.5M. Runs of up to 32 messages
-// (DefaultBatch) made an empty callback cost 49–50 ns instead of 59–76 in
-// the fast mode, and nothing in the slow one, where most 0.3 s rounds ran
-// at 4.7–8.2M callbacks a second either way (BENCHMARKS.md, "Longer
-// runs").
+// second, as on two, and a probe build of the executor 9.5M. Runs of up to
+// 32 messages (DefaultBatch) made an empty callback cost 49–50 ns instead of
+// 59–76 in three alternations, and did not help in the slow mode, where
+// most 0.3 s rounds ran at 4.7–8.2M callbacks a second either way
+// (BENCHMARKS.md, "Longer runs").
 //
 // Latency tails come from the same two CPUs. While a process keeps both
 // busy, the kernel preempts one of its threads for a 4 ms tick every few
