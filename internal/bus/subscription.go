@@ -205,6 +205,10 @@ func (s *Subscription) accept(m *Message, at stamp, quiet bool) {
 	it.msg = *m
 	it.at = at
 	s.n++
+	if s.n+s.claimed < len(s.ring) {
+		// For the next message (see prefetchSlot).
+		prefetchSlot(unsafe.Pointer(&s.ring[s.wrap(s.head+s.n)]))
+	}
 	if obs := s.ent.Set().Observer(); obs != nil {
 		obs.Observe(waitset.Event{Op: waitset.Accept, Entity: &s.ent, Seq: s.seq})
 	}

@@ -1,0 +1,13 @@
+#include "textflag.h"
+#include "go_asm.h"
+
+// func prefetchSlot(p unsafe.Pointer)
+//
+// PREFETCHW is written as bytes: 0F 0D /1, with a one-byte displacement
+// where there is one.
+TEXT ·prefetchSlot(SB), NOSPLIT, $0-8
+	MOVQ p+0(FP), AX
+	BYTE $0x0F; BYTE $0x0D; BYTE $0x08                      // PREFETCHW (AX)
+	BYTE $0x0F; BYTE $0x0D; BYTE $0x48; BYTE $0x40          // PREFETCHW 64(AX)
+	BYTE $0x0F; BYTE $0x0D; BYTE $0x48; BYTE $const_slotLast // PREFETCHW slotLast(AX)
+	RET
