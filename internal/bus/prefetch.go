@@ -11,10 +11,11 @@ import "unsafe"
 // a host where moving a line between the two vCPUs takes about 500 ns a
 // round trip rather than about 100 (BENCHMARKS.md, "What flips the
 // mode"), that wait set the publisher's pace: in the dispatch workload
-// through the bus, 27% of the CPU samples were the publisher's Unlock, and
-// the publisher, slowed, let the workers catch up with it and serve its
-// messages in runs of 6–8 instead of about 25, each run costing a trigger
-// and a dequeue. So accept asks for the lines of the slot the queue's
+// through the bus, 23% of the CPU samples were the publisher's Unlock and
+// 16% its Lock, and the publisher, slowed, let the workers catch up with
+// it and serve its messages in runs of 6–9 instead of about 25, each run
+// costing a trigger and a dequeue (BENCHMARKS.md, "The next slot, fetched
+// ahead"). So accept asks for the lines of the slot the queue's
 // next message goes to, for writing, as soon as it has stored a message
 // (prefetchSlot): the fetch overlaps the publisher's other work, here its
 // publications to the other subscriptions, and the next write finds the

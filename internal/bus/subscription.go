@@ -205,7 +205,7 @@ func (s *Subscription) accept(m *Message, at stamp, quiet bool) {
 	it.msg = *m
 	it.at = at
 	s.n++
-	if s.n+s.claimed < len(s.ring) {
+	if canPrefetch && s.n+s.claimed < len(s.ring) {
 		// For the next message (see prefetchSlot).
 		prefetchSlot(unsafe.Pointer(&s.ring[s.wrap(s.head+s.n)]))
 	}

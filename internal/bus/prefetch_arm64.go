@@ -1,0 +1,5 @@
+package bus
+
+// canPrefetch reports whether prefetchSlot may be called: PRFM is in every
+// arm64 CPU.
+const canPrefetch = true
