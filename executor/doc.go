@@ -81,9 +81,17 @@
 // second vCPU: on one processor (GOMAXPROCS=1) it ran 14–15M callbacks a
 // second, as on two, and a probe build of the executor 9.5M. Runs of up to
 // 32 messages (DefaultBatch) made an empty callback cost 49–50 ns instead of
-// 59–76 in three alternations, and did not help in the slow mode, where
-// most 0.3 s rounds ran at 4.7–8.2M callbacks a second either way
-// (BENCHMARKS.md, "Longer runs").
+// 59–76 in three alternations, and did not help in the slow mode
+// (BENCHMARKS.md, "Longer runs"). What the slow mode slowed was the
+// producer: its unlock of a queue waited for the lines of the slot it had
+// just written, which the worker that took the slot's last message held.
+// Slowed, it let the workers catch up and serve its messages in runs of 6–8
+// instead of about 25, each costing a trigger and a dequeue. The bus now
+// fetches the next slot for writing as soon as a message is queued
+// (package bus, prefetchSlot): in 0.3 s rounds at a 500 ns round trip,
+// publishing through the bus ran 10.2M callbacks a second instead of 4.2M
+// (the pool 12–13M), delivering directly 14.5M instead of 10.3M
+// (BENCHMARKS.md, "The next slot, fetched ahead").
 //
 // Latency tails come from the same two CPUs. While a process keeps both
 // busy, the kernel preempts one of its threads for a 4 ms tick every few
