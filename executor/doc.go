@@ -85,7 +85,7 @@
 // (BENCHMARKS.md, "Longer runs"). What the slow mode slowed was the
 // producer: its unlock of a queue waited for the lines of the slot it had
 // just written, which the worker that took the slot's last message held.
-// Slowed, it let the workers catch up and serve its messages in runs of 6–8
+// Slowed, it let the workers catch up and serve its messages in runs of 6–9
 // instead of about 25, each costing a trigger and a dequeue. The bus now
 // fetches the next slot for writing as soon as a message is queued
 // (package bus, prefetchSlot): in 0.3 s rounds at a 500 ns round trip,

@@ -6,7 +6,7 @@ import "unsafe"
 
 // prefetchSlot asks the CPU to fetch the cache lines of the slot at p for
 // writing, without waiting for them; it changes nothing a program can
-// see. Where it has no such instruction it does nothing.
+// see. It is called only where canPrefetch is set.
 //
 //go:noescape
 func prefetchSlot(p unsafe.Pointer)
