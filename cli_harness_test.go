@@ -20,6 +20,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/robotexec/robotexec/internal/testenv"
 )
 
 // robotexecBin is the robotexec binary that TestMain builds.
@@ -51,7 +53,7 @@ func buildAndRun(m *testing.M) int {
 		fmt.Fprintf(os.Stderr, "cli_test: go build ./cmd/robotexec: %v\n%s", err, out)
 		return 1
 	}
-	return m.Run()
+	return testenv.Run(m)
 }
 
 func goTool() string {

@@ -14,8 +14,25 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/robotexec/robotexec/internal/mqtt/broker"
 	"github.com/robotexec/robotexec/internal/mqtttest"
 )
+
+// brokerNames are the external brokers the tests of robotexec on an
+// external broker run against: the embedded broker started in the test's
+// process, and mosquitto.
+var brokerNames = []string{"embedded", "mosquitto"}
+
+// externalBroker starts the broker named name (see brokerNames) for the
+// test: the embedded one with cfg, or mosquitto with opts (without
+// mosquitto the test ends as mqtttest.MissingMosquitto says).
+func externalBroker(t *testing.T, name string, cfg broker.Config, opts mqtttest.MosquittoOptions) mqtttest.Broker {
+	t.Helper()
+	if name == "embedded" {
+		return mqtttest.Embedded(t, cfg)
+	}
+	return mqtttest.Mosquitto(t, opts)
+}
 
 // freePort returns a loopback port that was free a moment ago, outside
 // the range the kernel gives to outgoing connections.

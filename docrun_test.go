@@ -58,8 +58,9 @@ func docEnv(t *testing.T) []string {
 }
 
 // withMosquitto returns env with the directory of the mosquitto broker
-// on PATH, for a block that starts one. Without mosquitto the page's
-// test fails naming the install command, as the other tests that need it.
+// on PATH, for a block that starts one. Without mosquitto the rest of the
+// page is not run (the blocks after a page's mosquitto need it), as
+// mqtttest.MissingMosquitto says.
 func withMosquitto(t *testing.T, env []string) []string {
 	t.Helper()
 	path, ok := mqtttest.MosquittoPath()

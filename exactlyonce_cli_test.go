@@ -24,6 +24,7 @@ import (
 	paho "github.com/eclipse/paho.mqtt.golang"
 	"github.com/stretchr/testify/require"
 
+	"github.com/robotexec/robotexec/internal/mqtt/broker"
 	"github.com/robotexec/robotexec/internal/mqtttest"
 )
 
@@ -352,7 +353,15 @@ func (p *flappingProxy) pass(c net.Conn) {
 // code).
 func TestFlappingBroker(t *testing.T) {
 	t.Parallel()
-	m := mqtttest.Mosquitto(t, mqtttest.MosquittoOptions{})
+	for _, name := range brokerNames {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			testFlappingBroker(t, externalBroker(t, name, broker.Config{}, mqtttest.MosquittoOptions{}))
+		})
+	}
+}
+
+func testFlappingBroker(t *testing.T, m mqtttest.Broker) {
 	out := newOutsider(t, m.URL(), "robot/heartbeat")
 	graph := newOutsider(t, m.URL(), "robotexec/+/graph")
 	flap := newFlappingProxy(t, m.Addr(), 4)

@@ -19,6 +19,7 @@ import (
 
 	"github.com/robotexec/robotexec/config"
 	"github.com/robotexec/robotexec/internal/npmci"
+	"github.com/robotexec/robotexec/internal/testenv"
 )
 
 // pagecheckDir is the directory of puppeteer-core and the page's script.
@@ -104,14 +105,11 @@ func requirePageCallbacks(t *testing.T, rows [][]string) {
 	t.Fatalf("no row of imu0's timer among the page's callbacks: %v", rows)
 }
 
-// chromiumPath returns Debian's chromium, or fails naming its install.
+// chromiumPath returns Debian's chromium, or ends the test as
+// testenv.Missing says.
 func chromiumPath(t *testing.T) string {
 	t.Helper()
-	p, err := exec.LookPath("chromium")
-	if err != nil {
-		t.Fatalf("the page's test runs Chromium: %v; install it with: apt-get install -y chromium", err)
-	}
-	return p
+	return testenv.LookPath(t, testenv.Chromium)
 }
 
 // runPageCheck runs page.mjs with plan against url and returns what it

@@ -207,7 +207,7 @@ func (s *suite) pipelineMosquitto(d time.Duration) Metric {
 		return err
 	})
 	if err != nil {
-		return Failed(specPipeMosq, err)
+		return failedOrNotMeasured(specPipeMosq, err)
 	}
 	m := NewMetric(specPipeMosq, as[0], bs[0])
 	m.Figures = []Figure{

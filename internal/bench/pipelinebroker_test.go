@@ -10,11 +10,19 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/robotexec/robotexec/internal/bench"
+	"github.com/robotexec/robotexec/internal/mqtt/broker"
 	"github.com/robotexec/robotexec/internal/mqtttest"
 )
 
-func TestPipelineViaBroker(t *testing.T) {
-	mq := mqtttest.Mosquitto(t, mqtttest.MosquittoOptions{Persistence: true})
+// viaBrokers runs f on the embedded broker and on mosquitto.
+func viaBrokers(t *testing.T, f func(t *testing.T, b mqtttest.Broker)) {
+	t.Run("embedded", func(t *testing.T) { f(t, mqtttest.Embedded(t, broker.Config{})) })
+	t.Run("mosquitto", func(t *testing.T) { f(t, mqtttest.Mosquitto(t, mqtttest.MosquittoOptions{Persistence: true})) })
+}
+
+func TestPipelineViaBroker(t *testing.T) { viaBrokers(t, testPipelineViaBroker) }
+
+func testPipelineViaBroker(t *testing.T, mq mqtttest.Broker) {
 	for _, inProcess := range []bool{true, false} {
 		c, err := bench.PipelineViaBroker(mq.URL(), 2, inProcess, 100*time.Millisecond)
 		require.NoError(t, err, "in_process %v", inProcess)
@@ -35,8 +43,9 @@ func TestPipelineViaBroker(t *testing.T) {
 // TestPipelineViaBrokerDuplicate checks that a message of the last topic
 // received twice fails the run: another client publishes a copy of the
 // first one it sees there.
-func TestPipelineViaBrokerDuplicate(t *testing.T) {
-	mq := mqtttest.Mosquitto(t, mqtttest.MosquittoOptions{Persistence: true})
+func TestPipelineViaBrokerDuplicate(t *testing.T) { viaBrokers(t, testPipelineViaBrokerDuplicate) }
+
+func testPipelineViaBrokerDuplicate(t *testing.T, mq mqtttest.Broker) {
 	intruder := paho.NewClient(paho.NewClientOptions().AddBroker(mq.URL()).SetClientID("intruder").SetAutoReconnect(false))
 	tok := intruder.Connect()
 	require.True(t, tok.WaitTimeout(5*time.Second))

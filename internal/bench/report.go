@@ -85,7 +85,11 @@ type Metric struct {
 	// Note says how the metric was measured when the name does not.
 	Note string `json:"note,omitempty"`
 	// Error says why the metric could not be measured; the figures are 0.
+	// robotexec bench exits 1 when a metric has one.
 	Error string `json:"error,omitempty"`
+	// NotMeasured says what this machine lacks to measure the metric
+	// ("install mosquitto"); the figures are 0. It is not a failure.
+	NotMeasured string `json:"not_measured,omitempty"`
 }
 
 // UnsteadySwing is the largest factor between a row's repetitions (see
@@ -195,6 +199,15 @@ func Failed(spec Spec, err error) Metric {
 	return m
 }
 
+// NotMeasured returns the metric of spec that this machine cannot measure
+// for want of what (see Metric.NotMeasured).
+func NotMeasured(spec Spec, what string) Metric {
+	m := NewMetric(spec, nil, nil)
+	m.Error = ""
+	m.NotMeasured = what
+	return m
+}
+
 func nonNil(xs []float64) []float64 {
 	if xs == nil {
 		return []float64{}
@@ -253,6 +266,10 @@ func (r *Report) WriteTable(w io.Writer) error {
 	for _, m := range r.Metrics {
 		if m.Error != "" {
 			fmt.Fprintf(tw, "%s\terror: %s\t\t\t%s\n", m.Name, m.Error, targetCell(m))
+			continue
+		}
+		if m.NotMeasured != "" {
+			fmt.Fprintf(tw, "%s\tnot measured: %s\t\t\t%s\n", m.Name, m.NotMeasured, targetCell(m))
 			continue
 		}
 		base := withSpread(m.Baseline, m.Spread.Baseline) + swingMark(m.Spread.Baseline)

@@ -90,6 +90,11 @@ func TestNewMetric(t *testing.T) {
 	failed := bench.Failed(spec, errors.New("broker: address in use"))
 	require.Equal(t, "broker: address in use", failed.Error)
 	require.Equal(t, spec.Name, failed.Name)
+
+	notMeasured := bench.NotMeasured(spec, "install mosquitto")
+	require.Empty(t, notMeasured.Error, "not measured is not a failure")
+	require.Equal(t, "install mosquitto", notMeasured.NotMeasured)
+	require.Nil(t, notMeasured.OK)
 }
 
 func TestUnsteady(t *testing.T) {
@@ -160,6 +165,8 @@ func sample() *bench.Report {
 			errors.New("no broker")),
 		bench.NewMetric(bench.Spec{Name: "dispatch latency p50 (us)", Unit: "us", BaselineName: "chan pool"},
 			[]float64{0.5, 0.8, 950}, []float64{0.3, 0.3, 0.3}),
+		bench.NotMeasured(bench.Spec{Name: "mqtt bridge via mosquitto (msgs/s)", Unit: "msgs/s", BaselineName: "raw paho", Target: &bench.Target{Of: "ratio", Op: ">=", Bound: 0.8}},
+			"install mosquitto"),
 	}
 	ms[1].Note = "at 2.5M events/s"
 	ms[1].Figures = []bench.Figure{bench.NewFigure("p50", "us", []float64{3, 1, 2})}
@@ -186,6 +193,7 @@ func TestWriteTable(t *testing.T) {
 	require.Regexp(t, `(?m)^allocs per event \(in-process\) +0 +0 \(chan pool\) +- +value =0 ok$`, out)
 	require.Regexp(t, `(?m)^bytes per timer +258 +137 \(time\.AfterFunc\) +1\.88 +-$`, out)
 	require.Regexp(t, `(?m)^mqtt bridge msgs/s +error: no broker +≥0\.8 \?$`, out)
+	require.Regexp(t, `(?m)^mqtt bridge via mosquitto \(msgs/s\) +not measured: install mosquitto +≥0\.8 \?$`, out)
 	require.Regexp(t, `(?m)^dispatch latency p50 \(us\) +0\.800 \[0\.500–950\] ×1900! +0\.300 \(chan pool\) +2\.67 \(1\.67–3167\) +-$`, out,
 		"a spread over ±50% shows as the range, and a swing over 1.5x is marked")
 	require.Contains(t, out, "\nUNSTEADY (repetitions differ by more than 1.5x, marked ×N!): dispatch latency p50; their medians are not one speed.\n",
@@ -206,7 +214,9 @@ func TestWriteJSON(t *testing.T) {
 		Machine map[string]any   `json:"machine"`
 	}
 	require.NoError(t, json.Unmarshal(b.Bytes(), &doc))
-	require.Len(t, doc.Metrics, 6)
+	require.Len(t, doc.Metrics, 7)
+	require.Equal(t, "install mosquitto", doc.Metrics[6]["not_measured"])
+	require.NotContains(t, doc.Metrics[6], "error", "not measured is not a failure")
 	for _, m := range doc.Metrics {
 		for _, key := range []string{"name", "value", "baseline", "ratio", "unit", "repeats", "spread", "samples"} {
 			require.Contains(t, m, key, "metric %v", m["name"])

@@ -10,8 +10,9 @@
 //
 // Tests that need mosquitto call [Mosquitto]: it finds the binary through
 // the ROBOTEXEC_MOSQUITTO environment variable, PATH or /usr/sbin, skips
-// the test when there is none, and fails it instead when the environment
-// variable CI is set, so that CI never silently skips them.
+// the test when there is none, naming the install, and fails it instead
+// under ROBOTEXEC_TEST_ALL=1 (package internal/testenv), which .ci/run
+// sets, so that CI never skips them.
 //
 // Every helper registers its cleanup with the test and bounds each wait
 // with a deadline, so a broken broker fails the test instead of hanging it.

@@ -14,6 +14,7 @@ import (
 // outside tests can use it too.
 type TB interface {
 	Helper()
+	Name() string
 	Cleanup(func())
 	Fatalf(format string, args ...any)
 	Logf(format string, args ...any)

@@ -12,6 +12,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/robotexec/robotexec/internal/testenv"
 )
 
 var discard = slog.New(slog.DiscardHandler)
@@ -36,12 +38,12 @@ func MosquittoPath() (path string, ok bool) {
 	return "", false
 }
 
-// MissingMosquitto fails a test that needs mosquitto when there is none,
-// naming the command that installs it: a test is never skipped for it
-// (.ci/run installs it).
+// MissingMosquitto ends a test that needs mosquitto when there is none, as
+// testenv.Missing does: it skips naming the command that installs it, or
+// fails under ROBOTEXEC_TEST_ALL=1 (.ci/run installs it and sets that).
 func MissingMosquitto(t TB) {
 	t.Helper()
-	t.Fatalf("mqtttest: mosquitto not found (PATH, /usr/sbin, $%s): install it with apt-get install mosquitto (Debian's 2.0.11 or later), or set $%s to its path", MosquittoEnv, MosquittoEnv)
+	testenv.Missing(t, testenv.Mosquitto, "PATH, /usr/sbin, $"+MosquittoEnv)
 }
 
 // MosquittoOptions configure a mosquitto started by a test. The zero value
@@ -75,8 +77,8 @@ type MosquittoBroker struct {
 }
 
 // Mosquitto starts mosquitto on a free loopback port with its own config
-// file and stops it when the test ends. Without a mosquitto binary it skips
-// the test, or fails it when the environment variable CI is set.
+// file and stops it when the test ends. Without a mosquitto binary it ends
+// the test as MissingMosquitto does.
 func Mosquitto(t TB, opts MosquittoOptions) *MosquittoBroker {
 	t.Helper()
 	if _, ok := MosquittoPath(); !ok {

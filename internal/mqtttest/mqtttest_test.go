@@ -1,8 +1,10 @@
 package mqtttest_test
 
 import (
+	"fmt"
 	"io"
 	"net"
+	"os"
 	"testing"
 	"time"
 
@@ -10,7 +12,10 @@ import (
 
 	"github.com/robotexec/robotexec/internal/mqtt/broker"
 	"github.com/robotexec/robotexec/internal/mqtttest"
+	"github.com/robotexec/robotexec/internal/testenv"
 )
+
+func TestMain(m *testing.M) { os.Exit(testenv.Run(m)) }
 
 // Each broker accepts connections, stops, and starts again on the same
 // port (mosquitto as a new process).
@@ -102,21 +107,26 @@ type fakeTB struct {
 	fatal, skip string
 }
 
-func (f *fakeTB) Helper()                        {}
-func (f *fakeTB) Cleanup(func())                 {}
-func (f *fakeTB) Logf(string, ...any)            {}
-func (f *fakeTB) TempDir() string                { return "" }
-func (f *fakeTB) Fatalf(format string, _ ...any) { f.fatal = format }
-func (f *fakeTB) Skipf(format string, _ ...any)  { f.skip = format }
+func (f *fakeTB) Helper()                           {}
+func (f *fakeTB) Name() string                      { return "fake" }
+func (f *fakeTB) Cleanup(func())                    {}
+func (f *fakeTB) Logf(string, ...any)               {}
+func (f *fakeTB) TempDir() string                   { return "" }
+func (f *fakeTB) Fatalf(format string, args ...any) { f.fatal = fmt.Sprintf(format, args...) }
+func (f *fakeTB) Skipf(format string, args ...any)  { f.skip = fmt.Sprintf(format, args...) }
 
-// Without mosquitto, its tests fail naming the install command, in CI
-// and elsewhere: never skipped.
+// Without mosquitto, its tests skip naming the install command, and fail
+// instead under ROBOTEXEC_TEST_ALL=1.
 func TestMissingMosquitto(t *testing.T) {
-	for _, ci := range []string{"true", ""} {
-		t.Setenv("CI", ci)
-		var f fakeTB
-		mqtttest.MissingMosquitto(&f)
-		require.Contains(t, f.fatal, "apt-get install mosquitto")
-		require.Empty(t, f.skip)
-	}
+	t.Setenv(testenv.AllVar, "")
+	var skipped fakeTB
+	mqtttest.MissingMosquitto(&skipped)
+	require.Contains(t, skipped.skip, "install it with `apt-get install -y mosquitto`")
+	require.Empty(t, skipped.fatal)
+
+	t.Setenv(testenv.AllVar, "1")
+	var failed fakeTB
+	mqtttest.MissingMosquitto(&failed)
+	require.Contains(t, failed.fatal, "install it with `apt-get install -y mosquitto`")
+	require.Empty(t, failed.skip)
 }

@@ -1,7 +1,9 @@
 // Package npmci gives tests the Node programs kept in their testdata, each
 // a directory with a package.json and a package-lock.json of exact
 // versions: a test that needs one installs it with npm ci when it is
-// missing, or fails naming the command to run; it is never skipped.
+// missing, or fails naming the command to run. Without node (or npm, when
+// it must install) the test ends as testenv.Missing says: skipped, or
+// failed under ROBOTEXEC_TEST_ALL=1.
 package npmci
 
 import (
@@ -10,6 +12,8 @@ import (
 	"path/filepath"
 	"syscall"
 	"testing"
+
+	"github.com/robotexec/robotexec/internal/testenv"
 )
 
 // Node returns the node binary that runs the program in dir, after
@@ -22,10 +26,7 @@ func Node(t testing.TB, dir, what, module string) string {
 		t.Helper()
 		t.Fatalf("%s: %s: %v; install it with: (cd %s && npm ci --no-audit --no-fund), with Node 18 or later", what, why, err, dir)
 	}
-	node, err := exec.LookPath("node")
-	if err != nil {
-		fail("no node", err)
-	}
+	node := testenv.LookPath(t, testenv.Node)
 	if installed(dir, module) {
 		return node
 	}
@@ -41,6 +42,7 @@ func Node(t testing.TB, dir, what, module string) string {
 	if installed(dir, module) {
 		return node // by another package's test meanwhile
 	}
+	testenv.LookPath(t, testenv.NPM)
 	cmd := exec.Command("npm", "ci", "--no-audit", "--no-fund")
 	cmd.Dir = dir
 	if out, err := cmd.CombinedOutput(); err != nil {

@@ -20,6 +20,7 @@ import (
 
 	"github.com/robotexec/robotexec/internal/mcapjs"
 	"github.com/robotexec/robotexec/internal/recording"
+	"github.com/robotexec/robotexec/internal/testenv"
 )
 
 // limitedEnv, when set ("PATH LIMIT"), makes the test binary the helper
@@ -32,7 +33,7 @@ func TestMain(m *testing.M) {
 	if spec := os.Getenv(limitedEnv); spec != "" {
 		os.Exit(recordLimited(spec))
 	}
-	os.Exit(m.Run())
+	os.Exit(testenv.Run(m))
 }
 
 // The helper records failing writes: one metadata record, then
