@@ -25,7 +25,7 @@ import (
 const waitFor = 20 * time.Second
 
 // forEachBroker runs f against the embedded broker and against mosquitto
-// (skipped without it, failed without it in CI).
+// (skipped without it, failed without it under ROBOTEXEC_TEST_ALL=1).
 func forEachBroker(t *testing.T, opts mqtttest.MosquittoOptions, f func(t *testing.T, b mqtttest.Broker)) {
 	t.Run("embedded", func(t *testing.T) {
 		t.Parallel()
