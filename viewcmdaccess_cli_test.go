@@ -202,23 +202,34 @@ type viewEvent struct {
 	err     error
 }
 
-// newClockViewer reads ws on a goroutine of its own until it fails (the
-// test's end closes ws), subscribing to each channel advertised.
+// newClockViewer reads ws on a goroutine of its own until the test ends,
+// subscribing to each channel advertised.
 func newClockViewer(t *testing.T, ws *websocket.Conn, pub paho.Client) *clockViewer {
 	v := &clockViewer{t: t, pub: pub, events: make(chan viewEvent, 64)}
+	done := make(chan struct{})
+	t.Cleanup(func() { close(done) }) // before ws is closed
+	emit := func(e viewEvent) bool {
+		select {
+		case v.events <- e:
+			return true
+		case <-done:
+			return false
+		}
+	}
 	go func() {
 		subs := map[uint32]string{} // subscription id (the channel's id) → topic
 		for {
 			typ, data, err := ws.ReadMessage()
 			if err != nil {
-				v.events <- viewEvent{err: err}
+				emit(viewEvent{err: err})
 				return
 			}
+			ok := true
 			switch {
 			case typ == websocket.BinaryMessage && data[0] == 0x02:
-				v.events <- viewEvent{stamp: int64(binary.LittleEndian.Uint64(data[1:]))}
+				ok = emit(viewEvent{stamp: int64(binary.LittleEndian.Uint64(data[1:]))})
 			case typ == websocket.BinaryMessage && data[0] == 0x01:
-				v.events <- viewEvent{topic: subs[binary.LittleEndian.Uint32(data[1:])], stamp: int64(binary.LittleEndian.Uint64(data[5:])), payload: string(data[13:])}
+				ok = emit(viewEvent{topic: subs[binary.LittleEndian.Uint32(data[1:])], stamp: int64(binary.LittleEndian.Uint64(data[5:])), payload: string(data[13:])})
 			case typ == websocket.TextMessage:
 				var m struct {
 					Op       string
@@ -236,9 +247,12 @@ func newClockViewer(t *testing.T, ws *websocket.Conn, pub paho.Client) *clockVie
 					req = append(req, map[string]uint32{"id": ch.ID, "channelId": ch.ID})
 				}
 				if err := ws.WriteJSON(map[string]any{"op": "subscribe", "subscriptions": req}); err != nil {
-					v.events <- viewEvent{err: err}
+					emit(viewEvent{err: err})
 					return
 				}
+			}
+			if !ok {
+				return
 			}
 		}
 	}()

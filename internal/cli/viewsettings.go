@@ -79,8 +79,8 @@ func (f viewFlags) settings(filters []string) (viewSettings, error) {
 		v.Listen = DefaultViewListen
 	}
 	if f.client.set("allowed-origins") {
-		v.AllowedOrigins = nil
-		for _, o := range strings.Split(*f.origins, ",") {
+		v.AllowedOrigins = nil // "" lists none
+		for _, o := range strings.FieldsFunc(*f.origins, func(r rune) bool { return r == ',' }) {
 			norm, err := config.ParseOrigin(o)
 			if err != nil {
 				return viewSettings{}, fmt.Errorf("-allowed-origins: %w", err)
