@@ -80,7 +80,8 @@ func TestViewFoxgloveClient(t *testing.T) {
 	cfg := configOnPort(t, "examples/config.yaml", demoPort)
 	data, err := os.ReadFile(cfg)
 	require.NoError(t, err)
-	writeFile(t, cfg, string(data)+fmt.Sprintf("\nview:\n  listen: 127.0.0.1:%d\nmetrics:\n  listen: 127.0.0.1:%d\n", viewPort, metricsPort))
+	// The client publishes without credentials.
+	writeFile(t, cfg, string(data)+fmt.Sprintf("\nview:\n  listen: 127.0.0.1:%d\n  anonymous_publish: true\nmetrics:\n  listen: 127.0.0.1:%d\n", viewPort, metricsPort))
 	run := startRun(t, robotexecBin, cfg)
 	run.stderr.waitFor(t, startup, "serving the live view")
 	peer := startPipeline(t, pipelineOptions{broker: brokerURL(demoPort), clientID: "view-peer",

@@ -41,8 +41,9 @@ func TestViewCommand(t *testing.T) {
 	url := mqtttest.Mosquitto(t, mqtttest.MosquittoOptions{}).URL()
 	demo := startRun(t, robotexecBin, demoOn(t, url))
 	viewPort := freePort(t)
-	// Flags stand between and after the filters.
-	v := startProc(t, robotexecBin, nil, "view", "robot/#", "-broker", url, "sensors/#", "-listen", fmt.Sprintf("127.0.0.1:%d", viewPort))
+	// Flags stand between and after the filters. The client publishes
+	// without credentials.
+	v := startProc(t, robotexecBin, nil, "view", "robot/#", "-broker", url, "sensors/#", "-listen", fmt.Sprintf("127.0.0.1:%d", viewPort), "-anonymous-publish")
 	v.stderr.waitFor(t, startup, "serving the live view")
 
 	got := runViewClient(t, node, viewPort, demoPlan(`"graph":[{"node":"imu0","topic":"sensors/imu0/raw"}]`))

@@ -246,8 +246,8 @@ type View struct {
 	// authentication), with the topics each may read (see and subscribe)
 	// and write (publish from a panel). (optional) Defaults to none.
 	Users []User `yaml:"users"`
-	// AllowAnonymous lets viewers without credentials in, with access to
-	// every topic, as mqtt.allow_anonymous does for the embedded broker.
+	// AllowAnonymous lets viewers without credentials in, to see every
+	// topic, as mqtt.allow_anonymous does for the embedded broker.
 	// (optional) Defaults to true with no Users on a loopback Listen, else
 	// false; a non-loopback Listen without Users is an error unless it is
 	// true. See AnonymousAllowed.
@@ -257,6 +257,19 @@ type View struct {
 	// room, and counted (robotexec_view_evicted_total). (optional)
 	// Defaults to 10,000, as a built-in node's max_topics.
 	MaxTopics int `yaml:"max_topics"`
+	// AllowedOrigins are the web origins, scheme://host[:port] (such as
+	// https://app.foxglove.dev), whose pages may connect to the live view
+	// from a browser, besides the view's own page. A browser names the
+	// page that opens a WebSocket in its Origin header; the view refuses
+	// (403) every other origin, so that a page the operator happens to
+	// have open cannot reach the robot. Clients that send no Origin are
+	// not browsers and are not refused for it. Check puts each in the
+	// form a browser sends (ParseOrigin). (optional) Defaults to none.
+	AllowedOrigins []string `yaml:"allowed_origins"`
+	// AnonymousPublish lets anonymous viewers publish (clientPublish) on
+	// every topic. (optional) Defaults to false: only a user whose write
+	// filters match a topic publishes on it; anonymous viewers watch.
+	AnonymousPublish bool `yaml:"anonymous_publish"`
 }
 
 // AnonymousAllowed reports whether the live view lets viewers without

@@ -30,8 +30,8 @@ func (t *tree) checkUsers(c *Config, listenOK bool) {
 	}
 }
 
-// checkView checks the view: section: a host:port to listen on, and its
-// users by the embedded broker's rule.
+// checkView checks the view: section: a host:port to listen on, its
+// users by the embedded broker's rule, and the origins it accepts.
 func (t *tree) checkView(v *View) {
 	if v.Listen == "" {
 		if len(v.Users) > 0 {
@@ -43,11 +43,18 @@ func (t *tree) checkView(v *View) {
 		if v.MaxTopics != 0 {
 			t.errorAt("view.max_topics", "only with view.listen")
 		}
+		if len(v.AllowedOrigins) > 0 {
+			t.errorAt("view.allowed_origins", "only with view.listen")
+		}
+		if v.AnonymousPublish {
+			t.errorAt("view.anonymous_publish", "only with view.listen")
+		}
 		return
 	}
 	if v.MaxTopics < 0 {
 		t.errorAt("view.max_topics", "%d is negative", v.MaxTopics)
 	}
+	t.checkOrigins(v)
 	t.checkUserList("view.users", v.Users)
 	if msg := checkHostPort(v.Listen, "127.0.0.1:8765"); msg != "" {
 		t.errorAt("view.listen", "%s", msg)
@@ -58,6 +65,9 @@ func (t *tree) checkView(v *View) {
 	}
 	if len(v.Users) == 0 && !v.AnonymousAllowed() {
 		t.errorAt("view.allow_anonymous", "false with no view.users lets no viewer in: list the users")
+	}
+	if v.AnonymousPublish && !v.AnonymousAllowed() {
+		t.errorAt("view.anonymous_publish", "true, but anonymous viewers are not let in: set allow_anonymous: true, or give view.users write filters")
 	}
 }
 

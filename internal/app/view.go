@@ -29,10 +29,12 @@ func (a *App) startView(router *subscribers.Router) error {
 	}
 	qos := byte(a.cfg.MQTT.QoS)
 	s, err := view.Listen(view.Options{
-		Listen:    v.Listen,
-		Name:      "robotexec " + a.cfg.MQTT.ClientID,
-		Users:     users,
-		Anonymous: v.AnonymousAllowed(),
+		Listen:           v.Listen,
+		Name:             "robotexec " + a.cfg.MQTT.ClientID,
+		Users:            users,
+		Anonymous:        v.AnonymousAllowed(),
+		AnonymousPublish: v.AnonymousPublish,
+		AllowedOrigins:   v.AllowedOrigins,
 		Publish: func(topic string, payload []byte) error {
 			_, err := router.Publish(subscribers.Message{Topic: topic, Payload: payload, QoS: qos})
 			return err

@@ -76,6 +76,7 @@ type Collector struct {
 	viewDropped       *prometheus.Desc
 	viewChannels      *prometheus.Desc
 	viewEvicted       *prometheus.Desc
+	viewRefused       *prometheus.Desc
 
 	bounds []float64
 }
@@ -121,6 +122,8 @@ func NewCollector(src Sources) *Collector {
 			"Channels the live view advertises.", nil, nil),
 		viewEvicted: prometheus.NewDesc("robotexec_view_evicted_total",
 			"Topics whose channels the live view unadvertised to make room past view.max_topics, the least recently seen first.", nil, nil),
+		viewRefused: prometheus.NewDesc("robotexec_view_refused_total",
+			"WebSocket upgrades the live view refused, by reason: from a web page of an origin that is not the view's own nor in view.allowed_origins (origin, 403), without valid credentials (unauthorized, 401).", []string{"reason"}, nil),
 		bounds: observers.BucketBounds(),
 	}
 }
@@ -130,7 +133,7 @@ func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{
 		c.duration, c.latency, c.queueDepth, c.dropped, c.missed, c.panics,
 		c.connected, c.reconnects, c.received, c.published, c.publishFailures, c.refused,
-		c.brokerConns, c.brokerRefused, c.viewConns, c.viewDropped, c.viewChannels, c.viewEvicted,
+		c.brokerConns, c.brokerRefused, c.viewConns, c.viewDropped, c.viewChannels, c.viewEvicted, c.viewRefused,
 	} {
 		ch <- d
 	}
@@ -230,6 +233,9 @@ func (c *Collector) collectView(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(c.viewConns, prometheus.GaugeValue, float64(len(st.Connections)))
 	ch <- prometheus.MustNewConstMetric(c.viewChannels, prometheus.GaugeValue, float64(st.Channels))
 	ch <- prometheus.MustNewConstMetric(c.viewEvicted, prometheus.CounterValue, float64(st.Evicted))
+	for _, r := range []string{view.RefusedOrigin, view.RefusedUnauthorized} {
+		ch <- prometheus.MustNewConstMetric(c.viewRefused, prometheus.CounterValue, float64(st.Refused[r]), r)
+	}
 	ch <- prometheus.MustNewConstMetric(c.viewDropped, prometheus.CounterValue, float64(st.DroppedClosed), "closed", "")
 	for _, cs := range st.Connections {
 		ch <- prometheus.MustNewConstMetric(c.viewDropped, prometheus.CounterValue, float64(cs.Dropped), strconv.FormatUint(cs.ID, 10), cs.Remote)

@@ -29,7 +29,9 @@
 // connection and remote: each viewer's messages dropped for its full send
 // queue; connection "closed" sums those of the viewers gone),
 // robotexec_view_channels and robotexec_view_evicted_total (topics
-// unadvertised past view.max_topics). The
+// unadvertised past view.max_topics), robotexec_view_refused_total (label
+// reason: origin, a web page of a foreign origin; unauthorized, no valid
+// credentials). The
 // histograms' buckets double from 1 µs to 16.8 s. Callbacks that share a node and a callback name
 // (two subscriptions of one node to the same filter) share their series.
 // The series of robotexec_messages_dropped_total without node and callback

@@ -36,7 +36,18 @@
 // upgrade (and on the page's requests) when the server has users; each
 // user reads (sees and subscribes to) and writes (publishes on) the
 // topics its filters match.
-// An anonymous viewer, when allowed, reads and writes every topic.
+// An anonymous viewer, when allowed, reads every topic, and writes every
+// topic only with [Options.AnonymousPublish].
+//
+// # No web page drives the robot
+//
+// A browser lets any page open a WebSocket to any address, the view's on
+// loopback included, and names the page's origin in the upgrade's Origin
+// header. The server accepts an upgrade whose Origin is its own page's
+// (the address the browser reached it at, an IP address or localhost) or
+// one of [Options.AllowedOrigins]; it refuses any other with 403 before
+// the upgrade, and counts it ([Stats].Refused). A request without Origin
+// is not a browser's and goes on to the credentials.
 //
 // # A slow viewer never slows the robot
 //

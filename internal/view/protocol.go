@@ -91,6 +91,14 @@ func marshal(v any) ([]byte, error) {
 // publications and the viewer may write some topic.
 func (c *conn) canPublish() bool { return c.s.opts.Publish != nil && len(c.user.Write) > 0 }
 
+// whyNotPublish says why the viewer may not publish, when it may not.
+func (c *conn) whyNotPublish() string {
+	if c.s.opts.Publish != nil && c.user == &c.s.anonymous {
+		return "anonymous viewers may not publish: connect as a user whose write filters match the topic, or let them publish with view.anonymous_publish: true"
+	}
+	return "this server does not take publications from this viewer"
+}
+
 func (c *conn) serverInfo() serverInfoMsg {
 	m := serverInfoMsg{Op: "serverInfo", Name: c.s.opts.Name, Capabilities: []string{},
 		Metadata: map[string]string{}, SessionID: c.s.session}
@@ -207,7 +215,7 @@ func (c *conn) advertise(id uint32, topic, encoding string) {
 	var problem string
 	switch {
 	case !c.canPublish():
-		problem = "this server does not take publications from this viewer"
+		problem = c.whyNotPublish()
 	case encoding != JSONEncoding:
 		problem = fmt.Sprintf("encoding %q is not supported; use %q", encoding, JSONEncoding)
 	case subscribers.ValidateTopic(topic) != nil:

@@ -15,6 +15,7 @@ import (
 
 	"github.com/gorilla/websocket"
 
+	"github.com/robotexec/robotexec/internal/ratelog"
 	"github.com/robotexec/robotexec/subscribers"
 )
 
@@ -52,9 +53,20 @@ type Options struct {
 	Name string
 	// Users are who may connect. (optional) Defaults to none.
 	Users []User
-	// Anonymous lets viewers without credentials in, with access to every
-	// topic. (optional) Defaults to false.
+	// Anonymous lets viewers without credentials in, to see every topic.
+	// (optional) Defaults to false.
 	Anonymous bool
+	// AnonymousPublish lets anonymous viewers publish on every topic too.
+	// (optional) Defaults to false: only users publish, on the topics of
+	// their Write filters.
+	AnonymousPublish bool
+	// AllowedOrigins are the web origins, as browsers send them in the
+	// Origin header (scheme://host[:port], such as
+	// https://app.foxglove.dev), whose pages may connect besides the
+	// server's own page; a WebSocket upgrade from any other page is
+	// refused with 403, and counted. A client that sends no Origin is not
+	// a browser and is not refused for it. (optional) Defaults to none.
+	AllowedOrigins []string
 	// Publish, when set, gives viewers the clientPublish capability: it
 	// is called with each message a viewer publishes, from that viewer's
 	// reader goroutine. (optional) Defaults to nil: viewers only watch.
@@ -117,6 +129,10 @@ type Server struct {
 	now           atomic.Int64  // the time of SetTime, in ns; 0 before
 	droppedClosed atomic.Uint64 // drops of connections that ended
 	stats         atomic.Pointer[http.Handler]
+
+	anonymous                  User          // who a viewer without credentials is
+	refusedOrigin, refusedAuth atomic.Uint64 // upgrades refused, by reason
+	originLog, authLog         *ratelog.Limiter
 }
 
 // Listen binds opts.Listen and serves the live view there until Close.
@@ -150,9 +166,15 @@ func Listen(opts Options) (*Server, error) {
 		session: strconv.FormatInt(time.Now().UnixNano(), 10),
 		conns:   map[*conn]struct{}{},
 		served:  make(chan struct{}),
-		// Foxglove's web app connects from its own origin, as it does
-		// to foxglove_bridge; access is by the users, not the origin.
-		upgrader: websocket.Upgrader{Subprotocols: []string{Subprotocol}, CheckOrigin: func(*http.Request) bool { return true }},
+		// handle checks the origin before the credentials, so that a
+		// foreign page is refused whatever it sends.
+		upgrader:  websocket.Upgrader{Subprotocols: []string{Subprotocol}, CheckOrigin: func(*http.Request) bool { return true }},
+		anonymous: User{Read: []string{"#"}},
+		originLog: ratelog.New(10 * time.Second),
+		authLog:   ratelog.New(10 * time.Second),
+	}
+	if opts.AnonymousPublish {
+		s.anonymous.Write = []string{"#"}
 	}
 	s.reg.init(opts.MaxChannels, s.wakeAll)
 	mux := http.NewServeMux()
@@ -188,17 +210,31 @@ func (s *Server) Close() error {
 }
 
 // handle serves a request: a WebSocket upgrade of the Foxglove protocol
-// becomes a connection; anything else is for the page. Both need the
-// same credentials, so that a browser that was asked for them on the page
-// sends them again on the page's upgrade.
+// becomes a connection, if its origin is allowed; anything else is for
+// the page. Both need the same credentials, so that a browser that was
+// asked for them on the page sends them again on the page's upgrade.
+// Only upgrades are checked for their origin: a browser does not let a
+// foreign page read the answers to its other requests (CORS), but it
+// lets any page open a WebSocket.
 func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
+	upgrade := websocket.IsWebSocketUpgrade(r)
+	if upgrade {
+		if origin, ok := s.originAllowed(r); !ok {
+			s.refused(r, RefusedOrigin, origin)
+			http.Error(w, "forbidden: pages of origin "+origin+" may not connect to this live view", http.StatusForbidden)
+			return
+		}
+	}
 	user, ok := s.authenticate(r)
 	if !ok {
+		if upgrade {
+			s.refused(r, RefusedUnauthorized, "")
+		}
 		w.Header().Set("WWW-Authenticate", `Basic realm="robotexec view"`)
 		http.Error(w, "unauthorized", http.StatusUnauthorized)
 		return
 	}
-	if !websocket.IsWebSocketUpgrade(r) {
+	if !upgrade {
 		s.servePage(w, r)
 		return
 	}
@@ -226,7 +262,7 @@ func (s *Server) authenticate(r *http.Request) (*User, bool) {
 	name, pw, ok := r.BasicAuth()
 	if !ok {
 		if s.opts.Anonymous {
-			return &User{Read: []string{"#"}, Write: []string{"#"}}, true
+			return &s.anonymous, true
 		}
 		return nil, false
 	}
@@ -309,6 +345,9 @@ type Stats struct {
 	// DroppedClosed counts the messages dropped for the connections that
 	// have ended.
 	DroppedClosed uint64
+	// Refused counts the WebSocket upgrades refused, by reason:
+	// RefusedOrigin (403) and RefusedUnauthorized (401).
+	Refused map[string]uint64
 	// Channels counts the channels advertised; Evicted the topics whose
 	// channels were removed (unadvertised) to make room for others,
 	// beyond Options.MaxChannels, the least recently seen first; Unshown
@@ -332,6 +371,7 @@ type ConnStats struct {
 func (s *Server) Stats() Stats {
 	var st Stats
 	st.Channels, st.Unshown, st.Evicted = s.reg.counts()
+	st.Refused = map[string]uint64{RefusedOrigin: s.refusedOrigin.Load(), RefusedUnauthorized: s.refusedAuth.Load()}
 	s.mu.Lock()
 	st.DroppedClosed = s.droppedClosed.Load()
 	for c := range s.conns {
