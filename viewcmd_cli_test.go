@@ -12,6 +12,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/robotexec/robotexec/internal/mqtt/broker"
 	"github.com/robotexec/robotexec/internal/mqtttest"
 	"github.com/robotexec/robotexec/internal/npmci"
 )
@@ -29,16 +30,25 @@ func demoOn(t *testing.T, url string) string {
 	return path
 }
 
-// TestViewCommand: robotexec view on mosquitto, where the demo runs in
-// another process, serves the reference client the topics its filters
+// TestViewCommand: robotexec view on an external broker (the embedded one
+// started by the test, and mosquitto), where the demo runs in another
+// process, serves the reference client the topics its filters
 // match (and no others), streams the 100 Hz IMU topic at its rate, and
 // publishes the client's message to the broker, where the demo's bridge
 // passes it on. Its connection graph is the demo's, from its graph topic.
 // SIGINT ends it with exit 0.
 func TestViewCommand(t *testing.T) {
 	t.Parallel()
+	for _, name := range brokerNames {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			testViewCommand(t, externalBroker(t, name, broker.Config{}, mqtttest.MosquittoOptions{}).URL())
+		})
+	}
+}
+
+func testViewCommand(t *testing.T, url string) {
 	node := npmci.Node(t, foxglovejsDir, "the Foxglove WebSocket reference client", "@foxglove/ws-protocol")
-	url := mqtttest.Mosquitto(t, mqtttest.MosquittoOptions{}).URL()
 	demo := startRun(t, robotexecBin, demoOn(t, url))
 	viewPort := freePort(t)
 	// Flags stand between and after the filters. The client publishes
