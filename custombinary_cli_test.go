@@ -48,8 +48,8 @@ func New(n *nodes.Node) error {
 	}
 	out := n.Publisher(p.Output)
 	var avg Sample
-	nodes.Subscribe(n, p.Input, func(s Sample) { avg = blend(avg, s, p.Alpha) })
-	n.Timer(p.Period, func(nodes.TimerEvent) { out.PublishJSON(avg) })
+	nodes.Subscribe(n, p.Input, func(ctx context.Context, s Sample) { avg = blend(avg, s, p.Alpha) })
+	n.Timer(p.Period, func(ctx context.Context, _ timers.Event) { out.PublishJSON(ctx, avg) })
 	return nil // callbacks of one node share its default mutually exclusive group
 }
 `

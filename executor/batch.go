@@ -71,12 +71,16 @@ func (e *Executor) runMessages(w *worker, x *waitset.Entity, en *entity, batch i
 // serve runs en's callback on m, one run of w, recorded where Options.Runs
 // asks.
 func (e *Executor) serve(w *worker, x *waitset.Entity, en *entity, m *subscribers.Message) {
+	var over *subscribers.Subscription
 	if runs := e.opts.Runs; runs == nil {
-		e.callMessage(en, m)
+		over = e.callMessage(en, m)
 	} else {
 		start := e.opts.Stamp()
-		e.callMessage(en, m)
+		over = e.callMessage(en, m)
 		runs.Ran(Run{Worker: w.id, ID: x.ID(), Trigger: m.Received, Start: start, End: e.opts.Stamp()})
+	}
+	if over != nil && w.over == nil {
+		w.over = over
 	}
 	w.nruns++
 }
@@ -87,14 +91,17 @@ func (e *Executor) serve(w *worker, x *waitset.Entity, en *entity, m *subscriber
 // moved while reading it), whose counter may not agree; a
 // timer is due, in the wait set, or due and not yet served by the alarm,
 // or taken from the wait set and not started (in the timer lane, or
-// queued on a group); or the owner got an in-process publisher during the
-// run, so that it serves one message per run from now on (see run).
-func (e *Executor) batchEnds(en *entity, until int64, cpu uint32) bool {
+// queued on a group); or a publication of the callback left a
+// subscription overloaded, so that the callback is muted now (see run).
+func (e *Executor) batchEnds(w *worker, until int64, cpu uint32) bool {
+	if w.over != nil {
+		return true
+	}
 	now, on := e.batchClock()
 	// The wait set first: popLocked counts the timers it takes before they
 	// leave it.
 	return now >= until || on != cpu || cpu == tsc.NoCPU || e.set.TimersPending() || e.timersWaiting.Load() != 0 ||
-		(e.batchOn == onTSC && e.timers.Fast().Due(now)) || en.owner.tracked.Load()
+		(e.batchOn == onTSC && e.timers.Fast().Due(now))
 }
 
 // runClaimed runs the k messages claimed in w.claim, with more queued
@@ -120,7 +127,7 @@ func (e *Executor) runClaimed(w *worker, x *waitset.Entity, en *entity, batch, k
 		op = waitset.Next
 		e.serve(w, x, en, m)
 		ran++
-		if ran >= batch || e.batchEnds(en, until, cpu) {
+		if ran >= batch || e.batchEnds(w, until, cpu) {
 			_, more = bus.Release(en.sub, c, 0)
 			break
 		}

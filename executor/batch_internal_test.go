@@ -15,24 +15,24 @@ import (
 // the CPU plays no part.
 func TestBatchEndsOnAnotherCPU(t *testing.T) {
 	e := New(Options{Workers: 1})
-	en := &entity{owner: &Owner{}}
+	w := e.workers[0]
 	const never = math.MaxInt64
 	if e.batchOn != onCPU {
 		_, cpu := e.batchClock()
 		require.Zero(t, cpu)
-		require.False(t, e.batchEnds(en, never, 0))
+		require.False(t, e.batchEnds(w, never, 0))
 		if tsc.LocalNsPerTick() == 0 {
 			return
 		}
 		e.batchOn = onCPU // the counter ticks on each CPU: time on it too
 	}
-	require.True(t, e.batchEnds(en, never, tsc.NoCPU), "moved while reading at the start")
+	require.True(t, e.batchEnds(w, never, tsc.NoCPU), "moved while reading at the start")
 	for {
 		_, cpu := e.batchClock()
 		if cpu == tsc.NoCPU {
 			continue // moved while reading: read again
 		}
-		require.True(t, e.batchEnds(en, never, cpu+1), "on CPU %d, not %d", cpu, cpu+1)
+		require.True(t, e.batchEnds(w, never, cpu+1), "on CPU %d, not %d", cpu, cpu+1)
 		return
 	}
 }

@@ -1,6 +1,7 @@
 package executor_test
 
 import (
+	"context"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -31,9 +32,9 @@ func TestBatchEndsWhenTimerDue(t *testing.T) {
 	bus := new(subscribers.Router)
 	log := newCallLog(msgs + 1)
 	const delay = 10 * time.Millisecond
-	tm, err := o.NewOneShot(delay, func(timers.Event) { log.add("timer") })
+	tm, err := o.NewOneShot(delay, func(ctx context.Context, _ timers.Event) { log.add("timer") })
 	require.NoError(t, err)
-	s, err := o.Subscribe(bus, "m", func(m subscribers.Message) {
+	s, err := o.Subscribe(bus, "m", func(ctx context.Context, m subscribers.Message) {
 		if string(m.Payload) == "1" {
 			clock.Advance(delay) // the timer falls due: its alarm fires here
 		}
@@ -86,10 +87,10 @@ func TestBatchEndsWhenTimerWaitsForItsGroup(t *testing.T) {
 	bus := new(subscribers.Router)
 	log := newCallLog(msgs + 1)
 	const delay = 10 * time.Millisecond
-	tm, err := o.NewOneShot(delay, func(timers.Event) { log.add("timer") })
+	tm, err := o.NewOneShot(delay, func(ctx context.Context, _ timers.Event) { log.add("timer") })
 	require.NoError(t, err)
 	obs.id.Store(tm.ID())
-	s, err := o.Subscribe(bus, "m", func(m subscribers.Message) {
+	s, err := o.Subscribe(bus, "m", func(ctx context.Context, m subscribers.Message) {
 		if string(m.Payload) == "1" {
 			clock.Advance(delay)
 			select {
@@ -144,7 +145,7 @@ func TestBatchEndsWhenTimerWaitsInTheLane(t *testing.T) {
 	const delay = 10 * time.Millisecond
 	var calls atomic.Int32
 	firstStarted, release := make(chan struct{}), make(chan struct{})
-	timer := func(timers.Event) {
+	timer := func(ctx context.Context, _ timers.Event) {
 		if calls.Add(1) == 1 {
 			close(firstStarted)
 			<-release // holds its worker
@@ -156,7 +157,7 @@ func TestBatchEndsWhenTimerWaitsInTheLane(t *testing.T) {
 		_, err := o.NewOneShot(delay, timer)
 		require.NoError(t, err)
 	}
-	s, err := o.Subscribe(bus, "m", func(m subscribers.Message) {
+	s, err := o.Subscribe(bus, "m", func(ctx context.Context, m subscribers.Message) {
 		if string(m.Payload) == "1" {
 			clock.Advance(delay)
 			select {

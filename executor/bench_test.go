@@ -66,7 +66,7 @@ func benchExecutor(b *testing.B, workers int, viaBus bool) {
 	subs := make([]*subscribers.Subscription, nsubs)
 	for i := range pubs {
 		topic := fmt.Sprintf("bench/%d", i)
-		s, err := o.Subscribe(bus, topic, func(subscribers.Message) {},
+		s, err := o.Subscribe(bus, topic, func(ctx context.Context, _ subscribers.Message) {},
 			executor.Depth(256), executor.Overflow(subscribers.Block))
 		if err != nil {
 			b.Fatal(err)
@@ -81,7 +81,7 @@ func benchExecutor(b *testing.B, workers int, viaBus bool) {
 	b.ResetTimer()
 	if viaBus {
 		for i := range b.N {
-			pubs[i%nsubs].PublishMessage(m)
+			pubs[i%nsubs].PublishMessage(ctx, m)
 		}
 	} else {
 		for i := range b.N {
@@ -111,14 +111,14 @@ func BenchmarkPerEventCost(b *testing.B) {
 			o := ex.NewOwner("bench", ex.NewGroup("bench", executor.Reentrant))
 			bus := new(subscribers.Router)
 			for i := range idle {
-				if _, err := o.Subscribe(bus, fmt.Sprintf("idle/%d", i), func(subscribers.Message) {}, executor.Depth(1)); err != nil {
+				if _, err := o.Subscribe(bus, fmt.Sprintf("idle/%d", i), func(ctx context.Context, _ subscribers.Message) {}, executor.Depth(1)); err != nil {
 					b.Fatal(err)
 				}
 			}
 			// One subscription's callbacks never overlap, so the count
 			// needs no atomic.
 			ran, all := 0, make(chan struct{})
-			if _, err := o.Subscribe(bus, "busy", func(subscribers.Message) {
+			if _, err := o.Subscribe(bus, "busy", func(ctx context.Context, _ subscribers.Message) {
 				if ran++; ran == b.N {
 					close(all)
 				}
@@ -132,7 +132,7 @@ func BenchmarkPerEventCost(b *testing.B) {
 			m := subscribers.Message{Payload: []byte("x"), Received: time.Unix(1, 0)}
 			b.ResetTimer()
 			for range b.N {
-				pub.PublishMessage(m)
+				pub.PublishMessage(ctx, m)
 			}
 			<-all
 			b.StopTimer()

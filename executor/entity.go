@@ -1,9 +1,11 @@
 package executor
 
 import (
+	"context"
 	"runtime/debug"
 	"sync/atomic"
 
+	"github.com/robotexec/robotexec/internal/bus"
 	"github.com/robotexec/robotexec/subscribers"
 	"github.com/robotexec/robotexec/timers"
 )
@@ -16,26 +18,44 @@ type entity struct {
 	group   *Group // the mutually exclusive group that serializes it, or nil
 	timer   *timers.Timer
 	sub     *subscribers.Subscription
-	onTimer func(timers.Event)
-	onMsg   func(subscribers.Message)
+	onTimer func(context.Context, timers.Event)
+	onMsg   func(context.Context, subscribers.Message)
 	acq     *acquisition // the callback's resources, or nil
 	panics  atomic.Uint64
 }
 
-// callTimer and callMessage are the one place where callbacks' panics are
-// recovered, and the only functions that call callbacks: inCallback looks
-// for them on a goroutine's stack, so they are never inlined.
-//
-//go:noinline
-func (e *Executor) callTimer(en *entity, ev timers.Event) {
-	defer e.recoverPanic(en)
-	en.onTimer(ev)
+// callTimer and callMessage call en's callback with a run context of its
+// own (bus.Run), done when the call returns, and end the run once the
+// callback has returned: they return the subscription that a publication
+// under the run left overloaded, or nil (see mute). They are the only
+// functions that call callbacks, and the one place where callbacks'
+// panics are recovered (recoverPanic).
+func (e *Executor) callTimer(en *entity, ev timers.Event) *subscribers.Subscription {
+	r := e.newRun()
+	e.invokeTimer(r, en, ev)
+	return r.End()
 }
 
-//go:noinline
-func (e *Executor) callMessage(en *entity, m *subscribers.Message) {
+func (e *Executor) callMessage(en *entity, m *subscribers.Message) *subscribers.Subscription {
+	r := e.newRun()
+	e.invokeMessage(r, en, m)
+	return r.End()
+}
+
+// newRun returns the context of a callback's call: done when the call
+// returns, or at the executor's drain deadline (see Shutdown).
+func (e *Executor) newRun() *bus.Run {
+	return &bus.Run{Stop: e.shut.stopCtx, Handoff: !e.opts.noHandoff}
+}
+
+func (e *Executor) invokeTimer(r *bus.Run, en *entity, ev timers.Event) {
 	defer e.recoverPanic(en)
-	en.onMsg(*m)
+	en.onTimer(r, ev)
+}
+
+func (e *Executor) invokeMessage(r *bus.Run, en *entity, m *subscribers.Message) {
+	defer e.recoverPanic(en)
+	en.onMsg(r, *m)
 }
 
 // recoverPanic turns a callback's panic into a logged, counted error; the

@@ -17,7 +17,7 @@ func ExampleExecutor_Run() {
 	node := ex.NewOwner("imu_filter", nil)
 
 	got := make(chan struct{})
-	_, err := node.Subscribe(bus, "sensors/+/imu", func(m subscribers.Message) {
+	_, err := node.Subscribe(bus, "sensors/+/imu", func(ctx context.Context, m subscribers.Message) {
 		fmt.Printf("%s: %s\n", m.Topic, m.Payload)
 		close(got)
 	})
@@ -30,7 +30,7 @@ func ExampleExecutor_Run() {
 	go func() { done <- ex.Run(ctx) }()
 
 	pub, _ := bus.Publisher("sensors/left/imu")
-	pub.Publish([]byte(`{"ax":0.1}`))
+	pub.Publish(ctx, []byte(`{"ax":0.1}`))
 	<-got
 	cancel()
 	fmt.Println("stopped:", <-done)
@@ -46,7 +46,7 @@ func ExampleOwner_NewTimer() {
 	clock := timers.NewSim(start)
 	ex := executor.New(executor.Options{Clock: clock})
 	node := ex.NewOwner("heartbeat", nil)
-	_, err := node.NewTimer(100*time.Millisecond, func(ev timers.Event) {
+	_, err := node.NewTimer(100*time.Millisecond, func(ctx context.Context, ev timers.Event) {
 		fmt.Printf("tick for %v, late %v, missed %d\n", ev.Expected.Sub(start), ev.Late(), ev.Missed)
 	})
 	if err != nil {
@@ -67,7 +67,7 @@ func ExampleOwner_Subscribe() {
 	ex := executor.New(executor.Options{})
 	bus := new(subscribers.Router)
 	node := ex.NewOwner("odom", nil)
-	sub, err := node.Subscribe(bus, "robot/odom", func(m subscribers.Message) {
+	sub, err := node.Subscribe(bus, "robot/odom", func(ctx context.Context, m subscribers.Message) {
 		fmt.Printf("%s\n", m.Payload)
 	}, executor.Depth(2), executor.Overflow(subscribers.DropOldest))
 	if err != nil {
@@ -75,7 +75,7 @@ func ExampleOwner_Subscribe() {
 	}
 	pub, _ := bus.Publisher("robot/odom")
 	for _, p := range []string{"x=1", "x=2", "x=3"} {
-		pub.Publish([]byte(p))
+		pub.Publish(context.Background(), []byte(p))
 	}
 	ex.SpinAll()
 	fmt.Println("dropped:", sub.Stats().Dropped[subscribers.QueueFull])
@@ -92,7 +92,7 @@ func ExampleExecutor_Shutdown() {
 	ex := executor.New(executor.Options{Workers: 1})
 	bus := new(subscribers.Router)
 	n := 0
-	_, err := ex.NewOwner("counter", nil).Subscribe(bus, "ticks", func(subscribers.Message) { n++ },
+	_, err := ex.NewOwner("counter", nil).Subscribe(bus, "ticks", func(ctx context.Context, _ subscribers.Message) { n++ },
 		executor.Depth(10))
 	if err != nil {
 		panic(err)
@@ -102,7 +102,7 @@ func ExampleExecutor_Shutdown() {
 
 	pub, _ := bus.Publisher("ticks")
 	for range 3 {
-		pub.Publish(nil)
+		pub.Publish(context.Background(), nil)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()

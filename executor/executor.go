@@ -1,6 +1,7 @@
 package executor
 
 import (
+	"context"
 	"errors"
 	"log/slog"
 	"runtime"
@@ -49,9 +50,9 @@ type Options struct {
 	// one message per run. A run ends before Batch messages once it has
 	// lasted BatchBudget or when a timer is due, so short callbacks share
 	// one pass through the run queue and long ones do not batch at all.
-	// Runs of callbacks that need resources or whose owner has in-process
-	// publishers (Owner.Publisher), and runs made by the Spin methods,
-	// serve one message.
+	// Runs of callbacks that need resources, and runs made by the Spin
+	// methods, serve one message; a run also ends after a message whose
+	// callback's publication left a subscription overloaded.
 	Batch int
 	// BatchBudget is how long a subscription's run may go on to its next
 	// message: after a callback that ends BatchBudget or more after the
@@ -61,7 +62,7 @@ type Options struct {
 	BatchBudget time.Duration
 
 	// noHandoff turns off the hand-off of in-process publications (see
-	// Publisher): every one then wakes an idle worker. Only the package's
+	// bus.Run.Handoff): every one then wakes an idle worker. Only the package's
 	// tests and benchmarks set it, through WithHandoff in export_test.go,
 	// to measure what the hand-off saves.
 	noHandoff bool
@@ -226,6 +227,7 @@ func New(opts Options) *Executor {
 	e := &Executor{readMostly: readMostly{opts: opts, log: opts.Logger, obs: opts.observer, epoch: time.Now()}}
 	e.shut.stopping = make(chan struct{})
 	e.shut.exited = make(chan struct{})
+	e.shut.stopCtx, e.shut.expire = context.WithCancel(context.Background())
 	if ns := tsc.NsPerTick(); ns != 0 {
 		e.batchOn = onTSC
 		e.budget = int64(min(float64(opts.BatchBudget)/ns, 1<<62))

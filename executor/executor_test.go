@@ -45,7 +45,7 @@ func run(t *testing.T, ex *executor.Executor) (stop func()) {
 
 func publish(t *testing.T, bus *subscribers.Router, topic, payload string) {
 	t.Helper()
-	_, err := bus.Publish(subscribers.Message{Topic: topic, Payload: []byte(payload)})
+	_, err := bus.Publish(context.Background(), subscribers.Message{Topic: topic, Payload: []byte(payload)})
 	require.NoError(t, err)
 }
 
@@ -56,11 +56,11 @@ func TestSpinSomeRunsTimersFirst(t *testing.T) {
 	bus := new(subscribers.Router)
 	var order []string
 	for _, name := range []string{"s1", "s2"} {
-		_, err := o.Subscribe(bus, name, func(m subscribers.Message) { order = append(order, m.Topic) })
+		_, err := o.Subscribe(bus, name, func(ctx context.Context, m subscribers.Message) { order = append(order, m.Topic) })
 		require.NoError(t, err)
 	}
 	for _, name := range []string{"t1", "t2"} {
-		_, err := o.NewTimer(10*time.Millisecond, func(timers.Event) { order = append(order, name) })
+		_, err := o.NewTimer(10*time.Millisecond, func(ctx context.Context, _ timers.Event) { order = append(order, name) })
 		require.NoError(t, err)
 	}
 	// Subscriptions become ready before the timers, yet the batch runs the
@@ -80,7 +80,7 @@ func TestSubscriptionWithMoreWorkGoesToTheBack(t *testing.T) {
 	bus := new(subscribers.Router)
 	var order []string
 	for _, name := range []string{"a", "b"} {
-		_, err := o.Subscribe(bus, name, func(m subscribers.Message) { order = append(order, m.Topic+string(m.Payload)) })
+		_, err := o.Subscribe(bus, name, func(ctx context.Context, m subscribers.Message) { order = append(order, m.Topic+string(m.Payload)) })
 		require.NoError(t, err)
 	}
 	publish(t, bus, "a", "1")
@@ -99,7 +99,7 @@ func TestPanicIsRecoveredLoggedAndCounted(t *testing.T) {
 	o := ex.NewOwner("imu", nil)
 	bus := new(subscribers.Router)
 	got := make(chan string, 10)
-	_, err := o.Subscribe(bus, "imu/raw", func(m subscribers.Message) {
+	_, err := o.Subscribe(bus, "imu/raw", func(ctx context.Context, m subscribers.Message) {
 		if string(m.Payload) == "bad" {
 			panicInCallback()
 		}
@@ -143,7 +143,7 @@ func TestRunDrainsAcceptedMessagesAndRefusesLaterOnes(t *testing.T) {
 	o := ex.NewOwner("n", nil)
 	bus := new(subscribers.Router)
 	var ran atomic.Int32
-	sub, err := o.Subscribe(bus, "slow", func(subscribers.Message) {
+	sub, err := o.Subscribe(bus, "slow", func(ctx context.Context, _ subscribers.Message) {
 		time.Sleep(200 * time.Microsecond)
 		ran.Add(1)
 	}, executor.Depth(100))
@@ -164,9 +164,9 @@ func TestRunDrainsAcceptedMessagesAndRefusesLaterOnes(t *testing.T) {
 	require.Equal(t, uint64(50), st.Accepted)
 	require.Equal(t, uint64(1), st.Dropped[subscribers.Closed])
 
-	_, err = o.Subscribe(bus, "x", func(subscribers.Message) {})
+	_, err = o.Subscribe(bus, "x", func(ctx context.Context, _ subscribers.Message) {})
 	require.ErrorIs(t, err, executor.ErrClosed)
-	_, err = o.NewTimer(time.Second, func(timers.Event) {})
+	_, err = o.NewTimer(time.Second, func(ctx context.Context, _ timers.Event) {})
 	require.ErrorIs(t, err, executor.ErrClosed)
 	require.ErrorIs(t, ex.Run(context.Background()), executor.ErrRunning)
 }
@@ -174,7 +174,7 @@ func TestRunDrainsAcceptedMessagesAndRefusesLaterOnes(t *testing.T) {
 func TestRunStopsTimers(t *testing.T) {
 	ex := executor.New(executor.Options{Workers: 1, Logger: quiet()})
 	o := ex.NewOwner("n", nil)
-	tm, err := o.NewTimer(time.Millisecond, func(timers.Event) {})
+	tm, err := o.NewTimer(time.Millisecond, func(ctx context.Context, _ timers.Event) {})
 	require.NoError(t, err)
 	stop := run(t, ex)
 	stop()
@@ -184,7 +184,7 @@ func TestRunStopsTimers(t *testing.T) {
 func TestSpinDuringRunPanics(t *testing.T) {
 	ex := executor.New(executor.Options{Workers: 1, Logger: quiet()})
 	ticked := make(chan struct{}, 1)
-	_, err := ex.NewOwner("n", nil).NewTimer(time.Millisecond, func(timers.Event) {
+	_, err := ex.NewOwner("n", nil).NewTimer(time.Millisecond, func(ctx context.Context, _ timers.Event) {
 		select {
 		case ticked <- struct{}{}:
 		default:
@@ -201,7 +201,7 @@ func TestSpinOnceWaitsForWork(t *testing.T) {
 	o := ex.NewOwner("n", nil)
 	bus := new(subscribers.Router)
 	got := make(chan string, 1)
-	_, err := o.Subscribe(bus, "x", func(m subscribers.Message) { got <- string(m.Payload) })
+	_, err := o.Subscribe(bus, "x", func(ctx context.Context, m subscribers.Message) { got <- string(m.Payload) })
 	require.NoError(t, err)
 
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Millisecond)
@@ -210,7 +210,7 @@ func TestSpinOnceWaitsForWork(t *testing.T) {
 
 	go func() {
 		time.Sleep(time.Millisecond)
-		bus.Publish(subscribers.Message{Topic: "x", Payload: []byte("hello")})
+		bus.Publish(context.Background(), subscribers.Message{Topic: "x", Payload: []byte("hello")})
 	}()
 	ctx2, cancel2 := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel2()
@@ -222,15 +222,15 @@ func TestRegistrationErrors(t *testing.T) {
 	ex := executor.New(executor.Options{Logger: quiet()})
 	o := ex.NewOwner("n", nil)
 	bus := new(subscribers.Router)
-	_, err := o.Subscribe(bus, "a/#/b", func(subscribers.Message) {})
+	_, err := o.Subscribe(bus, "a/#/b", func(ctx context.Context, _ subscribers.Message) {})
 	require.ErrorContains(t, err, `"a/#/b"`)
 	_, err = o.Subscribe(bus, "a", nil)
 	require.Error(t, err)
-	_, err = o.NewTimer(0, func(timers.Event) {})
+	_, err = o.NewTimer(0, func(ctx context.Context, _ timers.Event) {})
 	require.Error(t, err)
 	_, err = o.NewTimer(time.Second, nil)
 	require.Error(t, err)
-	_, err = o.NewOneShot(-time.Second, func(timers.Event) {})
+	_, err = o.NewOneShot(-time.Second, func(ctx context.Context, _ timers.Event) {})
 	require.Error(t, err)
 }
 
@@ -249,14 +249,14 @@ func TestOwnerAndCallbackNames(t *testing.T) {
 	require.Same(t, ex, o.Executor())
 	require.Equal(t, executor.MutuallyExclusive, ex.NewOwner("x", nil).DefaultGroup().Kind())
 
-	s, err := o.Subscribe(new(subscribers.Router), "imu/+", func(subscribers.Message) {}, executor.Name("lowpass"))
+	s, err := o.Subscribe(new(subscribers.Router), "imu/+", func(ctx context.Context, _ subscribers.Message) {}, executor.Name("lowpass"))
 	require.NoError(t, err)
 	cb, ok := ex.Callback(s.ID())
 	require.True(t, ok)
 	require.Equal(t, "imu", cb.Owner)
 	require.Equal(t, "lowpass", cb.Name)
 	require.Same(t, s, cb.Subscription)
-	tm, err := o.NewTimer(time.Hour, func(timers.Event) {})
+	tm, err := o.NewTimer(time.Hour, func(ctx context.Context, _ timers.Event) {})
 	require.NoError(t, err)
 	cb, ok = ex.Callback(tm.ID())
 	require.True(t, ok)
@@ -270,9 +270,9 @@ func TestCallbacksListsRegistrations(t *testing.T) {
 	ex := executor.New(executor.Options{Logger: quiet()})
 	o := ex.NewOwner("imu", nil)
 	bus := new(subscribers.Router)
-	s, err := o.Subscribe(bus, "imu/raw", func(subscribers.Message) { panic("x") }, executor.Name("filter"))
+	s, err := o.Subscribe(bus, "imu/raw", func(ctx context.Context, _ subscribers.Message) { panic("x") }, executor.Name("filter"))
 	require.NoError(t, err)
-	tm, err := o.NewTimer(time.Second, func(timers.Event) {})
+	tm, err := o.NewTimer(time.Second, func(ctx context.Context, _ timers.Event) {})
 	require.NoError(t, err)
 	publish(t, bus, "imu/raw", "")
 	ex.SpinAll()

@@ -1,6 +1,7 @@
 package executor_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"sync"
@@ -26,7 +27,7 @@ func TestMutuallyExclusiveGroupNeverBlocksAWorker(t *testing.T) {
 	release := make(chan struct{})
 	errs := make(chan error, 4)
 	var a2ran atomic.Bool
-	_, err := a.Subscribe(bus, "a1", func(subscribers.Message) {
+	_, err := a.Subscribe(bus, "a1", func(ctx context.Context, _ subscribers.Message) {
 		close(started)
 		select {
 		case <-release:
@@ -35,9 +36,9 @@ func TestMutuallyExclusiveGroupNeverBlocksAWorker(t *testing.T) {
 		}
 	})
 	require.NoError(t, err)
-	_, err = a.Subscribe(bus, "a2", func(subscribers.Message) { a2ran.Store(true) })
+	_, err = a.Subscribe(bus, "a2", func(ctx context.Context, _ subscribers.Message) { a2ran.Store(true) })
 	require.NoError(t, err)
-	_, err = b.Subscribe(bus, "b", func(subscribers.Message) {
+	_, err = b.Subscribe(bus, "b", func(ctx context.Context, _ subscribers.Message) {
 		if a2ran.Load() {
 			errs <- errors.New("a2 overlapped a1 in a mutually exclusive group")
 		}
@@ -64,7 +65,7 @@ func TestReentrantGroupLetsDifferentCallbacksOverlap(t *testing.T) {
 	var wg sync.WaitGroup
 	wg.Add(2)
 	overlapped := make(chan bool, 2)
-	cb := func(subscribers.Message) {
+	cb := func(ctx context.Context, _ subscribers.Message) {
 		wg.Done()
 		done := make(chan struct{})
 		go func() { wg.Wait(); close(done) }()
@@ -93,7 +94,7 @@ func TestMutuallyExclusiveCallbacksNeverOverlap(t *testing.T) {
 	var inside, maxInside atomic.Int32
 	var runs atomic.Int32
 	for i := range 4 {
-		_, err := o.Subscribe(bus, fmt.Sprintf("t/%d", i), func(subscribers.Message) {
+		_, err := o.Subscribe(bus, fmt.Sprintf("t/%d", i), func(ctx context.Context, _ subscribers.Message) {
 			n := inside.Add(1)
 			if n > maxInside.Load() {
 				maxInside.Store(n)

@@ -1,6 +1,7 @@
 package executor_test
 
 import (
+	"context"
 	"fmt"
 	"testing"
 	"time"
@@ -26,15 +27,15 @@ func TestHandoffKeepsAPipelineOnItsWorker(t *testing.T) {
 		done := make(chan struct{}, 1)
 		for i := range 5 {
 			o := ex.NewOwner(fmt.Sprintf("stage%d", i), nil)
-			var next *executor.Publisher
+			var next *subscribers.Publisher
 			if i < 4 {
-				p, err := o.Publisher(bus, fmt.Sprintf("stage/%d", i+1))
+				p, err := bus.Publisher(fmt.Sprintf("stage/%d", i+1))
 				require.NoError(t, err)
 				next = p
 			}
-			_, err := o.Subscribe(bus, fmt.Sprintf("stage/%d", i), func(m subscribers.Message) {
+			_, err := o.Subscribe(bus, fmt.Sprintf("stage/%d", i), func(ctx context.Context, m subscribers.Message) {
 				if next != nil {
-					next.Publish(m.Payload)
+					next.Publish(ctx, m.Payload)
 				} else {
 					done <- struct{}{}
 				}

@@ -90,7 +90,7 @@ func benchLatencyExecutor(b *testing.B, workers int, pace func(time.Time, int) t
 	pubs := make([]*subscribers.Publisher, nsubs)
 	for i := range nsubs {
 		topic := fmt.Sprintf("lat/%d", i)
-		_, err := o.Subscribe(bus, topic, func(m subscribers.Message) {
+		_, err := o.Subscribe(bus, topic, func(ctx context.Context, m subscribers.Message) {
 			lat[i] = append(lat[i], time.Since(m.Received))
 		}, executor.Depth(1024), executor.Overflow(subscribers.Block))
 		if err != nil {
@@ -105,7 +105,7 @@ func benchLatencyExecutor(b *testing.B, workers int, pace func(time.Time, int) t
 	next := time.Now()
 	for i := range b.N {
 		next = pace(next, i)
-		pubs[i%nsubs].PublishMessage(subscribers.Message{Received: time.Now()})
+		pubs[i%nsubs].PublishMessage(ctx, subscribers.Message{Received: time.Now()})
 	}
 	cancel()
 	<-done
@@ -150,13 +150,13 @@ func BenchmarkPipeline5(b *testing.B) {
 			done := make(chan time.Time, 1)
 			for i := range 5 {
 				o := ex.NewOwner(fmt.Sprintf("stage%d", i), nil)
-				var next *executor.Publisher
+				var next *subscribers.Publisher
 				if i < 4 {
-					next, _ = o.Publisher(bus, fmt.Sprintf("p/%d", i+1))
+					next, _ = bus.Publisher(fmt.Sprintf("p/%d", i+1))
 				}
-				_, err := o.Subscribe(bus, fmt.Sprintf("p/%d", i), func(m subscribers.Message) {
+				_, err := o.Subscribe(bus, fmt.Sprintf("p/%d", i), func(ctx context.Context, m subscribers.Message) {
 					if next != nil {
-						next.PublishMessage(subscribers.Message{Received: m.Received})
+						next.PublishMessage(ctx, subscribers.Message{Received: m.Received})
 					} else {
 						done <- time.Now()
 					}
@@ -173,7 +173,7 @@ func BenchmarkPipeline5(b *testing.B) {
 			b.ResetTimer()
 			for range b.N {
 				sent := time.Now()
-				first.PublishMessage(subscribers.Message{Received: sent})
+				first.PublishMessage(ctx, subscribers.Message{Received: sent})
 				lat = append(lat, (<-done).Sub(sent))
 			}
 			b.StopTimer()

@@ -38,11 +38,15 @@ const (
 )
 
 // shutdown is what Shutdown and Run share: Shutdown closes stopping once,
-// and Run closes exited when its workers have exited.
+// and Run closes exited when its workers have exited. stopCtx is the
+// parent of every run's context (see newRun); expire ends it when a
+// Shutdown's ctx ends before the drain does (the drain deadline).
 type shutdown struct {
 	once     sync.Once
 	stopping chan struct{}
 	exited   chan struct{}
+	stopCtx  context.Context
+	expire   context.CancelFunc
 }
 
 // Run runs callbacks on the worker pool until ctx ends or Shutdown is
@@ -82,9 +86,12 @@ func (e *Executor) Run(ctx context.Context) error {
 // Shutdown stops the executor with net/http.Server.Shutdown's contract:
 // Run stops as when its ctx ends — timers stop, subscriptions refuse new
 // messages, the workers drain every queue — and Shutdown returns nil once
-// Run's workers have exited, or ctx.Err() when ctx ends first; the drain
-// then carries on (a callback cannot be interrupted), and a later
-// Shutdown waits for it again. Called before Run, it makes Run stop as
+// Run's workers have exited, or ctx.Err() when ctx ends first. ctx's end
+// is the drain deadline: the contexts of the callbacks running then, and
+// of those that run later, are done (context.DeadlineExceeded), so that a
+// long callback that watches its context can return; the drain carries on
+// (a callback cannot be interrupted), and a later Shutdown waits for it
+// again. Called before Run, it makes Run stop as
 // soon as it starts, and waits for that; during a Spin call it returns
 // ErrRunning at once and changes nothing. Called from a callback, it waits
 // for that callback too, so only until ctx ends: a callback that stops its
@@ -98,6 +105,7 @@ func (e *Executor) Shutdown(ctx context.Context) error {
 	case <-e.shut.exited:
 		return nil
 	case <-ctx.Done():
+		e.shut.expire()
 		return ctx.Err()
 	}
 }

@@ -1,6 +1,7 @@
 package executor_test
 
 import (
+	"context"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -16,11 +17,11 @@ func TestMadeBeforeAttach(t *testing.T) {
 	bus := new(subscribers.Router)
 	p, err := bus.Publisher("state/mode", subscribers.WithRetain())
 	require.NoError(t, err)
-	require.NoError(t, p.Publish([]byte("auto")))
+	require.NoError(t, p.Publish(context.Background(), []byte("auto")))
 
 	var made *subscribers.Subscription
 	var seen []*subscribers.Subscription
-	s, err := ex.NewOwner("n", nil).Subscribe(bus, "state/+", func(subscribers.Message) {
+	s, err := ex.NewOwner("n", nil).Subscribe(bus, "state/+", func(ctx context.Context, _ subscribers.Message) {
 		seen = append(seen, made)
 	}, executor.Made(func(s *subscribers.Subscription) {
 		require.Zero(t, s.Len(), "not attached yet: nothing delivered")

@@ -44,7 +44,7 @@ func TestMuteKeepsAFastProducerBoundedWithoutDrops(t *testing.T) {
 	var consumed atomic.Int64
 	var sub *subscribers.Subscription
 	consumer := ex.NewOwner("consumer", nil)
-	sub, err := consumer.Subscribe(bus, "work", func(subscribers.Message) {
+	sub, err := consumer.Subscribe(bus, "work", func(ctx context.Context, _ subscribers.Message) {
 		if n := int64(sub.Len()); n > maxLen.Load() {
 			maxLen.Store(n)
 		}
@@ -54,14 +54,14 @@ func TestMuteKeepsAFastProducerBoundedWithoutDrops(t *testing.T) {
 	require.NoError(t, err)
 
 	producer := ex.NewOwner("producer", nil)
-	pub, err := producer.Publisher(bus, "work")
+	pub, err := bus.Publisher("work")
 	require.NoError(t, err)
 	require.Equal(t, "work", pub.Topic())
 	var produced atomic.Int64
-	_, err = producer.NewTimer(200*time.Microsecond, func(timers.Event) {
+	_, err = producer.NewTimer(200*time.Microsecond, func(ctx context.Context, _ timers.Event) {
 		// A publication made during the drain is refused by the closed
 		// consumer (n == 0) or, once it is detached, reaches nobody.
-		if n, _ := pub.PublishMessage(subscribers.Message{Payload: []byte("job")}); n == 1 {
+		if n, _ := pub.PublishMessage(ctx, subscribers.Message{Payload: []byte("job")}); n == 1 {
 			produced.Add(1)
 		}
 	})
@@ -95,17 +95,17 @@ func TestMuteSkipsCycles(t *testing.T) {
 	ex := executor.New(executor.WithObserver(executor.Options{Logger: quiet()}, obs))
 	bus := new(subscribers.Router)
 	o := ex.NewOwner("loop", nil)
-	pub, err := o.Publisher(bus, "loop")
+	pub, err := bus.Publisher("loop")
 	require.NoError(t, err)
 	hops := 0
-	_, err = o.Subscribe(bus, "loop", func(subscribers.Message) {
+	_, err = o.Subscribe(bus, "loop", func(ctx context.Context, _ subscribers.Message) {
 		if hops++; hops < 50 {
-			pub.Publish(nil)
-			pub.Publish(nil)
+			pub.Publish(ctx, nil)
+			pub.Publish(ctx, nil)
 		}
 	}, executor.Depth(2), executor.Overflow(subscribers.Block))
 	require.NoError(t, err)
-	bus.Publish(subscribers.Message{Topic: "loop"})
+	bus.Publish(context.Background(), subscribers.Message{Topic: "loop"})
 	ex.SpinAll()
 	require.Zero(t, obs.mutes.Load())
 	require.Equal(t, 1+2*49, hops)
@@ -119,13 +119,13 @@ func TestMuteEndsAtShutdown(t *testing.T) {
 	bus := new(subscribers.Router)
 	release := make(chan struct{})
 	consumer := ex.NewOwner("consumer", nil)
-	_, err := consumer.Subscribe(bus, "work", func(subscribers.Message) { <-release },
+	_, err := consumer.Subscribe(bus, "work", func(ctx context.Context, _ subscribers.Message) { <-release },
 		executor.Depth(2), executor.Overflow(subscribers.Block))
 	require.NoError(t, err)
 	producer := ex.NewOwner("producer", nil)
-	pub, err := producer.Publisher(bus, "work")
+	pub, err := bus.Publisher("work")
 	require.NoError(t, err)
-	_, err = producer.NewTimer(100*time.Microsecond, func(timers.Event) { pub.Publish(nil) })
+	_, err = producer.NewTimer(100*time.Microsecond, func(ctx context.Context, _ timers.Event) { pub.Publish(ctx, nil) })
 	require.NoError(t, err)
 
 	ctx, cancel := context.WithCancel(context.Background())

@@ -1,8 +1,8 @@
 package executor
 
 import (
+	"context"
 	"fmt"
-	"sync/atomic"
 	"time"
 
 	"github.com/robotexec/robotexec/internal/bus"
@@ -21,14 +21,6 @@ type Owner struct {
 	ex    *Executor
 	name  string
 	group *Group
-
-	// Publishers of the owner attribute backpressure to the callbacks
-	// that run while they publish: tracked is set once the owner has a
-	// publisher, running counts its callbacks running then, and mutor is
-	// the overloaded subscription a publication found.
-	tracked atomic.Bool
-	running atomic.Int32
-	mutor   atomic.Pointer[subscribers.Subscription]
 }
 
 // NewOwner returns an owner named name (the node's name, used in logs,
@@ -120,18 +112,19 @@ func (o *Owner) options(opts []Option) regOptions {
 }
 
 // NewTimer registers a periodic timer that calls cb every period, on
-// drift-free deadlines starting one period from now.
-func (o *Owner) NewTimer(period time.Duration, cb func(timers.Event), opts ...Option) (*timers.Timer, error) {
+// drift-free deadlines starting one period from now. Each call gets its
+// run's context (see the package documentation).
+func (o *Owner) NewTimer(period time.Duration, cb func(context.Context, timers.Event), opts ...Option) (*timers.Timer, error) {
 	return o.addTimer(period, false, cb, opts)
 }
 
 // NewOneShot registers a timer that calls cb once, delay from now. Reset
 // arms it again.
-func (o *Owner) NewOneShot(delay time.Duration, cb func(timers.Event), opts ...Option) (*timers.Timer, error) {
+func (o *Owner) NewOneShot(delay time.Duration, cb func(context.Context, timers.Event), opts ...Option) (*timers.Timer, error) {
 	return o.addTimer(delay, true, cb, opts)
 }
 
-func (o *Owner) addTimer(period time.Duration, oneShot bool, cb func(timers.Event), opts []Option) (*timers.Timer, error) {
+func (o *Owner) addTimer(period time.Duration, oneShot bool, cb func(context.Context, timers.Event), opts []Option) (*timers.Timer, error) {
 	if cb == nil {
 		return nil, fmt.Errorf("executor: %s: timer callback is nil", o.name)
 	}
@@ -164,8 +157,9 @@ func (o *Owner) addTimer(period time.Duration, oneShot bool, cb func(timers.Even
 
 // Subscribe registers cb for the messages of src whose topic matches
 // filter. The subscription has its own queue (Depth, Overflow options); cb
-// runs once per message, in arrival order, never overlapping itself.
-func (o *Owner) Subscribe(src subscribers.Source, filter string, cb func(subscribers.Message), opts ...Option) (*subscribers.Subscription, error) {
+// runs once per message, in arrival order, never overlapping itself, with
+// its run's context.
+func (o *Owner) Subscribe(src subscribers.Source, filter string, cb func(context.Context, subscribers.Message), opts ...Option) (*subscribers.Subscription, error) {
 	if cb == nil {
 		return nil, fmt.Errorf("executor: %s: subscription callback is nil", o.name)
 	}

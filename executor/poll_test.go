@@ -35,20 +35,20 @@ func TestBusyWorkersServeDueTimers(t *testing.T) {
 	ex := executor.New(executor.Options{Workers: 1, Clock: deaf{}})
 	o := ex.NewOwner("busy", nil)
 	bus := new(subscribers.Router)
-	p, err := o.Publisher(bus, "loop")
+	p, err := bus.Publisher("loop")
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	_, err = o.Subscribe(bus, "loop", func(subscribers.Message) {
+	_, err = o.Subscribe(bus, "loop", func(ctx context.Context, _ subscribers.Message) {
 		for t := time.Now(); time.Since(t) < 200*time.Microsecond; {
 		}
 		if ctx.Err() == nil {
-			p.Publish(nil)
+			p.Publish(ctx, nil)
 		}
 	})
 	require.NoError(t, err)
 	fired := make(chan timers.Event, 100)
-	_, err = o.NewTimer(2*time.Millisecond, func(ev timers.Event) {
+	_, err = o.NewTimer(2*time.Millisecond, func(ctx context.Context, ev timers.Event) {
 		select {
 		case fired <- ev:
 		default:
@@ -57,7 +57,7 @@ func TestBusyWorkersServeDueTimers(t *testing.T) {
 	require.NoError(t, err)
 	done := make(chan error, 1)
 	go func() { done <- ex.Run(ctx) }()
-	p.Publish(nil)
+	p.Publish(ctx, nil)
 
 	var got []timers.Event
 	timeout := time.After(10 * time.Second)
@@ -89,7 +89,7 @@ func TestPreciseWatchdogReset(t *testing.T) {
 	ex := executor.New(executor.Options{Workers: 2, Clock: timers.Precise{}, Logger: quiet()})
 	o := ex.NewOwner("watchdog", nil)
 	fired := make(chan struct{}, 1)
-	tm, err := o.NewOneShot(5*time.Millisecond, func(timers.Event) { fired <- struct{}{} })
+	tm, err := o.NewOneShot(5*time.Millisecond, func(ctx context.Context, _ timers.Event) { fired <- struct{}{} })
 	require.NoError(t, err)
 	stop := run(t, ex)
 	defer stop()
@@ -119,10 +119,10 @@ func TestPolledTimerWakesAWorker(t *testing.T) {
 	bus := new(subscribers.Router)
 	fired := make(chan struct{})
 	start := time.Now()
-	_, err := ex.NewOwner("timer", nil).NewOneShot(20*time.Millisecond, func(timers.Event) { close(fired) })
+	_, err := ex.NewOwner("timer", nil).NewOneShot(20*time.Millisecond, func(ctx context.Context, _ timers.Event) { close(fired) })
 	require.NoError(t, err)
 	var timedOut atomic.Bool
-	_, err = g.Subscribe(bus, "first", func(subscribers.Message) {
+	_, err = g.Subscribe(bus, "first", func(ctx context.Context, _ subscribers.Message) {
 		// The other worker queued "second" on the group and parked;
 		// the timer falls due while this callback runs.
 		for ex.Stats().Parked < 1 || time.Since(start) < 25*time.Millisecond {
@@ -130,7 +130,7 @@ func TestPolledTimerWakesAWorker(t *testing.T) {
 		}
 	})
 	require.NoError(t, err)
-	_, err = g.Subscribe(bus, "second", func(subscribers.Message) {
+	_, err = g.Subscribe(bus, "second", func(ctx context.Context, _ subscribers.Message) {
 		select {
 		case <-fired:
 		case <-time.After(10 * time.Second):
@@ -141,8 +141,8 @@ func TestPolledTimerWakesAWorker(t *testing.T) {
 	stop := run(t, ex)
 	first, _ := bus.Publisher("first")
 	second, _ := bus.Publisher("second")
-	first.Publish(nil)
-	second.Publish(nil)
+	first.Publish(context.Background(), nil)
+	second.Publish(context.Background(), nil)
 	select {
 	case <-fired:
 	case <-time.After(20 * time.Second):
@@ -162,7 +162,7 @@ func (leadSim) Lead() time.Duration { return 100 * time.Microsecond }
 func TestNoEarlyBusyWaitOnSimulatedClocks(t *testing.T) {
 	clk := leadSim{timers.NewSim(time.Now())}
 	ex := executor.New(executor.Options{Workers: 1, Clock: clk, Logger: quiet()})
-	_, err := ex.NewOwner("o", nil).NewOneShot(time.Hour, func(timers.Event) {})
+	_, err := ex.NewOwner("o", nil).NewOneShot(time.Hour, func(ctx context.Context, _ timers.Event) {})
 	require.NoError(t, err)
 	stop := run(t, ex)
 	time.Sleep(10 * time.Millisecond)

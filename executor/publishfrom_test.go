@@ -1,10 +1,12 @@
 package executor_test
 
 import (
+	"context"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/robotexec/robotexec/executor"
@@ -14,15 +16,15 @@ import (
 )
 
 // TestPublishFromGoroutineOfCallback: a callback starts a goroutine that
-// publishes 5 messages into a Block queue of depth 2 whose consumer holds
-// its first message (and into a second subscription with room), and keeps
-// running while the goroutine publishes, then until the second
-// subscription has them all. The
+// publishes 5 messages, with a context of its own, into a Block queue of
+// depth 2 whose consumer holds its first message (and into a second
+// subscription with room), and keeps running while the goroutine
+// publishes, then until the second subscription has them all. The
 // goroutine's publications follow an outside publisher's rules although
-// one of the owner's callbacks runs meanwhile: the fourth waits for room
-// (the queue never holds more than its depth), none is dropped, and no
-// callback is muted. Publications from the callback itself go past the
-// depth and mute it (TestMuteKeepsAFastProducerBoundedWithoutDrops).
+// the callback runs meanwhile: the fourth waits for room (the queue never
+// holds more than its depth), none is dropped, and no callback is muted.
+// Publications under the callback's context go past the depth and mute it
+// (TestMuteKeepsAFastProducerBoundedWithoutDrops).
 func TestPublishFromGoroutineOfCallback(t *testing.T) {
 	obs := &muteCounter{}
 	ex := executor.New(executor.WithObserver(executor.Options{Workers: 2, Logger: quiet()}, obs))
@@ -31,7 +33,7 @@ func TestPublishFromGoroutineOfCallback(t *testing.T) {
 	release := make(chan struct{})
 	var sub *subscribers.Subscription
 	var maxLen, consumed atomic.Int64
-	sub, err := ex.NewOwner("consumer", nil).Subscribe(bus, "work", func(subscribers.Message) {
+	sub, err := ex.NewOwner("consumer", nil).Subscribe(bus, "work", func(ctx context.Context, _ subscribers.Message) {
 		if consumed.Add(1) == 1 {
 			<-release
 		}
@@ -41,24 +43,24 @@ func TestPublishFromGoroutineOfCallback(t *testing.T) {
 	// A second subscription to the topic, with room, gets each of the
 	// goroutine's publications while the callback waits for them.
 	var watched atomic.Int64
-	_, err = ex.NewOwner("watcher", nil).Subscribe(bus, "work", func(subscribers.Message) { watched.Add(1) },
+	_, err = ex.NewOwner("watcher", nil).Subscribe(bus, "work", func(ctx context.Context, _ subscribers.Message) { watched.Add(1) },
 		executor.Depth(2*n), executor.Overflow(subscribers.Block))
 	require.NoError(t, err)
 
 	producer := ex.NewOwner("producer", nil)
-	pub, err := producer.Publisher(bus, "work")
+	pub, err := bus.Publisher("work")
 	require.NoError(t, err)
 	fourth := make(chan struct{})   // the goroutine is about to publish the fourth
 	finished := make(chan struct{}) // it published all
 	var overfilled atomic.Bool
-	_, err = producer.NewOneShot(0, func(timers.Event) {
+	_, err = producer.NewOneShot(0, func(ctx context.Context, _ timers.Event) {
 		go func() {
 			defer close(finished)
 			for i := range n {
 				if i == 3 {
 					close(fourth)
 				}
-				require.NoError(t, pub.Publish([]byte{byte(i)}))
+				assert.NoError(t, pub.Publish(context.Background(), []byte{byte(i)}))
 			}
 		}()
 		// Stay in the callback while the goroutine publishes into the
@@ -108,17 +110,17 @@ func TestFirstPublisherMadeInCallback(t *testing.T) {
 	ex := executor.New(executor.Options{Workers: 1, Logger: quiet()})
 	bus := new(subscribers.Router)
 	var consumed atomic.Int64
-	sub, err := ex.NewOwner("consumer", nil).Subscribe(bus, "work", func(subscribers.Message) { consumed.Add(1) },
+	sub, err := ex.NewOwner("consumer", nil).Subscribe(bus, "work", func(ctx context.Context, _ subscribers.Message) { consumed.Add(1) },
 		executor.Depth(1), executor.Overflow(subscribers.Block))
 	require.NoError(t, err)
-	_, err = bus.Publish(subscribers.Message{Topic: "work"}) // the queue is full
+	_, err = bus.Publish(context.Background(), subscribers.Message{Topic: "work"}) // the queue is full
 	require.NoError(t, err)
 	producer := ex.NewOwner("producer", nil)
 	published := make(chan error, 1)
-	_, err = producer.NewOneShot(0, func(timers.Event) {
-		pub, err := producer.Publisher(bus, "work")
+	_, err = producer.NewOneShot(0, func(ctx context.Context, _ timers.Event) {
+		pub, err := bus.Publisher("work")
 		if err == nil {
-			err = pub.Publish([]byte("x"))
+			err = pub.Publish(ctx, []byte("x"))
 		}
 		published <- err
 	})

@@ -1,6 +1,7 @@
 package executor_test
 
 import (
+	"context"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -35,8 +36,8 @@ func TestResourceOppositeOrdersNeitherDeadlockNorOverlap(t *testing.T) {
 			overlaps.Add(1)
 		}
 	}
-	work := func(needX, needY bool) func(subscribers.Message) {
-		return func(subscribers.Message) {
+	work := func(needX, needY bool) func(ctx context.Context, _ subscribers.Message) {
+		return func(ctx context.Context, _ subscribers.Message) {
 			if needX {
 				enter(&inX)
 			}
@@ -67,7 +68,7 @@ func TestResourceOppositeOrdersNeitherDeadlockNorOverlap(t *testing.T) {
 	for i, sp := range specs {
 		o := ex.NewOwner(fmt.Sprintf("node%d", i), ex.NewGroup("r", executor.Reentrant))
 		cb := work(sp.nx, sp.ny)
-		_, err := o.Subscribe(bus, sp.topic, func(m subscribers.Message) { cb(m); runs.Add(1) },
+		_, err := o.Subscribe(bus, sp.topic, func(ctx context.Context, m subscribers.Message) { cb(ctx, m); runs.Add(1) },
 			executor.Needs(sp.needs...), executor.Depth(1000), executor.Overflow(subscribers.Block))
 		require.NoError(t, err)
 	}
@@ -80,7 +81,7 @@ func TestResourceOppositeOrdersNeitherDeadlockNorOverlap(t *testing.T) {
 			defer producers.Done()
 			p, _ := bus.Publisher(sp.topic)
 			for range per {
-				p.Publish(nil)
+				p.Publish(context.Background(), nil)
 			}
 		}()
 	}
@@ -101,9 +102,9 @@ func TestResourceWithTimerAndGroup(t *testing.T) {
 	o := ex.NewOwner("fusion", nil)
 	bus := new(subscribers.Router)
 	var order []string
-	_, err := o.Subscribe(bus, "odom", func(subscribers.Message) { order = append(order, "odom") }, executor.Needs(odom.Name()))
+	_, err := o.Subscribe(bus, "odom", func(ctx context.Context, _ subscribers.Message) { order = append(order, "odom") }, executor.Needs(odom.Name()))
 	require.NoError(t, err)
-	_, err = o.NewTimer(10*time.Millisecond, func(timers.Event) { order = append(order, "fuse") }, executor.Needs(odom.Name()))
+	_, err = o.NewTimer(10*time.Millisecond, func(ctx context.Context, _ timers.Event) { order = append(order, "fuse") }, executor.Needs(odom.Name()))
 	require.NoError(t, err)
 	publish(t, bus, "odom", "")
 	clock.Advance(10 * time.Millisecond)

@@ -24,7 +24,7 @@ func TestShutdownDrainsThenReturnsNil(t *testing.T) {
 	ex := executor.New(executor.Options{Workers: 2, Logger: quiet()})
 	bus := new(subscribers.Router)
 	var ran atomic.Int32
-	sub, err := ex.NewOwner("n", nil).Subscribe(bus, "slow", func(subscribers.Message) {
+	sub, err := ex.NewOwner("n", nil).Subscribe(bus, "slow", func(ctx context.Context, _ subscribers.Message) {
 		time.Sleep(200 * time.Microsecond)
 		ran.Add(1)
 	}, executor.Depth(100))
@@ -48,7 +48,7 @@ func TestShutdownReturnsCtxErrWhenTheDrainOutlastsIt(t *testing.T) {
 	bus := new(subscribers.Router)
 	started, release := make(chan struct{}), make(chan struct{})
 	var ran atomic.Int32
-	_, err := ex.NewOwner("n", nil).Subscribe(bus, "stuck", func(subscribers.Message) {
+	_, err := ex.NewOwner("n", nil).Subscribe(bus, "stuck", func(ctx context.Context, _ subscribers.Message) {
 		if ran.Add(1) == 1 {
 			close(started)
 			<-release
@@ -79,7 +79,7 @@ func TestShutdownBeforeRunStopsRunAsItStarts(t *testing.T) {
 	bus := new(subscribers.Router)
 	o := ex.NewOwner("n", nil)
 	var got atomic.Int32
-	_, err := o.Subscribe(bus, "t", func(subscribers.Message) { got.Add(1) })
+	_, err := o.Subscribe(bus, "t", func(ctx context.Context, _ subscribers.Message) { got.Add(1) })
 	require.NoError(t, err)
 	publish(t, bus, "t", "queued")
 
@@ -88,7 +88,7 @@ func TestShutdownBeforeRunStopsRunAsItStarts(t *testing.T) {
 	require.ErrorIs(t, ex.Shutdown(ctx), context.DeadlineExceeded, "no Run to wait for")
 	require.NoError(t, ex.Run(context.Background()), "Run stops at once and drains")
 	require.Equal(t, int32(1), got.Load())
-	_, err = o.NewTimer(time.Second, func(timers.Event) {})
+	_, err = o.NewTimer(time.Second, func(ctx context.Context, _ timers.Event) {})
 	require.ErrorIs(t, err, executor.ErrClosed)
 	require.NoError(t, ex.Shutdown(context.Background()))
 }
@@ -98,7 +98,7 @@ func TestShutdownDuringSpinReturnsErrRunning(t *testing.T) {
 	bus := new(subscribers.Router)
 	var during error
 	var calls atomic.Int32
-	_, err := ex.NewOwner("n", nil).Subscribe(bus, "t", func(subscribers.Message) {
+	_, err := ex.NewOwner("n", nil).Subscribe(bus, "t", func(ctx context.Context, _ subscribers.Message) {
 		if calls.Add(1) == 1 { // the first, during SpinAll
 			during = ex.Shutdown(context.Background())
 		}
@@ -129,7 +129,7 @@ func TestShutdownFromACallbackWaitsForItsCtx(t *testing.T) {
 	ex := executor.New(executor.Options{Workers: 2, Logger: quiet()})
 	bus := new(subscribers.Router)
 	during := make(chan error, 1)
-	_, err := ex.NewOwner("n", nil).Subscribe(bus, "stop", func(subscribers.Message) {
+	_, err := ex.NewOwner("n", nil).Subscribe(bus, "stop", func(ctx context.Context, _ subscribers.Message) {
 		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
 		defer cancel()
 		during <- ex.Shutdown(ctx)

@@ -92,7 +92,7 @@ func (r timerRun) measure(b *testing.B) {
 		t0 := time.Now()
 		for i, log := range logs {
 			r.pace(i, t0)
-			if _, err := o.NewTimer(r.period, func(ev timers.Event) {
+			if _, err := o.NewTimer(r.period, func(ctx context.Context, ev timers.Event) {
 				log.record(ev.Late(), ev.Missed)
 			}); err != nil {
 				b.Fatal(err)
@@ -107,17 +107,17 @@ func (r timerRun) measure(b *testing.B) {
 			busy := ex.NewOwner("busy", ex.NewGroup("busy", executor.Reentrant))
 			for i := range 2 * workers {
 				topic := fmt.Sprintf("busy/%d", i)
-				p, _ := busy.Publisher(bus, topic)
-				if _, err := busy.Subscribe(bus, topic, func(subscribers.Message) {
+				p, _ := bus.Publisher(topic)
+				if _, err := busy.Subscribe(bus, topic, func(ctx context.Context, _ subscribers.Message) {
 					for t := time.Now(); time.Since(t) < time.Millisecond; {
 					}
 					if ctx.Err() == nil {
-						p.Publish(nil)
+						p.Publish(ctx, nil)
 					}
 				}, executor.Depth(4)); err != nil {
 					b.Fatal(err)
 				}
-				p.Publish(nil)
+				p.Publish(ctx, nil)
 			}
 		}
 		wg.Add(1)
@@ -236,7 +236,7 @@ func benchmarkTimerGroup(b *testing.B, workers int, cold bool) {
 	for i := range logs {
 		log := &timerLog{}
 		logs[i] = log
-		if _, err := o.NewTimer(period, func(ev timers.Event) {
+		if _, err := o.NewTimer(period, func(ctx context.Context, ev timers.Event) {
 			log.record(ev.Late(), ev.Missed)
 			if left.Add(-1) == 0 {
 				done <- struct{}{}

@@ -48,7 +48,7 @@ type workload struct {
 	group     map[uint64]string
 	subs      []*subscribers.Subscription
 	pubs      []*subscribers.Publisher
-	out       [][]*executor.Publisher // out[i][j]: sub i's owner's publisher on topic j
+	out       [][]*subscribers.Publisher // out[i][j]: sub i's owner's publisher on topic j
 	entities  int
 	timers    int
 	panicked  atomic.Int64
@@ -107,7 +107,7 @@ func newWorkload(t *testing.T, seed uint64) *workload {
 		require.NoError(t, err)
 		w.pubs = append(w.pubs, p)
 	}
-	w.out = make([][]*executor.Publisher, nsubs)
+	w.out = make([][]*subscribers.Publisher, nsubs)
 	for i := range nsubs {
 		o, opts, g := pick()
 		// Owners with in-process publishers serve one message per run;
@@ -120,7 +120,7 @@ func newWorkload(t *testing.T, seed uint64) *workload {
 		policy := subscribers.Policy(w.rng.IntN(3))
 		opts = append(opts, executor.Depth(1+w.rng.IntN(16)), executor.Overflow(policy))
 		i := i
-		s, err := o.Subscribe(w.bus, fmt.Sprintf("t/%d", i), func(m subscribers.Message) { w.work(i) }, opts...)
+		s, err := o.Subscribe(w.bus, fmt.Sprintf("t/%d", i), func(ctx context.Context, m subscribers.Message) { w.work(ctx, i) }, opts...)
 		require.NoError(t, err)
 		w.subs = append(w.subs, s)
 		if g != "" {
@@ -129,9 +129,9 @@ func newWorkload(t *testing.T, seed uint64) *workload {
 		if !publishes {
 			continue
 		}
-		w.out[i] = make([]*executor.Publisher, nsubs)
+		w.out[i] = make([]*subscribers.Publisher, nsubs)
 		for j := range nsubs {
-			p, err := o.Publisher(w.bus, fmt.Sprintf("t/%d", j))
+			p, err := w.bus.Publisher(fmt.Sprintf("t/%d", j))
 			require.NoError(t, err)
 			w.out[i][j] = p
 		}
@@ -141,14 +141,14 @@ func newWorkload(t *testing.T, seed uint64) *workload {
 		period := time.Duration(1+w.rng.IntN(5)) * time.Millisecond
 		// Timers publish through their owner's publishers too.
 		idx := len(w.out)
-		w.out = append(w.out, make([]*executor.Publisher, nsubs))
+		w.out = append(w.out, make([]*subscribers.Publisher, nsubs))
 		for j := range nsubs {
-			p, err := o.Publisher(w.bus, fmt.Sprintf("t/%d", j))
+			p, err := w.bus.Publisher(fmt.Sprintf("t/%d", j))
 			require.NoError(t, err)
 			w.out[idx][j] = p
 		}
 		_ = k
-		tm, err := o.NewTimer(period, func(timers.Event) { w.work(-1 - idx) }, opts...)
+		tm, err := o.NewTimer(period, func(ctx context.Context, _ timers.Event) { w.work(ctx, -1-idx) }, opts...)
 		require.NoError(t, err)
 		w.timers++
 		if g != "" {
@@ -161,7 +161,7 @@ func newWorkload(t *testing.T, seed uint64) *workload {
 
 // work is every callback: a little CPU, sometimes a publication further
 // down the pipeline, rarely a panic.
-func (w *workload) work(from int) {
+func (w *workload) work(ctx context.Context, from int) {
 	// The callbacks share one generator; it is not safe for concurrent use.
 	w.mu().Lock()
 	// Subscription i publishes to a higher-numbered one (no cycle); timer
@@ -181,7 +181,7 @@ func (w *workload) work(from int) {
 	for time.Now().Before(deadline) {
 	}
 	if next > 0 && w.out[pubIndex] != nil {
-		w.out[pubIndex][next].Publish([]byte("p"))
+		w.out[pubIndex][next].Publish(ctx, []byte("p"))
 	}
 	if boom {
 		w.panicked.Add(1)
@@ -230,7 +230,7 @@ func TestTraceRandomWorkloads(t *testing.T) {
 					defer producers.Done()
 					r := rand.New(rand.NewPCG(seed, uint64(i)))
 					for k := range counts[i] {
-						w.pubs[r.IntN(len(w.pubs))].Publish([]byte("m"))
+						w.pubs[r.IntN(len(w.pubs))].Publish(context.Background(), []byte("m"))
 						w.published.Add(1)
 						if k%50 == 49 {
 							time.Sleep(time.Millisecond)

@@ -54,6 +54,9 @@ type workerState struct {
 	batch int
 	// published is the count of runs last stored in runs.
 	published uint64
+	// over is the subscription that a publication of the run's callback
+	// left overloaded, for the run's end to mute the callback (see mute).
+	over *subscribers.Subscription
 }
 
 // publishEvery is how many runs a busy worker makes between publications
@@ -235,30 +238,21 @@ func (e *Executor) runGroup(w *worker, g *Group) int {
 // batch, the messages behind it (see Options.Batch).
 func (e *Executor) run(w *worker, x *waitset.Entity, en *entity, hold bool) {
 	x.Start()
-	o := en.owner
-	tracked := o.tracked.Load()
-	if tracked {
-		o.running.Add(1)
-	}
 	more := false
 	if en.timer != nil {
 		e.runTimer(w, x, en)
 		w.nruns++
 	} else {
 		batch := w.batch
-		if tracked || en.acq != nil {
-			// A mute or a resource's release is due after each message.
+		if en.acq != nil {
+			// A resource's release is due after each message.
 			batch = 1
 		}
 		more = e.runMessages(w, x, en, batch)
 	}
-	if tracked {
-		o.running.Add(-1)
-		if o.mutor.Load() != nil { // a load first: no write on the common path
-			if s := o.mutor.Swap(nil); s != nil {
-				e.mute(x, en, s)
-			}
-		}
+	if s := w.over; s != nil {
+		w.over = nil
+		e.mute(x, en, s)
 	}
 	if en.acq != nil {
 		e.release(en.acq, &w.runnable)
@@ -291,10 +285,20 @@ func (e *Executor) runTimer(w *worker, x *waitset.Entity, en *entity) {
 	}
 	runs := e.opts.Runs
 	if runs == nil {
-		e.callTimer(en, ev)
+		w.over = e.callTimer(en, ev)
 		return
 	}
 	start := e.opts.Stamp()
-	e.callTimer(en, ev)
+	w.over = e.callTimer(en, ev)
 	runs.Ran(Run{Worker: w.id, ID: x.ID(), Trigger: ev.Expected, Start: start, End: e.opts.Stamp()})
+}
+
+// mute mutes x, whose run published to the overloaded subscription s, until
+// s drains (PostRun, docs/design.md, Resources): not if x is itself an
+// overloaded subscription, or s is x, so that a cycle of publishers drains.
+func (e *Executor) mute(x *waitset.Entity, en *entity, s *subscribers.Subscription) {
+	if en.sub != nil && (en.sub == s || en.sub.Overloaded()) {
+		return
+	}
+	bus.MuteUntilDrained(s, x)
 }

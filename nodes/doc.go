@@ -10,7 +10,7 @@
 //			return err
 //		}
 //		out := n.Publisher(p.Output)
-//		nodes.Subscribe(n, p.Input, func(s Sample) { ... })
+//		nodes.Subscribe(n, p.Input, func(ctx context.Context, s Sample) { ... })
 //		n.Timer(p.Period, func(nodes.TimerEvent) { out.PublishJSON(avg) })
 //		return nil
 //	}

@@ -1,6 +1,7 @@
 package nodes_test
 
 import (
+	"context"
 	"fmt"
 	"testing"
 
@@ -20,18 +21,18 @@ func TestPublishManyTopics(t *testing.T) {
 	_, err := nodes.Build(r.env, nodes.Spec{Name: "n", Type: typ})
 	require.NoError(t, err)
 	var got []string
-	_, err = r.ex.NewOwner("collector", nil).Subscribe(r.bus, "t/#", func(m subscribers.Message) { got = append(got, m.Topic) })
+	_, err = r.ex.NewOwner("collector", nil).Subscribe(r.bus, "t/#", func(ctx context.Context, m subscribers.Message) { got = append(got, m.Topic) })
 	require.NoError(t, err)
 
 	const topics = nodes.DynPublishers + 5
 	var want []string
 	for i := range topics + 1 {
 		topic := fmt.Sprintf("t/%d", i%topics) // the last is t/0 again, evicted
-		require.NoError(t, n.Publish(topic, []byte("x")))
+		require.NoError(t, n.Publish(context.Background(), topic, []byte("x")))
 		want = append(want, topic)
 		r.ex.SpinAll()
 	}
 	require.Equal(t, want, got)
-	require.ErrorContains(t, n.Publish("t/+", []byte("x")), "wildcards")
-	require.NoError(t, n.Publish("t/ok", []byte("x")), "the node goes on")
+	require.ErrorContains(t, n.Publish(context.Background(), "t/+", []byte("x")), "wildcards")
+	require.NoError(t, n.Publish(context.Background(), "t/ok", []byte("x")), "the node goes on")
 }

@@ -1,12 +1,14 @@
 package nodes_test
 
 import (
+	"context"
 	"fmt"
 	"time"
 
 	"github.com/robotexec/robotexec/nodes"
 	"github.com/robotexec/robotexec/nodes/nodetest"
 	"github.com/robotexec/robotexec/subscribers"
+	"github.com/robotexec/robotexec/timers"
 )
 
 // A node type registers its constructor in an init function; each node of
@@ -48,8 +50,8 @@ func newThermostat(n *nodes.Node) error {
 	out := n.Publisher(p.Output)
 	var last float64
 	// The node's callbacks never overlap: last needs no lock.
-	nodes.Subscribe(n, p.Input, func(celsius float64) { last = celsius })
-	n.Timer(p.Period, func(nodes.TimerEvent) { out.PublishJSON(last < p.Below) })
+	nodes.Subscribe(n, p.Input, func(ctx context.Context, celsius float64) { last = celsius })
+	n.Timer(p.Period, func(ctx context.Context, _ timers.Event) { out.PublishJSON(ctx, last < p.Below) })
 	return nil
 }
 
@@ -90,7 +92,7 @@ func ExampleNode_OneShot() {
 
 func newDoors(n *nodes.Node) error {
 	counts := map[string]int{}
-	n.Subscribe("door/+/open", func(m subscribers.Message) {
+	n.Subscribe("door/+/open", func(ctx context.Context, m subscribers.Message) {
 		counts[m.Topic]++
 		n.Logger().Info("door opened", "topic", m.Topic, "times", counts[m.Topic])
 	})
@@ -98,7 +100,7 @@ func newDoors(n *nodes.Node) error {
 }
 
 func newGreeter(n *nodes.Node) error {
-	n.OneShot(500*time.Millisecond, func(ev nodes.TimerEvent) {
+	n.OneShot(500*time.Millisecond, func(ctx context.Context, ev timers.Event) {
 		n.Logger().Info("hello", "due", ev.Expected.Format("15:04:05.000"))
 	})
 	return nil

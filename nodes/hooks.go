@@ -1,6 +1,7 @@
 package nodes
 
 import (
+	"context"
 	"time"
 
 	"github.com/robotexec/robotexec/internal/nodehooks"
@@ -19,21 +20,21 @@ func timerName(o regopt.Values, period time.Duration) string {
 
 // hookTimer wraps cb with the env's TimerCall hook, if any; *t is the
 // timer once made.
-func (n *Node) hookTimer(name string, t **timers.Timer, cb func(TimerEvent)) func(TimerEvent) {
+func (n *Node) hookTimer(name string, t **timers.Timer, cb func(context.Context, timers.Event)) func(context.Context, timers.Event) {
 	h := n.env.hooks
 	if h == nil || h.TimerCall == nil {
 		return cb
 	}
 	node := n.spec.Name
-	return func(ev TimerEvent) {
+	return func(ctx context.Context, ev timers.Event) {
 		if h.TimerCall(node, name, *t, &ev, n.handled.Load()) {
-			cb(ev)
+			cb(ctx, ev)
 		}
 	}
 }
 
 // timerMade tells the env's TimerMade hook, if any, of a timer.
-func (n *Node) timerMade(name string, t *timers.Timer, cb func(TimerEvent)) {
+func (n *Node) timerMade(name string, t *timers.Timer, cb func(context.Context, timers.Event)) {
 	if h := n.env.hooks; h != nil && h.TimerMade != nil && t != nil {
 		h.TimerMade(n.spec.Name, name, t, cb)
 	}
@@ -41,24 +42,25 @@ func (n *Node) timerMade(name string, t *timers.Timer, cb func(TimerEvent)) {
 
 // hookMessages wraps a message callback with the env's Handling hook, if
 // any, counting the node's handled messages.
-func (n *Node) hookMessages(cb func(subscribers.Message)) func(subscribers.Message) {
+func (n *Node) hookMessages(cb func(context.Context, subscribers.Message)) func(context.Context, subscribers.Message) {
 	h := n.env.hooks
 	if h == nil || h.Handling == nil {
 		return cb
 	}
 	node := n.spec.Name
-	return func(m subscribers.Message) {
+	return func(ctx context.Context, m subscribers.Message) {
 		k := n.handled.Load()
-		h.Handling(node, k, false)
-		cb(m)
+		h.Handling(ctx, node, k, false)
+		cb(ctx, m)
 		n.handled.Add(1)
-		h.Handling(node, k, true)
+		h.Handling(ctx, node, k, true)
 	}
 }
 
-// published tells the env's Published hook, if any, of a publication.
-func (n *Node) published(topic string, payload []byte) {
-	if h := n.env.hooks; h != nil && h.Published != nil {
+// published tells the env's Published hook, if any, of a publication
+// under ctx, unless ctx refuses it.
+func (n *Node) published(ctx context.Context, topic string, payload []byte) {
+	if h := n.env.hooks; h != nil && h.Published != nil && ctx.Err() == nil {
 		h.Published(n.spec.Name, topic, payload, n.Clock().Now())
 	}
 }

@@ -1,6 +1,7 @@
 package nodes
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -237,7 +238,7 @@ func (n *Node) qos(o regopt.Values) byte {
 // topic ('+' one level, '#' the rest), one at a time, in arrival order. It
 // returns the subscription (for its counters), or nil if it could not be
 // made; the error then fails the node.
-func (n *Node) Subscribe(topic string, cb func(subscribers.Message), opts ...Option) *subscribers.Subscription {
+func (n *Node) Subscribe(topic string, cb func(context.Context, subscribers.Message), opts ...Option) *subscribers.Subscription {
 	o := n.options(opts)
 	s, err := n.owner.Subscribe(n.env.Router.QoS(n.qos(o)), topic, n.hookMessages(cb), n.regOptions(o)...)
 	if err != nil {
@@ -251,7 +252,7 @@ func (n *Node) Subscribe(topic string, cb func(subscribers.Message), opts ...Opt
 // more than a period late skips the deadlines that passed and counts them in
 // the event. It returns the timer (to cancel or reset it), or nil if it
 // could not be made; the error then fails the node.
-func (n *Node) Timer(period time.Duration, cb func(TimerEvent), opts ...Option) *timers.Timer {
+func (n *Node) Timer(period time.Duration, cb func(context.Context, timers.Event), opts ...Option) *timers.Timer {
 	o := n.options(opts)
 	name := timerName(o, period)
 	var t *timers.Timer
@@ -266,7 +267,7 @@ func (n *Node) Timer(period time.Duration, cb func(TimerEvent), opts ...Option) 
 
 // OneShot calls cb once, delay from now; Reset on the returned timer arms
 // it again.
-func (n *Node) OneShot(delay time.Duration, cb func(TimerEvent), opts ...Option) *timers.Timer {
+func (n *Node) OneShot(delay time.Duration, cb func(context.Context, timers.Event), opts ...Option) *timers.Timer {
 	o := n.options(opts)
 	t, err := n.owner.NewOneShot(delay, cb, n.regOptions(o)...)
 	if err != nil {

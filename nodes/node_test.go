@@ -1,14 +1,16 @@
 package nodes_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
-	"github.com/robotexec/robotexec/internal/syncbuf"
 	"log/slog"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/robotexec/robotexec/internal/syncbuf"
 
 	"github.com/stretchr/testify/require"
 
@@ -70,7 +72,7 @@ func register(ctor nodes.Constructor) string {
 func (r *rig) collect(t *testing.T, filter string) *[]subscribers.Message {
 	t.Helper()
 	var got []subscribers.Message
-	_, err := r.ex.NewOwner("collector", nil).Subscribe(r.bus, filter, func(m subscribers.Message) { got = append(got, m) }, executor.Depth(100))
+	_, err := r.ex.NewOwner("collector", nil).Subscribe(r.bus, filter, func(ctx context.Context, m subscribers.Message) { got = append(got, m) }, executor.Depth(100))
 	require.NoError(t, err)
 	return &got
 }
@@ -125,8 +127,8 @@ func TestSpecNodeFiltersAndPublishes(t *testing.T) {
 		}
 		out := n.Publisher(p.Output)
 		var avg sample
-		nodes.Subscribe(n, p.Input, func(s sample) { avg.AX += p.Alpha * (s.AX - avg.AX) })
-		n.Timer(p.Period, func(nodes.TimerEvent) { out.PublishJSON(avg) })
+		nodes.Subscribe(n, p.Input, func(ctx context.Context, s sample) { avg.AX += p.Alpha * (s.AX - avg.AX) })
+		n.Timer(p.Period, func(ctx context.Context, _ timers.Event) { out.PublishJSON(ctx, avg) })
 		return nil
 	})
 	_, err := nodes.Build(r.env, nodes.Spec{Name: "imu", Type: typ, Params: params(t, "input: imu/raw\noutput: imu/filtered\nperiod: 100ms")})
@@ -134,9 +136,9 @@ func TestSpecNodeFiltersAndPublishes(t *testing.T) {
 	got := r.collect(t, "imu/filtered")
 
 	pub, _ := r.bus.Publisher("imu/raw")
-	pub.Publish([]byte(`{"AX": 4}`))
-	pub.Publish([]byte(`not json`))
-	pub.Publish([]byte(`{"AX": 8}`))
+	pub.Publish(context.Background(), []byte(`{"AX": 4}`))
+	pub.Publish(context.Background(), []byte(`not json`))
+	pub.Publish(context.Background(), []byte(`{"AX": 8}`))
 	r.ex.SpinAll()
 	r.clock.Advance(100 * time.Millisecond)
 	r.ex.SpinAll()
@@ -151,16 +153,16 @@ func TestSubscribeJSONCountsMalformedAndRateLimitsLogs(t *testing.T) {
 	var sub *subscribers.Subscription
 	calls := 0
 	typ := register(func(n *nodes.Node) error {
-		sub = nodes.Subscribe(n, "in", func(v map[string]int) { calls++ }, nodes.Depth(1000))
+		sub = nodes.Subscribe(n, "in", func(ctx context.Context, v map[string]int) { calls++ }, nodes.Depth(1000))
 		return nil
 	})
 	_, err := nodes.Build(r.env, nodes.Spec{Name: "n", Type: typ})
 	require.NoError(t, err)
 	pub, _ := r.bus.Publisher("in")
 	for range 500 {
-		pub.Publish([]byte("{bad"))
+		pub.Publish(context.Background(), []byte("{bad"))
 	}
-	pub.Publish([]byte(`{"a":1}`))
+	pub.Publish(context.Background(), []byte(`{"a":1}`))
 	r.ex.SpinAll()
 	require.Equal(t, 1, calls)
 	require.Equal(t, uint64(500), sub.Stats().Dropped[subscribers.Malformed])
@@ -171,9 +173,9 @@ func TestRegistrationErrorsFailTheNode(t *testing.T) {
 	r := newRig(t)
 	var pub *nodes.Publisher
 	typ := register(func(n *nodes.Node) error {
-		n.Subscribe("a/#/b", func(subscribers.Message) {})
+		n.Subscribe("a/#/b", func(ctx context.Context, _ subscribers.Message) {})
 		pub = n.Publisher("x/+")
-		n.Timer(0, func(nodes.TimerEvent) {})
+		n.Timer(0, func(ctx context.Context, _ timers.Event) {})
 		return nil
 	})
 	_, err := nodes.Build(r.env, nodes.Spec{Name: "bad", Type: typ})
@@ -184,8 +186,8 @@ func TestRegistrationErrorsFailTheNode(t *testing.T) {
 	require.Contains(t, err.Error(), "node bad (")
 	require.Contains(t, err.Error(), `"a/#/b"`)
 	require.Contains(t, err.Error(), `"x/+"`)
-	require.Error(t, pub.Publish(nil))
-	require.Error(t, pub.PublishJSON(1))
+	require.Error(t, pub.Publish(context.Background(), nil))
+	require.Error(t, pub.PublishJSON(context.Background(), 1))
 }
 
 func TestConstructorErrorAndParamsErrors(t *testing.T) {
@@ -216,14 +218,14 @@ func TestCallbacksOfANodeNeverOverlap(t *testing.T) {
 	}
 	typ := register(func(n *nodes.Node) error {
 		for i := range 4 {
-			n.Subscribe(fmt.Sprintf("t/%d", i), func(subscribers.Message) { cb() }, nodes.Depth(100))
+			n.Subscribe(fmt.Sprintf("t/%d", i), func(ctx context.Context, _ subscribers.Message) { cb() }, nodes.Depth(100))
 		}
 		return nil
 	})
 	_, err := nodes.Build(r.env, nodes.Spec{Name: "n", Type: typ})
 	require.NoError(t, err)
 	for i := range 200 {
-		_, err := r.bus.Publish(subscribers.Message{Topic: fmt.Sprintf("t/%d", i%4)})
+		_, err := r.bus.Publish(context.Background(), subscribers.Message{Topic: fmt.Sprintf("t/%d", i%4)})
 		require.NoError(t, err)
 	}
 	runToIdle(t, r.ex, 200)
@@ -251,7 +253,7 @@ func TestGroups(t *testing.T) {
 	typ := register(func(n *nodes.Node) error {
 		g := n.Group(nodes.Reentrant)
 		groups = append(groups, g)
-		n.Subscribe("r", func(subscribers.Message) {}, nodes.InGroup(g), nodes.Name("reentrant"))
+		n.Subscribe("r", func(ctx context.Context, _ subscribers.Message) {}, nodes.InGroup(g), nodes.Name("reentrant"))
 		return nil
 	})
 	_, err := nodes.Build(r.env, nodes.Spec{Name: "a", Type: typ, Group: "shared"})
@@ -269,11 +271,11 @@ func TestTimersOneShotShutdownAndAccessors(t *testing.T) {
 	var node *nodes.Node
 	typ := register(func(n *nodes.Node) error {
 		node = n
-		n.Timer(10*time.Millisecond, func(ev nodes.TimerEvent) { events = append(events, "tick") })
-		n.OneShot(15*time.Millisecond, func(ev nodes.TimerEvent) { events = append(events, "once") })
+		n.Timer(10*time.Millisecond, func(ctx context.Context, ev timers.Event) { events = append(events, "tick") })
+		n.OneShot(15*time.Millisecond, func(ctx context.Context, ev timers.Event) { events = append(events, "once") })
 		n.OnShutdown(func() { events = append(events, "first registered") })
 		n.OnShutdown(func() { events = append(events, "last registered") })
-		require.Nil(t, n.OneShot(-time.Second, func(nodes.TimerEvent) {}))
+		require.Nil(t, n.OneShot(-time.Second, func(ctx context.Context, _ timers.Event) {}))
 		return nil
 	})
 	n, err := nodes.Build(r.env, nodes.Spec{Name: "n", Type: typ})
@@ -300,7 +302,7 @@ func TestPublisherOptionsAndCaching(t *testing.T) {
 		a = n.Publisher("state", nodes.QoS(2), nodes.Retain())
 		b = n.Publisher("state", nodes.QoS(2), nodes.Retain())
 		c = n.Publisher("state")
-		require.NoError(t, n.Publish("dyn/topic", []byte("d")))
+		require.NoError(t, n.Publish(context.Background(), "dyn/topic", []byte("d")))
 		return nil
 	})
 	_, err := nodes.Build(r.env, nodes.Spec{Name: "n", Type: typ})
@@ -308,8 +310,8 @@ func TestPublisherOptionsAndCaching(t *testing.T) {
 	require.Same(t, a, b)
 	require.NotSame(t, a, c)
 	require.Equal(t, "state", a.Topic())
-	require.NoError(t, a.PublishJSON(map[string]int{"on": 1}))
-	require.Error(t, a.PublishJSON(make(chan int)))
+	require.NoError(t, a.PublishJSON(context.Background(), map[string]int{"on": 1}))
+	require.Error(t, a.PublishJSON(context.Background(), make(chan int)))
 
 	got := r.collect(t, "state") // attached after: gets the retained message
 	r.ex.SpinAll()
@@ -324,7 +326,7 @@ func TestNeedsSharesResourcesByName(t *testing.T) {
 	r := newRig(t)
 	var inside, overlaps atomic.Int32
 	typ := register(func(n *nodes.Node) error {
-		n.Subscribe("odom", func(subscribers.Message) {
+		n.Subscribe("odom", func(ctx context.Context, _ subscribers.Message) {
 			if inside.Add(1) > 1 {
 				overlaps.Add(1)
 			}
@@ -338,7 +340,7 @@ func TestNeedsSharesResourcesByName(t *testing.T) {
 		require.NoError(t, err)
 	}
 	for range 100 {
-		_, err := r.bus.Publish(subscribers.Message{Topic: "odom"})
+		_, err := r.bus.Publish(context.Background(), subscribers.Message{Topic: "odom"})
 		require.NoError(t, err)
 	}
 	runToIdle(t, r.ex, 200)

@@ -1,6 +1,7 @@
 package nodes_test
 
 import (
+	"context"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -17,8 +18,8 @@ func TestOptionsAreTheExecutors(t *testing.T) {
 	r := newRig(t)
 	var sub, defaults *subscribers.Subscription
 	typ := register(func(n *nodes.Node) error {
-		sub = n.Subscribe("a", func(subscribers.Message) {}, executor.Depth(3), nodes.Name("fast"), nodes.Needs("odom"))
-		defaults = n.Subscribe("b", func(subscribers.Message) {})
+		sub = n.Subscribe("a", func(ctx context.Context, _ subscribers.Message) {}, executor.Depth(3), nodes.Name("fast"), nodes.Needs("odom"))
+		defaults = n.Subscribe("b", func(ctx context.Context, _ subscribers.Message) {})
 		return nil
 	})
 	_, err := nodes.Build(r.env, nodes.Spec{Name: "n", Type: typ})
@@ -43,7 +44,7 @@ func TestMadeOptionsChain(t *testing.T) {
 	opts := make([]nodes.Option, 0, 4) // room to spare: SubscribeSelf must not write into it
 	opts = append(opts, executor.Made(func(s *subscribers.Subscription) { made = s }))
 	typ := register(func(n *nodes.Node) error {
-		self = n.SubscribeSelf("a", func(*subscribers.Subscription, subscribers.Message) {}, opts...)
+		self = n.SubscribeSelf("a", func(context.Context, *subscribers.Subscription, subscribers.Message) {}, opts...)
 		return nil
 	})
 	_, err := nodes.Build(r.env, nodes.Spec{Name: "n", Type: typ})

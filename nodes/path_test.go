@@ -1,6 +1,7 @@
 package nodes_test
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"log/slog"
@@ -14,6 +15,7 @@ import (
 	"github.com/robotexec/robotexec/internal/waitset"
 	"github.com/robotexec/robotexec/nodes"
 	"github.com/robotexec/robotexec/subscribers"
+	"github.com/robotexec/robotexec/timers"
 )
 
 // relayType is a node type that passes each message of its input on to its
@@ -31,12 +33,12 @@ func relayType(done chan<- struct{}) string {
 		if p.Out != "" {
 			out = n.Publisher(p.Out)
 		}
-		n.Subscribe(p.In, func(m subscribers.Message) {
+		n.Subscribe(p.In, func(ctx context.Context, m subscribers.Message) {
 			if out == nil {
 				done <- struct{}{}
 				return
 			}
-			_ = out.Publish(m.Payload)
+			_ = out.Publish(ctx, m.Payload)
 		})
 		return nil
 	})
@@ -74,7 +76,7 @@ func TestNodesHandOff(t *testing.T) {
 		for ex.Stats().Parked < 4 && time.Now().Before(deadline) {
 			time.Sleep(50 * time.Microsecond)
 		}
-		_, err := router.Publish(subscribers.Message{Topic: "stage/0", Payload: []byte("x")})
+		_, err := router.Publish(context.Background(), subscribers.Message{Topic: "stage/0", Payload: []byte("x")})
 		require.NoError(t, err)
 		select {
 		case <-done:
@@ -134,17 +136,17 @@ func TestNodesMuteBlockedPublisher(t *testing.T) {
 	producer := register(func(n *nodes.Node) error {
 		out := n.Publisher("work")
 		i := 0
-		n.Timer(100*time.Microsecond, func(nodes.TimerEvent) {
+		n.Timer(100*time.Microsecond, func(ctx context.Context, _ timers.Event) {
 			if i < 300 {
 				i++
-				_ = out.Publish([]byte(fmt.Sprint(i)))
+				_ = out.Publish(ctx, []byte(fmt.Sprint(i)))
 			}
 		})
 		return nil
 	})
 	consumer := register(func(n *nodes.Node) error {
 		var sub *subscribers.Subscription
-		sub = nodes.Subscribe(n, "work", func(i int) {
+		sub = nodes.Subscribe(n, "work", func(ctx context.Context, i int) {
 			time.Sleep(500 * time.Microsecond)
 			if l := sub.Len(); l > 5 {
 				t.Errorf("queue of %d, over its depth of 4 and one publication", l)

@@ -1,28 +1,26 @@
 package nodes
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"slices"
 
-	"github.com/robotexec/robotexec/executor"
 	"github.com/robotexec/robotexec/subscribers"
 )
 
 // Publisher publishes on one topic for a node: to the matching
 // subscriptions of this process directly and to the broker for everyone
-// else (see [subscribers.Router]). Published from the node's callbacks, a
-// message into a full local subscription with the block policy mutes the
-// publishing callback after its run until that queue drains, and one to
-// an idle local subscription may run next on the same worker (see
-// [executor.Publisher]). Published from a goroutine that a callback
-// started, a message into a full block queue waits for room instead: a
-// callback that waits for such a goroutine waits for that queue's
-// consumer, which must not need the callback's group or resources.
+// else (see [subscribers.Router]). Under a callback's context, a message
+// into a full local subscription with the block policy mutes that
+// callback after its run until the queue drains, and one to an idle local
+// subscription may run next on the same worker. Under any other context
+// (a goroutine's own), a message into a full block queue waits for room
+// until the context is done.
 type Publisher struct {
 	n     *Node
 	topic string
-	pub   *executor.Publisher
+	pub   *subscribers.Publisher
 	err   error
 }
 
@@ -63,7 +61,7 @@ func (n *Node) newPublisher(key pubKey) *Publisher {
 	if key.retain {
 		popts = append(popts, subscribers.WithRetain())
 	}
-	p.pub, p.err = n.owner.Publisher(n.env.Router, key.topic, popts...)
+	p.pub, p.err = n.env.Router.Publisher(key.topic, popts...)
 	if p.err != nil {
 		p.err = fmt.Errorf("publisher %q: %w", key.topic, p.err)
 	}
@@ -73,20 +71,21 @@ func (n *Node) newPublisher(key pubKey) *Publisher {
 // Topic returns the publisher's topic.
 func (p *Publisher) Topic() string { return p.topic }
 
-// Publish publishes payload; the payload must not be modified afterwards. It
-// never waits for the network. It fails when the broker connection cannot
-// take the message (see docs/mqtt.md); subscriptions of this process have it
-// then all the same.
-func (p *Publisher) Publish(payload []byte) error {
+// Publish publishes payload under ctx; the payload must not be modified
+// afterwards. It never waits for the network. It fails when the broker
+// connection cannot take the message (see docs/mqtt.md); subscriptions of
+// this process have it then all the same. A ctx that is done (a finished
+// run's) refuses the message with its error.
+func (p *Publisher) Publish(ctx context.Context, payload []byte) error {
 	if p.err != nil {
 		return p.err
 	}
-	p.n.published(p.topic, payload)
-	return p.pub.Publish(payload)
+	p.n.published(ctx, p.topic, payload)
+	return p.pub.Publish(ctx, payload)
 }
 
 // PublishJSON publishes v encoded with encoding/json.
-func (p *Publisher) PublishJSON(v any) error {
+func (p *Publisher) PublishJSON(ctx context.Context, v any) error {
 	if p.err != nil {
 		return p.err
 	}
@@ -94,7 +93,7 @@ func (p *Publisher) PublishJSON(v any) error {
 	if err != nil {
 		return fmt.Errorf("publisher %q: %w", p.topic, err)
 	}
-	return p.Publish(b)
+	return p.Publish(ctx, b)
 }
 
 // Publish publishes payload on topic, for topics known only at run time
@@ -102,7 +101,7 @@ func (p *Publisher) PublishJSON(v any) error {
 // topics are kept, so repeated topics cost no lookup, and a flood of
 // distinct topics costs no memory. A bad topic is an error of this
 // publication only.
-func (n *Node) Publish(topic string, payload []byte, opts ...Option) error {
+func (n *Node) Publish(ctx context.Context, topic string, payload []byte, opts ...Option) error {
 	key := n.pubKey(topic, opts)
 	n.mu.Lock()
 	p := n.pubs[key]
@@ -116,7 +115,7 @@ func (n *Node) Publish(topic string, payload []byte, opts ...Option) error {
 		n.dyn.add(key, p)
 		n.mu.Unlock()
 	}
-	return p.Publish(payload)
+	return p.Publish(ctx, payload)
 }
 
 // Advertise declares that the node publishes on topic, a topic name or a

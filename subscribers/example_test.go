@@ -1,6 +1,7 @@
 package subscribers_test
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/robotexec/robotexec/executor"
@@ -14,7 +15,7 @@ func ExampleRouter() {
 	router := subscribers.NewRouter(subscribers.RouterOptions{InProcess: true})
 	ex := executor.New(executor.Options{})
 	node := ex.NewOwner("printer", nil)
-	show := func(m subscribers.Message) {
+	show := func(ctx context.Context, m subscribers.Message) {
 		fmt.Printf("got %s %s retained=%v\n", m.Topic, m.Payload, m.Retained)
 	}
 	if _, err := node.Subscribe(router, "sensors/+/imu", show); err != nil {
@@ -24,11 +25,11 @@ func ExampleRouter() {
 	if err != nil {
 		panic(err)
 	}
-	n, _ := pub.PublishMessage(subscribers.Message{Payload: []byte("ax=0.1")})
+	n, _ := pub.PublishMessage(context.Background(), subscribers.Message{Payload: []byte("ax=0.1")})
 	fmt.Println("accepted by", n)
 	ex.SpinAll()
 
-	if _, err := router.Publish(subscribers.Message{Topic: "robot/mode", Payload: []byte("auto"), Retained: true}); err != nil {
+	if _, err := router.Publish(context.Background(), subscribers.Message{Topic: "robot/mode", Payload: []byte("auto"), Retained: true}); err != nil {
 		panic(err)
 	}
 	if _, err := node.Subscribe(router, "robot/#", show); err != nil {
@@ -46,14 +47,14 @@ func ExampleRouter() {
 func ExampleSubscription() {
 	router := new(subscribers.Router)
 	ex := executor.New(executor.Options{})
-	sub, err := ex.NewOwner("odom", nil).Subscribe(router, "robot/+/odom", func(m subscribers.Message) {
+	sub, err := ex.NewOwner("odom", nil).Subscribe(router, "robot/+/odom", func(ctx context.Context, m subscribers.Message) {
 		fmt.Printf("%s %s\n", m.Topic, m.Payload)
 	}, executor.Depth(2))
 	if err != nil {
 		panic(err)
 	}
 	for _, p := range []string{"x=1", "x=2", "x=3"} {
-		router.Publish(subscribers.Message{Topic: "robot/7/odom", Payload: []byte(p)})
+		router.Publish(context.Background(), subscribers.Message{Topic: "robot/7/odom", Payload: []byte(p)})
 	}
 	fmt.Println("queued:", sub.Len())
 	ex.SpinAll()

@@ -1,6 +1,7 @@
 package subscribers_test
 
 import (
+	"context"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -26,6 +27,6 @@ func TestPublicNames(t *testing.T) {
 	m := pub.Message([]byte("auto"))
 	require.Equal(t, byte(1), m.QoS)
 	require.True(t, m.Retained)
-	require.ErrorIs(t, pub.Publish([]byte("manual")), subscribers.ErrTooLarge)
+	require.ErrorIs(t, pub.Publish(context.Background(), []byte("manual")), subscribers.ErrTooLarge)
 	require.Equal(t, "queue_full", subscribers.QueueFull.String())
 }

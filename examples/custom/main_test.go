@@ -120,7 +120,7 @@ func listen(t *testing.T, url string, filters ...string) <-chan subscribers.Mess
 	ex := executor.New(executor.Options{Workers: 1, Logger: quiet})
 	ch := make(chan subscribers.Message, 1000)
 	for _, f := range filters {
-		_, err := ex.NewOwner("listener", nil).Subscribe(c, f, func(m subscribers.Message) { ch <- m }, executor.Depth(1000))
+		_, err := ex.NewOwner("listener", nil).Subscribe(c, f, func(ctx context.Context, m subscribers.Message) { ch <- m }, executor.Depth(1000))
 		require.NoError(t, err)
 	}
 	runCtx, stop := context.WithCancel(context.Background())

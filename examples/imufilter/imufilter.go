@@ -5,9 +5,11 @@
 package imufilter
 
 import (
+	"context"
 	"time"
 
 	"github.com/robotexec/robotexec/nodes"
+	"github.com/robotexec/robotexec/timers"
 )
 
 func init() { nodes.Register("imu_filter", "low-pass filter for IMU samples", New) }
@@ -48,7 +50,7 @@ func New(n *nodes.Node) error {
 	var avg Filtered
 	// The callbacks share the node's mutually exclusive group: avg needs
 	// no lock.
-	nodes.Subscribe(n, p.Input, func(s Sample) {
+	nodes.Subscribe(n, p.Input, func(_ context.Context, s Sample) {
 		if avg.Samples == 0 {
 			avg.Sample = s
 		} else {
@@ -56,13 +58,13 @@ func New(n *nodes.Node) error {
 		}
 		avg.Samples++
 	})
-	n.Timer(p.Period, func(nodes.TimerEvent) {
+	n.Timer(p.Period, func(ctx context.Context, _ timers.Event) {
 		if avg.Samples > 0 {
-			out.PublishJSON(avg)
+			out.PublishJSON(ctx, avg)
 		}
 	})
 	if p.Log > 0 {
-		n.Timer(p.Log, func(nodes.TimerEvent) {
+		n.Timer(p.Log, func(ctx context.Context, _ timers.Event) {
 			n.Logger().Info("filtered imu", "ax", round(avg.AX), "ay", round(avg.AY), "az", round(avg.AZ),
 				"gz", round(avg.GZ), "samples", avg.Samples)
 		})

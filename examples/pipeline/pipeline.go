@@ -7,11 +7,13 @@
 package pipeline
 
 import (
+	"context"
 	"fmt"
 	"time"
 
 	"github.com/robotexec/robotexec/nodes"
 	"github.com/robotexec/robotexec/subscribers"
+	"github.com/robotexec/robotexec/timers"
 )
 
 func init() {
@@ -39,11 +41,11 @@ func NewStage(n *nodes.Node) error {
 		return fmt.Errorf("work %v is negative", p.Work)
 	}
 	out := n.Publisher(p.Output)
-	n.Subscribe(p.Input, func(m subscribers.Message) {
+	n.Subscribe(p.Input, func(ctx context.Context, m subscribers.Message) {
 		if p.Work > 0 {
 			time.Sleep(p.Work)
 		}
-		if err := out.Publish(m.Payload); err != nil {
+		if err := out.Publish(ctx, m.Payload); err != nil {
 			n.Logger().Warn("stage: publish failed", "err", err)
 		}
 	}, nodes.Name("stage"))
@@ -72,7 +74,7 @@ func NewSink(n *nodes.Node) error {
 	report := func() {
 		n.Logger().Info("sink", "received", received, "last_seq", last, "gaps", gaps, "out_of_order", disorder)
 	}
-	nodes.Subscribe(n, p.Input, func(v struct {
+	nodes.Subscribe(n, p.Input, func(_ context.Context, v struct {
 		Seq uint64 `json:"seq"`
 	}) {
 		received++
@@ -85,7 +87,7 @@ func NewSink(n *nodes.Node) error {
 		last = max(last, v.Seq)
 	}, nodes.Name("sink"))
 	if p.Log > 0 {
-		n.Timer(p.Log, func(nodes.TimerEvent) { report() }, nodes.Name("report"))
+		n.Timer(p.Log, func(ctx context.Context, _ timers.Event) { report() }, nodes.Name("report"))
 	}
 	n.OnShutdown(report)
 	return nil

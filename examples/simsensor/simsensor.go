@@ -4,12 +4,14 @@
 package simsensor
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"math/rand/v2"
 	"time"
 
 	"github.com/robotexec/robotexec/nodes"
+	"github.com/robotexec/robotexec/timers"
 )
 
 func init() {
@@ -61,8 +63,8 @@ func NewIMU(n *nodes.Node) error {
 	out := n.Publisher(p.Topic)
 	rng := rand.New(rand.NewPCG(uint64(len(n.Name())), 1))
 	noise := func() float64 { return rng.NormFloat64() * p.Noise }
-	n.Timer(period, func(ev nodes.TimerEvent) {
-		out.PublishJSON(IMUSample{
+	n.Timer(period, func(ctx context.Context, ev timers.Event) {
+		out.PublishJSON(ctx, IMUSample{
 			Stamp: ev.Expected.UTC().Format(time.RFC3339Nano),
 			AX:    noise(),
 			AY:    p.Speed*p.Turn + noise(), // centripetal acceleration
@@ -96,14 +98,14 @@ func NewOdom(n *nodes.Node) error {
 	rng := rand.New(rand.NewPCG(uint64(len(n.Name())), 2))
 	var x, y, theta float64
 	dt := period.Seconds()
-	n.Timer(period, func(ev nodes.TimerEvent) {
+	n.Timer(period, func(ctx context.Context, ev timers.Event) {
 		steps := float64(1 + ev.Missed)
 		v := p.Speed + rng.NormFloat64()*p.Noise
 		w := p.Turn + rng.NormFloat64()*p.Noise
 		theta = math.Remainder(theta+w*dt*steps, 2*math.Pi)
 		x += v * math.Cos(theta) * dt * steps
 		y += v * math.Sin(theta) * dt * steps
-		out.PublishJSON(Odometry{Stamp: ev.Expected.UTC().Format(time.RFC3339Nano), X: x, Y: y, Theta: theta, V: v, W: w})
+		out.PublishJSON(ctx, Odometry{Stamp: ev.Expected.UTC().Format(time.RFC3339Nano), X: x, Y: y, Theta: theta, V: v, W: w})
 	})
 	return nil
 }

@@ -65,10 +65,10 @@ func init() {
 		p := probeOf(n.Name())
 		opts := []nodes.Option{nodes.Name("probe"), nodes.Depth(params.Depth), nodes.Overflow(subscribers.DropNewest)}
 		if params.JSON {
-			nodes.Subscribe(n, params.Topic, func(map[string]any) { p.runs.Add(1) }, opts...)
+			nodes.Subscribe(n, params.Topic, func(context.Context, map[string]any) { p.runs.Add(1) }, opts...)
 			return nil
 		}
-		n.Subscribe(params.Topic, func(m subscribers.Message) {
+		n.Subscribe(params.Topic, func(ctx context.Context, m subscribers.Message) {
 			defer p.runs.Add(1)
 			switch string(m.Payload) {
 			case "block":

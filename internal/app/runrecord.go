@@ -13,7 +13,6 @@ import (
 	"github.com/robotexec/robotexec/internal/nodehooks"
 	"github.com/robotexec/robotexec/internal/recording"
 	"github.com/robotexec/robotexec/internal/smallfile"
-	"github.com/robotexec/robotexec/nodes"
 	"github.com/robotexec/robotexec/subscribers"
 	"github.com/robotexec/robotexec/timers"
 )
@@ -102,12 +101,12 @@ func (r *runRecording) hooks() *nodehooks.Hooks {
 				r.late.Add(1)
 			}
 		},
-		TimerCall: func(node, name string, _ *timers.Timer, ev *nodes.TimerEvent, handled uint64) bool {
+		TimerCall: func(node, name string, _ *timers.Timer, ev *timers.Event, handled uint64) bool {
 			b, _ := json.Marshal(TimerCall{Expected: ev.Expected.UTC(), Missed: ev.Missed, Handled: handled})
 			r.rec.RecordAs(recording.TimerCall, node, name, b, ev.Expected)
 			return true
 		},
-		Handling: func(string, uint64, bool) {}, // counts handled messages
+		Handling: func(context.Context, string, uint64, bool) {}, // counts handled messages
 	}
 }
 

@@ -51,7 +51,7 @@ func firstClock(ctx context.Context, mc mqtt.Config, topic string, logger *slog.
 	first := make(chan time.Time, 1)
 	bad := ratelog.New(10 * time.Second)
 	ex := executor.New(executor.Options{Workers: 1, Logger: logger})
-	_, err = ex.NewOwner("clock", nil).Subscribe(c, topic, func(m subscribers.Message) {
+	_, err = ex.NewOwner("clock", nil).Subscribe(c, topic, func(ctx context.Context, m subscribers.Message) {
 		t, err := parseClock(m.Payload)
 		if err != nil {
 			bad.Log(logger, slog.LevelWarn, "use_sim_time: ignored", "error", err)
@@ -103,7 +103,7 @@ type simClock struct {
 // a tiny one moves only the timers called within it, earlier by at most
 // the step.
 func (s *simClock) follow(ex *executor.Executor, src subscribers.Source, cfg *config.Config) error {
-	_, err := ex.NewOwner("clock", nil).Subscribe(src, cfg.Executor.ClockTopic, func(m subscribers.Message) {
+	_, err := ex.NewOwner("clock", nil).Subscribe(src, cfg.Executor.ClockTopic, func(ctx context.Context, m subscribers.Message) {
 		t, err := parseClock(m.Payload)
 		switch now := s.sim.Now(); {
 		case err != nil:

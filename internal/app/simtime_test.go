@@ -3,11 +3,12 @@ package app
 import (
 	"bytes"
 	"context"
-	"github.com/robotexec/robotexec/internal/syncbuf"
 	"log/slog"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/robotexec/robotexec/internal/syncbuf"
 
 	"github.com/stretchr/testify/require"
 
@@ -36,7 +37,7 @@ func TestSimClockFollows(t *testing.T) {
 	require.NoError(t, sc.follow(ex, r, cfg))
 	var mu sync.Mutex
 	var fired []time.Time
-	_, err := ex.NewOwner("n", nil).NewTimer(100*time.Millisecond, func(ev timers.Event) {
+	_, err := ex.NewOwner("n", nil).NewTimer(100*time.Millisecond, func(ctx context.Context, ev timers.Event) {
 		mu.Lock()
 		fired = append(fired, ev.Expected)
 		mu.Unlock()
@@ -50,7 +51,7 @@ func TestSimClockFollows(t *testing.T) {
 	pub, err := r.Publisher("clock")
 	require.NoError(t, err)
 	tick := func(d time.Duration) {
-		require.NoError(t, pub.Publish([]byte(`{"time":"`+t0.Add(d).Format(time.RFC3339Nano)+`"}`)))
+		require.NoError(t, pub.Publish(ctx, []byte(`{"time":"`+t0.Add(d).Format(time.RFC3339Nano)+`"}`)))
 		require.Eventually(t, func() bool { return !sc.sim.Now().Before(t0.Add(d)) }, 5*time.Second, time.Millisecond)
 	}
 	for d := 10 * time.Millisecond; d <= 300*time.Millisecond; d += 10 * time.Millisecond {
@@ -62,11 +63,11 @@ func TestSimClockFollows(t *testing.T) {
 	logged := func(s string) func() bool {
 		return func() bool { return bytes.Contains([]byte(logs.String()), []byte(s)) }
 	}
-	require.NoError(t, pub.Publish([]byte(`not json`)))
+	require.NoError(t, pub.Publish(ctx, []byte(`not json`)))
 	require.Eventually(t, logged("use_sim_time: ignored"), 5*time.Second, time.Millisecond)
 	require.Equal(t, t0.Add(300*time.Millisecond), sc.sim.Now(), "a bad message does not move the clock")
 
-	require.NoError(t, pub.Publish([]byte(`{"time":"`+t0.Add(time.Millisecond).Format(time.RFC3339Nano)+`"}`)))
+	require.NoError(t, pub.Publish(ctx, []byte(`{"time":"`+t0.Add(time.Millisecond).Format(time.RFC3339Nano)+`"}`)))
 	require.Eventually(t, func() bool { return sc.sim.Now().Equal(t0.Add(time.Millisecond)) }, 5*time.Second, time.Millisecond, "the clock went back")
 	require.Eventually(t, logged(`use_sim_time: the clock went back: timers re-armed on the new time" from=2025-06-01T12:00:00.3Z to=2025-06-01T12:00:00.001Z`),
 		5*time.Second, time.Millisecond, "%s", &logs)

@@ -1,6 +1,7 @@
 package app
 
 import (
+	"context"
 	"fmt"
 	"maps"
 	"slices"
@@ -36,7 +37,7 @@ func (a *App) startView(router *subscribers.Router) error {
 		AnonymousPublish: v.AnonymousPublish,
 		AllowedOrigins:   v.AllowedOrigins,
 		Publish: func(topic string, payload []byte) error {
-			_, err := router.Publish(subscribers.Message{Topic: topic, Payload: payload, QoS: qos})
+			_, err := router.Publish(context.Background(), subscribers.Message{Topic: topic, Payload: payload, QoS: qos})
 			return err
 		},
 		ConnectionGraph: true,

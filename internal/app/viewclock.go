@@ -1,6 +1,7 @@
 package app
 
 import (
+	"context"
 	"log/slog"
 	"sync/atomic"
 	"time"
@@ -37,7 +38,7 @@ func FeedClock(o *executor.Owner, src subscribers.Source, topic string, s *view.
 }
 
 // set takes a message of the clock topic.
-func (f *ClockFeed) set(m subscribers.Message) {
+func (f *ClockFeed) set(_ context.Context, m subscribers.Message) {
 	t, err := parseClock(m.Payload)
 	if err != nil {
 		f.bad.Log(f.log, slog.LevelWarn, "clock topic: ignored", "error", err)

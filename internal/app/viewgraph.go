@@ -1,6 +1,8 @@
 package app
 
 import (
+	"context"
+
 	"github.com/robotexec/robotexec/executor"
 	"github.com/robotexec/robotexec/internal/graph"
 	"github.com/robotexec/robotexec/internal/view"
@@ -31,7 +33,7 @@ type GraphFeed struct {
 // it may be the one of an earlier run.
 func FeedGraph(o *executor.Owner, src subscribers.Source, s *view.Server, own string) (*GraphFeed, error) {
 	f := &GraphFeed{view: s, own: own}
-	_, err := o.Subscribe(src, graphFilter, func(m subscribers.Message) {
+	_, err := o.Subscribe(src, graphFilter, func(ctx context.Context, m subscribers.Message) {
 		if id, ok := graph.ClientID(m.Topic); ok && id != own {
 			f.put(id, m.Payload)
 		}
@@ -39,7 +41,7 @@ func FeedGraph(o *executor.Owner, src subscribers.Source, s *view.Server, own st
 	if err != nil {
 		return nil, err
 	}
-	_, err = o.Subscribe(src, statusFilter, func(m subscribers.Message) {
+	_, err = o.Subscribe(src, statusFilter, func(ctx context.Context, m subscribers.Message) {
 		if id, ok := graph.StatusID(m.Topic); ok && id != own && f.set.SetStatus(id, m.Payload) {
 			f.show()
 		}

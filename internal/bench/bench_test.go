@@ -132,7 +132,7 @@ func BenchmarkIdleSubscriptionBytes(b *testing.B) {
 	for i := range topics {
 		topics[i] = fmt.Sprintf("idle/%d", i)
 	}
-	cb := func(subscribers.Message) {}
+	cb := func(ctx context.Context, _ subscribers.Message) {}
 	var o *executor.Owner
 	var bus *subscribers.Router
 	b.ReportAllocs()
@@ -162,7 +162,7 @@ func BenchmarkTimerBytes(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	cb := func(timers.Event) {}
+	cb := func(ctx context.Context, _ timers.Event) {}
 	var o *executor.Owner
 	b.ReportAllocs()
 	b.ResetTimer()

@@ -31,12 +31,12 @@ func newCostRig(workers, idle int) (*costRig, error) {
 	o := ex.NewOwner("bench", ex.NewGroup("bench", executor.Reentrant))
 	bus := new(subscribers.Router)
 	for i := range idle {
-		if _, err := o.Subscribe(bus, fmt.Sprintf("idle/%d", i), func(subscribers.Message) {}, executor.Depth(1)); err != nil {
+		if _, err := o.Subscribe(bus, fmt.Sprintf("idle/%d", i), func(ctx context.Context, _ subscribers.Message) {}, executor.Depth(1)); err != nil {
 			return nil, err
 		}
 	}
 	r := &costRig{ex: ex, roundC: make(chan struct{}, 1)}
-	if _, err := o.Subscribe(bus, "busy", func(subscribers.Message) {
+	if _, err := o.Subscribe(bus, "busy", func(ctx context.Context, _ subscribers.Message) {
 		if r.ran++; r.ran == r.end {
 			r.roundC <- struct{}{}
 		}
@@ -60,7 +60,7 @@ func (r *costRig) round(n int) time.Duration {
 	m := subscribers.Message{Payload: []byte("x"), Received: time.Unix(1, 0)}
 	start := time.Now()
 	for range n {
-		r.pub.PublishMessage(m)
+		r.pub.PublishMessage(context.Background(), m)
 	}
 	<-r.roundC
 	return time.Since(start)

@@ -52,13 +52,13 @@ type dispatchRig struct {
 // pool's producer hands a closure to the channel.
 func (r *dispatchRig) send(i int, m subscribers.Message, viaBus bool) {
 	if viaBus {
-		r.pubs[i].PublishMessage(m)
+		r.pubs[i].PublishMessage(context.Background(), m)
 		return
 	}
 	r.subs[i].Deliver(m)
 }
 
-func newDispatchRig(workers int, cb func(i int) func(subscribers.Message), depth int) (*dispatchRig, error) {
+func newDispatchRig(workers int, cb func(i int) func(ctx context.Context, _ subscribers.Message), depth int) (*dispatchRig, error) {
 	ex := executor.New(executor.Options{Workers: workers, Logger: discard})
 	o := ex.NewOwner("bench", ex.NewGroup("bench", executor.Reentrant))
 	bus := new(subscribers.Router)
@@ -75,7 +75,9 @@ func newDispatchRig(workers int, cb func(i int) func(subscribers.Message), depth
 	return r, nil
 }
 
-func emptyCallback(int) func(subscribers.Message) { return func(subscribers.Message) {} }
+func emptyCallback(int) func(ctx context.Context, _ subscribers.Message) {
+	return func(ctx context.Context, _ subscribers.Message) {}
+}
 
 // start runs the executor in the background.
 func (r *dispatchRig) start() {

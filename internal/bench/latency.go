@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"context"
 	"math"
 	"runtime"
 	"sync/atomic"
@@ -65,8 +66,8 @@ func pace(rate float64, d time.Duration, send func(i int)) (int, time.Duration) 
 // callback records the time since.
 func LatencyExecutor(workers int, rate float64, d time.Duration) (Latency, error) {
 	h := NewHistogram(4 * workers)
-	r, err := newDispatchRig(workers, func(i int) func(subscribers.Message) {
-		return func(m subscribers.Message) { h.Record(i, time.Since(m.Received)) }
+	r, err := newDispatchRig(workers, func(i int) func(ctx context.Context, _ subscribers.Message) {
+		return func(ctx context.Context, m subscribers.Message) { h.Record(i, time.Since(m.Received)) }
 	}, max(ChanCapacity/(4*workers), 1))
 	if err != nil {
 		return Latency{}, err

@@ -53,7 +53,7 @@ func SubscriptionBytes(n int) (float64, error) {
 	ex := executor.New(executor.Options{Workers: 1, Logger: discard})
 	o := ex.NewOwner("idle", nil)
 	bus := new(subscribers.Router)
-	cb := func(subscribers.Message) {}
+	cb := func(ctx context.Context, _ subscribers.Message) {}
 	b, err := retained(n, func() (any, error) {
 		for _, t := range topics {
 			if _, err := o.Subscribe(bus, t, cb); err != nil {
@@ -87,7 +87,7 @@ func ChannelBytes(n int) float64 {
 func TimerBytes(n int) (float64, error) {
 	ex := executor.New(executor.Options{Workers: 1, Logger: discard})
 	o := ex.NewOwner("timers", nil)
-	cb := func(timers.Event) {}
+	cb := func(ctx context.Context, _ timers.Event) {}
 	b, err := retained(n, func() (any, error) {
 		for range n {
 			if _, err := o.NewTimer(time.Hour, cb); err != nil {

@@ -65,29 +65,29 @@ func PipelineExecutor(workers int, d time.Duration) (Latency, error) {
 	r := c.Router()
 	for i := 1; i <= PipelineStages+1; i++ {
 		o := ex.NewOwner(fmt.Sprint("stage", i), nil)
-		var cb func(subscribers.Message)
+		var cb func(ctx context.Context, _ subscribers.Message)
 		if i <= PipelineStages {
-			out, err := o.Publisher(r, fmt.Sprint("p/", i), subscribers.WithQoS(1))
+			out, err := r.Publisher(fmt.Sprint("p/", i), subscribers.WithQoS(1))
 			if err != nil {
 				return Latency{}, err
 			}
-			cb = func(m subscribers.Message) { _ = out.Publish(m.Payload) }
+			cb = func(ctx context.Context, m subscribers.Message) { _ = out.Publish(ctx, m.Payload) }
 		} else {
-			cb = func(m subscribers.Message) { h.Record(0, sinceStamp(base, m.Payload)) }
+			cb = func(ctx context.Context, m subscribers.Message) { h.Record(0, sinceStamp(base, m.Payload)) }
 		}
 		if _, err := o.Subscribe(r, fmt.Sprint("p/", i-1), cb, executor.Depth(100), executor.Overflow(subscribers.Block)); err != nil {
 			return Latency{}, err
 		}
 	}
 	src := ex.NewOwner("source", nil)
-	first, err := src.Publisher(r, "p/0", subscribers.WithQoS(1))
+	first, err := r.Publisher("p/0", subscribers.WithQoS(1))
 	if err != nil {
 		return Latency{}, err
 	}
 	sent := 0
-	if _, err := src.NewTimer(PipelinePeriod, func(timers.Event) {
+	if _, err := src.NewTimer(PipelinePeriod, func(ctx context.Context, _ timers.Event) {
 		sent++
-		_ = first.Publish(stamp(base))
+		_ = first.Publish(ctx, stamp(base))
 	}); err != nil {
 		return Latency{}, err
 	}
@@ -196,7 +196,7 @@ func BrokerHop(workers int, d time.Duration) (Latency, error) {
 	h := NewHistogram(1)
 	base := time.Now()
 	subEx := executor.New(executor.Options{Workers: workers, Logger: discard})
-	if _, err := subEx.NewOwner("sink", nil).Subscribe(sc.Router(), "hop", func(m subscribers.Message) {
+	if _, err := subEx.NewOwner("sink", nil).Subscribe(sc.Router(), "hop", func(ctx context.Context, m subscribers.Message) {
 		h.Record(0, sinceStamp(base, m.Payload))
 	}, executor.Depth(100), executor.Overflow(subscribers.Block)); err != nil {
 		return Latency{}, err
@@ -211,14 +211,14 @@ func BrokerHop(workers int, d time.Duration) (Latency, error) {
 	clock, _ := defaultClock()
 	pubEx := executor.New(executor.Options{Workers: workers, Logger: discard, Clock: clock})
 	o := pubEx.NewOwner("source", nil)
-	out, err := o.Publisher(pc.Router(), "hop", subscribers.WithQoS(1))
+	out, err := pc.Router().Publisher("hop", subscribers.WithQoS(1))
 	if err != nil {
 		return Latency{}, err
 	}
 	sent := 0
-	if _, err := o.NewTimer(PipelinePeriod, func(timers.Event) {
+	if _, err := o.NewTimer(PipelinePeriod, func(ctx context.Context, _ timers.Event) {
 		sent++
-		_ = out.Publish(stamp(base))
+		_ = out.Publish(ctx, stamp(base))
 	}); err != nil {
 		return Latency{}, err
 	}

@@ -154,21 +154,21 @@ func (r *pipeRig) stages() error {
 	router := r.client.Router()
 	for i := 1; i <= PipelineStages+1; i++ {
 		o := r.ex.NewOwner(fmt.Sprint("stage", i), nil)
-		cb := func(m subscribers.Message) { r.sink.add(m.Payload) }
+		cb := func(ctx context.Context, m subscribers.Message) { r.sink.add(m.Payload) }
 		if i <= PipelineStages {
-			out, err := o.Publisher(router, r.topic(i), subscribers.WithQoS(1))
+			out, err := router.Publisher(r.topic(i), subscribers.WithQoS(1))
 			if err != nil {
 				return err
 			}
-			cb = func(m subscribers.Message) { _ = out.Publish(m.Payload) }
+			cb = func(ctx context.Context, m subscribers.Message) { _ = out.Publish(ctx, m.Payload) }
 		}
 		if i == 1 {
 			pass := cb
-			cb = func(m subscribers.Message) {
+			cb = func(ctx context.Context, m subscribers.Message) {
 				if isMarker(m.Payload) {
 					r.mark()
 				}
-				pass(m)
+				pass(ctx, m)
 			}
 		}
 		if _, err := o.Subscribe(router, r.topic(i-1), cb, executor.Depth(100), executor.Overflow(subscribers.Block)); err != nil {
@@ -196,7 +196,7 @@ func (r *pipeRig) mark() {
 // r.srcDone.
 func (r *pipeRig) source(d time.Duration) error {
 	o := r.ex.NewOwner("source", nil)
-	first, err := o.Publisher(r.client.Router(), r.topic(0), subscribers.WithQoS(1))
+	first, err := r.client.Router().Publisher(r.topic(0), subscribers.WithQoS(1))
 	if err != nil {
 		return err
 	}
@@ -206,7 +206,7 @@ func (r *pipeRig) source(d time.Duration) error {
 		seq   uint64
 		ended bool
 	)
-	tm, err = o.NewTimer(PipelinePeriod, func(timers.Event) {
+	tm, err = o.NewTimer(PipelinePeriod, func(ctx context.Context, _ timers.Event) {
 		switch {
 		case ended:
 		case seq > 0 && time.Since(start) >= d:
@@ -218,7 +218,7 @@ func (r *pipeRig) source(d time.Duration) error {
 			if seq == 0 {
 				start = time.Now()
 			}
-			_ = first.Publish(seqPayload(seq))
+			_ = first.Publish(ctx, seqPayload(seq))
 			seq++
 		}
 	})

@@ -154,7 +154,7 @@ func newViewRig(workers int) (r *viewRig, err error) {
 		return nil, err
 	}
 	r.ex = executor.New(executor.Options{Workers: workers, Logger: discard})
-	if _, err = r.ex.NewOwner("node", nil).Subscribe(r.client.Router(), viewFilter, func(m subscribers.Message) {
+	if _, err = r.ex.NewOwner("node", nil).Subscribe(r.client.Router(), viewFilter, func(ctx context.Context, m subscribers.Message) {
 		r.win.count(&r.node, m.Received.UnixNano())
 	}, executor.Depth(1000), executor.Overflow(subscribers.DropOldest)); err != nil {
 		return nil, err
@@ -368,7 +368,7 @@ func EchoPrinting(workers int, d time.Duration) (ViewCost, error) {
 		ex := executor.New(executor.Options{Workers: 1, Logger: discard})
 		printed := new(arrivals)
 		var out strings.Builder
-		_, err = ex.NewOwner("echo", nil).Subscribe(c, viewFilter, func(m subscribers.Message) {
+		_, err = ex.NewOwner("echo", nil).Subscribe(c, viewFilter, func(ctx context.Context, m subscribers.Message) {
 			out.Reset()
 			out.WriteString(m.Topic)
 			out.WriteByte(' ')

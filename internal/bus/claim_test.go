@@ -1,6 +1,7 @@
 package bus_test
 
 import (
+	"context"
 	"testing"
 	"testing/synctest"
 
@@ -145,9 +146,11 @@ func TestClaimGivenBackAfterTheRingGrew(t *testing.T) {
 	k, _ := bus.ClaimFront(sub, 2, &c)
 	require.Equal(t, 2, k)
 	for _, p := range []string{"3", "4", "5"} {
-		// A callback's publication (inCallback nil) goes past the depth.
-		_, err := bus.FastOf(pub).Offer(bus.Message{Payload: []byte(p)}, false, nil, nil)
+		// A callback's publication (under a run) goes past the depth.
+		run := &bus.Run{Stop: context.Background()}
+		_, err := pub.PublishMessage(run, bus.Message{Payload: []byte(p)})
 		require.NoError(t, err)
+		run.End()
 	}
 	takeClaimed(&c, 1)
 	bus.Release(sub, &c, 0)

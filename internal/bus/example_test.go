@@ -1,6 +1,7 @@
 package bus_test
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/robotexec/robotexec/internal/bus"
@@ -63,10 +64,10 @@ func ExampleRouter() {
 	if err != nil {
 		panic(err)
 	}
-	n, _ := pub.PublishMessage(bus.Message{Payload: []byte("ax=0.1")})
+	n, _ := pub.PublishMessage(context.Background(), bus.Message{Payload: []byte("ax=0.1")})
 	fmt.Println("accepted by", n)
 
-	if _, err := router.Publish(bus.Message{Topic: "robot/mode", Payload: []byte("auto"), Retained: true}); err != nil {
+	if _, err := router.Publish(context.Background(), bus.Message{Topic: "robot/mode", Payload: []byte("auto"), Retained: true}); err != nil {
 		panic(err)
 	}
 	mode := subscribe("robot/#")

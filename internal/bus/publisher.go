@@ -1,6 +1,7 @@
 package bus
 
 import (
+	"context"
 	"fmt"
 	"sync/atomic"
 )
@@ -56,23 +57,28 @@ func (p *Publisher) Topic() string { return p.topic }
 
 // Publish publishes payload with the publisher's QoS and retain flag: see
 // PublishMessage.
-func (p *Publisher) Publish(payload []byte) error {
-	_, err := p.PublishMessage(p.Message(payload))
+func (p *Publisher) Publish(ctx context.Context, payload []byte) error {
+	_, err := p.PublishMessage(ctx, p.Message(payload))
 	return err
 }
 
 // PublishMessage publishes m on the publisher's topic (m.Topic is set to
 // it), with m's own QoS and retain flag, stamped with the time now if
 // m.Received is zero. The matching subscriptions of this process (see
-// [Router]) get it directly, each through [Subscription.Deliver], which
-// waits for room under the Block policy; the router's remote gets it for
-// everyone else. It returns how many local subscriptions accepted m and
-// the remote's error, if it failed to take m. The payload must not be
+// [Router]) get it directly; the router's remote gets it for everyone
+// else. It returns how many local subscriptions accepted m and the
+// remote's error, if it failed to take m. The payload must not be
 // modified afterwards.
-func (p *Publisher) PublishMessage(m Message) (int, error) {
+//
+// Under a callback's run context (see [Run]) the publication is the
+// run's and never waits. Under any other context, a full local
+// subscription with the Block policy is waited for until there is room
+// or ctx is done; PublishMessage then returns ctx's error and sends m
+// nowhere else. A ctx that is already done refuses m at once.
+func (p *Publisher) PublishMessage(ctx context.Context, m Message) (int, error) {
 	m.Topic = p.topic
 	c := p.route()
-	return p.r.publish(&m, c.subs, c.out, nil)
+	return p.r.publish(ctx, &m, c.subs, c.out)
 }
 
 // route returns where the topic's publications go.
@@ -97,62 +103,40 @@ func (p *Publisher) route() *pubCache {
 // String describes the publisher.
 func (p *Publisher) String() string { return fmt.Sprintf("publisher(%s)", p.topic) }
 
-// offering is how a publication made through Fast.Offer reaches local
-// subscriptions; a nil *offering delivers through deliver.
+// offering is how a publication reaches local subscriptions: a run's
+// (run set) through offer, which never waits, and any other through
+// deliver, which waits for room under ctx.
 type offering struct {
-	quiet      bool
-	overloaded func(*Subscription)
-	// inCallback reports whether the publication comes from a callback
-	// (nil: it does); asked at most once, and only where it matters.
-	inCallback  func() bool
-	asked, from bool // whether inCallback was asked, and its answer
-}
-
-// fromCallback reports whether the publication comes from a callback.
-func (o *offering) fromCallback() bool {
-	if o.inCallback == nil {
-		return true
-	}
-	if !o.asked {
-		o.asked, o.from = true, o.inCallback()
-		// Not a callback's: no worker of its will look for what it
-		// triggers, so the rest of the publication wakes one.
-		o.quiet = o.quiet && o.from
-	}
-	return o.from
+	run *Run
+	ctx context.Context
 }
 
 // deliver hands *m to subs and returns how many accepted it, with at as its
 // time stamp where m has none (see stamp). It takes a pointer, so that the
-// message is copied once, into each queue. Offered, a publication that
-// does not come from a callback follows a publisher's rules where they
-// differ: it waits for room in a full Block queue, and it reports no
-// overloaded queue (it mutes no callback).
-func (o *offering) deliver(m *Message, at stamp, subs []*Subscription) int {
+// message is copied once, into each queue. It stops at the first
+// subscription that ctx's end kept from accepting m, with ctx's error.
+func (o offering) deliver(m *Message, at stamp, subs []*Subscription) (int, error) {
 	n := 0
 	for _, s := range subs {
-		if o == nil {
-			if s.deliver(m, at) {
+		if o.run == nil {
+			accepted, err := s.deliver(o.ctx, m, at)
+			if err != nil {
+				return n, err
+			}
+			if accepted {
 				n++
 			}
 			continue
 		}
-		accepted, over, full := s.offer(m, at, o.quiet, o.asked && o.from)
-		if full {
-			if o.fromCallback() {
-				accepted, over, _ = s.offer(m, at, o.quiet, true)
-			} else {
-				accepted, over = s.deliver(m, at), false
-			}
-		}
+		accepted, over := s.offer(m, at, o.run.Handoff)
 		if accepted {
 			n++
 		}
-		if over && o.overloaded != nil && o.fromCallback() {
-			o.overloaded(s)
+		if over {
+			o.run.overloaded(s)
 		}
 	}
-	return n
+	return n, nil
 }
 
 // Message returns a message of payload with the publisher's topic, QoS and

@@ -1,6 +1,7 @@
 package bus_test
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"strconv"
@@ -40,7 +41,7 @@ func TestPublisher(t *testing.T) {
 	for _, st := range steps {
 		t.Run(st.name, func(t *testing.T) {
 			st.change()
-			n, err := pub.PublishMessage(msg("", st.name))
+			n, err := pub.PublishMessage(context.Background(), msg("", st.name))
 			require.NoError(t, err)
 			require.Equal(t, st.want, n)
 			for _, s := range []*bus.Subscription{s1, s2, s3} {
@@ -62,7 +63,7 @@ func TestPublisher(t *testing.T) {
 	// PublishMessage sets the topic and keeps the rest.
 	s4 := newSub(t, "p/q", bus.Options{})
 	require.NoError(t, router.Attach(s4))
-	n, err := pub.PublishMessage(bus.Message{Topic: "elsewhere", Payload: []byte("m"), QoS: 2})
+	n, err := pub.PublishMessage(context.Background(), bus.Message{Topic: "elsewhere", Payload: []byte("m"), QoS: 2})
 	require.NoError(t, err)
 	require.Equal(t, 1, n)
 	m, _, ok, _ := bus.Take(s4)
@@ -93,7 +94,7 @@ func TestPublishAllocatesNothing(t *testing.T) {
 	pub, err := router.Publisher("z/a")
 	require.NoError(t, err)
 	m := bus.Message{Topic: "z/a", Payload: []byte("payload")}
-	pub.PublishMessage(m) // fill the publisher's cache
+	pub.PublishMessage(context.Background(), m) // fill the publisher's cache
 	bus.Take(sub)
 
 	tests := []struct {
@@ -101,17 +102,17 @@ func TestPublishAllocatesNothing(t *testing.T) {
 		f    func()
 	}{
 		{"Publisher.PublishMessage", func() {
-			if n, _ := pub.PublishMessage(m); n != 1 {
+			if n, _ := pub.PublishMessage(context.Background(), m); n != 1 {
 				panic("not delivered")
 			}
 			bus.Take(sub)
 		}},
 		{"Publisher.Publish", func() {
-			pub.Publish(m.Payload)
+			pub.Publish(context.Background(), m.Payload)
 			bus.Take(sub)
 		}},
 		{"Bus.Publish", func() {
-			if n, err := router.Publish(m); n != 1 || err != nil {
+			if n, err := router.Publish(context.Background(), m); n != 1 || err != nil {
 				panic("not delivered")
 			}
 			bus.Take(sub)
@@ -144,7 +145,7 @@ func BenchmarkPublisherPublishMessage(b *testing.B) {
 	m := bus.Message{Payload: []byte("payload"), Received: time.Unix(1, 0)}
 	b.ReportAllocs()
 	for b.Loop() {
-		pub.PublishMessage(m)
+		pub.PublishMessage(context.Background(), m)
 		bus.Take(sub)
 	}
 }
@@ -158,7 +159,7 @@ func BenchmarkBusPublish(b *testing.B) {
 	m := bus.Message{Topic: "bench/x", Payload: []byte("payload"), Received: time.Unix(1, 0)}
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := router.Publish(m); err != nil {
+		if _, err := router.Publish(context.Background(), m); err != nil {
 			b.Fatal(err)
 		}
 		bus.Take(sub)
@@ -184,14 +185,14 @@ func BenchmarkPublishPath(b *testing.B) {
 	})
 	b.Run("publish-stamped", func(b *testing.B) {
 		for b.Loop() {
-			pub.PublishMessage(stamped)
+			pub.PublishMessage(context.Background(), stamped)
 			bus.TakeInto(sub, &m)
 		}
 	})
 	b.Run("publish", func(b *testing.B) {
 		unstamped := bus.Message{Payload: []byte("x")}
 		for b.Loop() {
-			pub.PublishMessage(unstamped)
+			pub.PublishMessage(context.Background(), unstamped)
 			bus.TakeInto(sub, &m)
 		}
 	})

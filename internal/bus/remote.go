@@ -1,6 +1,9 @@
 package bus
 
-import "slices"
+import (
+	"context"
+	"slices"
+)
 
 // The router's side facing the broker: what a Remote is, and what the
 // router does with what the remote receives.
@@ -86,7 +89,7 @@ func (r *Router) receive(m *Message, ids []uint32, again bool) Receipt {
 	}
 	rc := Receipt{Matched: len(subs)}
 	for _, s := range subs {
-		if s.deliver(m, stamp{}) {
+		if ok, _ := s.deliver(context.Background(), m, stamp{}); ok {
 			rc.Accepted++
 		}
 	}

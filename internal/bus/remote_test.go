@@ -1,6 +1,7 @@
 package bus_test
 
 import (
+	"context"
 	"errors"
 	"sync"
 	"testing"
@@ -90,7 +91,7 @@ func remoteRouter(t *testing.T, opts bus.RouterOptions, filters ...string) (*bus
 
 func publishOn(t *testing.T, r *bus.Router, topic, payload string, qos byte) int {
 	t.Helper()
-	n, err := r.Publish(bus.Message{Topic: topic, Payload: []byte(payload), QoS: qos})
+	n, err := r.Publish(context.Background(), bus.Message{Topic: topic, Payload: []byte(payload), QoS: qos})
 	require.NoError(t, err)
 	return n
 }
@@ -205,7 +206,7 @@ func TestRouterRetainedByAttachment(t *testing.T) {
 func TestRouterPublishFails(t *testing.T) {
 	r, rem, subs := remoteRouter(t, bus.RouterOptions{InProcess: true}, "t")
 	rem.fail = errors.New("not connected")
-	n, err := r.Publish(bus.Message{Topic: "t", Payload: []byte("p")})
+	n, err := r.Publish(context.Background(), bus.Message{Topic: "t", Payload: []byte("p")})
 	require.ErrorIs(t, err, rem.fail)
 	require.Equal(t, 1, n)
 	require.Equal(t, map[string][]string{"t": {"p"}}, received(subs))
@@ -248,7 +249,7 @@ func TestRouterRetainedWithRemote(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r, rem, _ := remoteRouter(t, tc.opts)
-			_, err := r.Publish(bus.Message{Topic: "state", Payload: []byte("on"), Retained: true})
+			_, err := r.Publish(context.Background(), bus.Message{Topic: "state", Payload: []byte("on"), Retained: true})
 			require.NoError(t, err)
 			require.True(t, rem.published[0].Retained, "the broker keeps retained messages")
 			keeper.keep("state", "on")
@@ -322,13 +323,13 @@ func TestRouterAudience(t *testing.T) {
 	r, rem, subs := remoteRouter(t, bus.RouterOptions{InProcess: true, Audience: aud}, "t")
 	pub, err := r.Publisher("t")
 	require.NoError(t, err)
-	require.NoError(t, pub.Publish([]byte("local only")))
+	require.NoError(t, pub.Publish(context.Background(), []byte("local only")))
 	require.Empty(t, rem.published)
-	_, err = pub.PublishMessage(bus.Message{Payload: []byte("retained"), Retained: true})
+	_, err = pub.PublishMessage(context.Background(), bus.Message{Payload: []byte("retained"), Retained: true})
 	require.NoError(t, err)
 	require.Len(t, rem.published, 1, "the broker keeps retained messages")
 	aud.want("t")
-	require.NoError(t, pub.Publish([]byte("wanted")))
+	require.NoError(t, pub.Publish(context.Background(), []byte("wanted")))
 	require.Len(t, rem.published, 2)
 	require.Equal(t, "wanted", string(rem.published[1].Payload))
 	got, _ := drain(subs["t"])

@@ -1,6 +1,7 @@
 package bus_test
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"strings"
@@ -18,7 +19,7 @@ func TestRouterRetained(t *testing.T) {
 	stamp := time.Date(2024, 1, 2, 3, 4, 5, 0, time.UTC)
 	publish := func(topic, payload string, retained bool) int {
 		t.Helper()
-		n, err := router.Publish(bus.Message{Topic: topic, Payload: []byte(payload), QoS: 1, Retained: retained, Received: stamp})
+		n, err := router.Publish(context.Background(), bus.Message{Topic: topic, Payload: []byte(payload), QoS: 1, Retained: retained, Received: stamp})
 		require.NoError(t, err)
 		return n
 	}
@@ -105,7 +106,7 @@ func TestRouterRetained(t *testing.T) {
 	// A publisher's retained messages are kept too.
 	pub, err := router.Publisher("r/p")
 	require.NoError(t, err)
-	pub.PublishMessage(bus.Message{Topic: "ignored", Payload: []byte("pp"), Retained: true})
+	pub.PublishMessage(context.Background(), bus.Message{Topic: "ignored", Payload: []byte("pp"), Retained: true})
 	require.Equal(t, []string{"r/2=two", "r/p=pp"}, payloads(late("r/#")))
 }
 
@@ -130,8 +131,8 @@ func TestRouterRetainedAttachRace(t *testing.T) {
 				wg.Go(func() {
 					m := bus.Message{Topic: "r/x", Payload: []byte("state"), Retained: true}
 					if viaPublisher {
-						pub.PublishMessage(m)
-					} else if _, err := router.Publish(m); err != nil {
+						pub.PublishMessage(context.Background(), m)
+					} else if _, err := router.Publish(context.Background(), m); err != nil {
 						errs <- err
 					}
 				})
@@ -161,7 +162,7 @@ func TestRouterRetainFlagOnlyForLateSubscribers(t *testing.T) {
 	router := new(bus.Router)
 	live := newSub(t, "state", bus.Options{})
 	require.NoError(t, router.Attach(live))
-	_, err := router.Publish(bus.Message{Topic: "state", Payload: []byte("on"), Retained: true})
+	_, err := router.Publish(context.Background(), bus.Message{Topic: "state", Payload: []byte("on"), Retained: true})
 	require.NoError(t, err)
 	m, _, ok, _ := bus.Take(live)
 	require.True(t, ok)

@@ -1,6 +1,7 @@
 package bus
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"hash/maphash"
@@ -285,13 +286,13 @@ func (r *Router) deliverRetained(s *Subscription, ms []Message) {
 				continue
 			}
 		}
-		s.deliver(&ms[i], stamp{})
+		s.deliver(context.Background(), &ms[i], stamp{}) //nolint:errcheck // a Background context never ends
 	}
 }
 
 // Publish publishes m on m.Topic: see [Publisher.PublishMessage]. Use a
 // [Publisher] to spare the topic lookup.
-func (r *Router) Publish(m Message) (int, error) {
+func (r *Router) Publish(ctx context.Context, m Message) (int, error) {
 	if err := ValidateTopic(m.Topic); err != nil {
 		return 0, err
 	}
@@ -300,7 +301,7 @@ func (r *Router) Publish(m Message) (int, error) {
 	if r.inProcess() {
 		subs = r.localMatch(m.Topic, buf[:0])
 	}
-	return r.publish(&m, subs, r.wanted(m.Topic), nil)
+	return r.publish(ctx, &m, subs, r.wanted(m.Topic))
 }
 
 // wanted reports whether the remote is to get the publications on topic:
@@ -328,10 +329,25 @@ func (r *Router) localMatch(topic string, dst []*Subscription) []*Subscription {
 }
 
 // publish delivers *m to subs, the local subscriptions it reaches, and
-// sends it to the remote when out is set. With offer set, subscriptions
-// take it through offer, which never waits. It returns how many
-// subscriptions accepted it and the remote's error.
-func (r *Router) publish(m *Message, subs []*Subscription, out bool, offer *offering) (int, error) {
+// sends it to the remote when out is set: under a run's context (see Run)
+// as the run's publication, which never waits, and under any other as
+// Publisher.PublishMessage says. It returns how many subscriptions
+// accepted it and the error of ctx or of the remote.
+func (r *Router) publish(ctx context.Context, m *Message, subs []*Subscription, out bool) (int, error) {
+	run := RunOf(ctx)
+	if run != nil {
+		if !run.enter() {
+			return 0, run.Err()
+		}
+		defer run.leave()
+	}
+	if run != ctx {
+		// A derived context may be done before its run ends.
+		if err := ctx.Err(); err != nil {
+			return 0, err
+		}
+	}
+	offer := offering{run: run, ctx: ctx}
 	if max := r.opts.MaxPayload; max > 0 && len(m.Payload) > max {
 		r.tooLarge.Add(1)
 		return 0, fmt.Errorf("%w: publish %q: %d bytes, over %d", ErrTooLarge, m.Topic, len(m.Payload), max)
@@ -349,7 +365,10 @@ func (r *Router) publish(m *Message, subs []*Subscription, out bool, offer *offe
 	if m.Retained {
 		return r.publishRetained(m, subs, offer)
 	}
-	n := offer.deliver(m, at, subs)
+	n, err := offer.deliver(m, at, subs)
+	if err != nil {
+		return n, err
+	}
 	r.noteDelivered(m, subs)
 	if !out {
 		return n, nil
@@ -359,7 +378,7 @@ func (r *Router) publish(m *Message, subs []*Subscription, out bool, offer *offe
 
 // publishRetained is publish of a retained message, which the remote
 // always gets: the broker keeps it for later subscribers.
-func (r *Router) publishRetained(m *Message, subs []*Subscription, offer *offering) (int, error) {
+func (r *Router) publishRetained(m *Message, subs []*Subscription, offer offering) (int, error) {
 	var buf [8]*Subscription
 	if r.keepsRetained() {
 		r.mu.Lock()
@@ -371,9 +390,9 @@ func (r *Router) publishRetained(m *Message, subs []*Subscription, offer *offeri
 	}
 	live := *m
 	live.Retained = false // as in MQTT: live deliveries carry no retain flag
-	n := offer.deliver(&live, stamp{}, subs)
-	if r.remote == nil {
-		return n, nil
+	n, err := offer.deliver(&live, stamp{}, subs)
+	if err != nil || r.remote == nil {
+		return n, err
 	}
 	r.noteDelivered(m, subs)
 	return n, r.remote.Publish(*m)

@@ -1,6 +1,7 @@
 package bus_test
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"strconv"
@@ -61,7 +62,7 @@ func TestRouterPublish(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.topic, func(t *testing.T) {
-			n, err := router.Publish(msg(tt.topic, tt.topic))
+			n, err := router.Publish(context.Background(), msg(tt.topic, tt.topic))
 			require.NoError(t, err)
 			require.Equal(t, len(tt.want), n, "Publish must return how many subscriptions accepted")
 			want := map[string][]string{}
@@ -85,7 +86,7 @@ func TestRouterPublishManyMatches(t *testing.T) {
 	}
 	miss := newSub(t, "m/y", bus.Options{})
 	require.NoError(t, router.Attach(miss))
-	n, err := router.Publish(msg("m/x", "p"))
+	n, err := router.Publish(context.Background(), msg("m/x", "p"))
 	require.NoError(t, err)
 	require.Equal(t, 20, n)
 	for _, s := range many {
@@ -100,7 +101,7 @@ func TestRouterPublishInvalidTopic(t *testing.T) {
 	require.NoError(t, router.Attach(all))
 	for _, topic := range []string{"", "a/+", "a/#", "#", "a\x00b", strings.Repeat("t", 65536)} {
 		t.Run(fmt.Sprintf("%.20q", topic), func(t *testing.T) {
-			n, err := router.Publish(bus.Message{Topic: topic, Payload: []byte("x"), Retained: true})
+			n, err := router.Publish(context.Background(), bus.Message{Topic: topic, Payload: []byte("x"), Retained: true})
 			require.Error(t, err)
 			require.Zero(t, n)
 			require.True(t, strings.HasPrefix(err.Error(), "subscribers: topic "+strconv.Quote(topic)),
@@ -127,11 +128,11 @@ func TestRouterReceived(t *testing.T) {
 		publish func(m bus.Message)
 	}{
 		{"Bus.Publish", func(m bus.Message) {
-			_, err := router.Publish(m)
+			_, err := router.Publish(context.Background(), m)
 			require.NoError(t, err)
 		}},
 		{"Publisher.PublishMessage", func(m bus.Message) {
-			_, err := pub.PublishMessage(m)
+			_, err := pub.PublishMessage(context.Background(), m)
 			require.NoError(t, err)
 		}},
 	}
@@ -169,12 +170,12 @@ func TestRouterPublishCountsAccepting(t *testing.T) {
 	for _, s := range []*bus.Subscription{full, evicting, roomy, other} {
 		require.NoError(t, router.Attach(s))
 	}
-	n, err := router.Publish(msg("c/1", "first"))
+	n, err := router.Publish(context.Background(), msg("c/1", "first"))
 	require.NoError(t, err)
 	require.Equal(t, 3, n)
 
 	// full refuses now; evicting drops its oldest and accepts.
-	n, err = router.Publish(msg("c/1", "second"))
+	n, err = router.Publish(context.Background(), msg("c/1", "second"))
 	require.NoError(t, err)
 	require.Equal(t, 2, n)
 	require.Equal(t, uint64(1), full.Stats().Dropped[bus.QueueFull])
@@ -182,7 +183,7 @@ func TestRouterPublishCountsAccepting(t *testing.T) {
 
 	pub, err := router.Publisher("c/1")
 	require.NoError(t, err)
-	n, err = pub.PublishMessage(msg("", "third"))
+	n, err = pub.PublishMessage(context.Background(), msg("", "third"))
 	require.NoError(t, err)
 	require.Equal(t, 2, n)
 	require.Zero(t, other.Len())
@@ -190,7 +191,7 @@ func TestRouterPublishCountsAccepting(t *testing.T) {
 
 func TestZeroRouter(t *testing.T) {
 	var router bus.Router
-	n, err := router.Publish(bus.Message{Topic: "z", Payload: []byte("r"), Retained: true})
+	n, err := router.Publish(context.Background(), bus.Message{Topic: "z", Payload: []byte("r"), Retained: true})
 	require.NoError(t, err)
 	require.Zero(t, n)
 	sub := newSub(t, "z", bus.Options{})
@@ -202,12 +203,12 @@ func TestRouterDetach(t *testing.T) {
 	router := new(bus.Router)
 	sub := newSub(t, "d", bus.Options{})
 	require.NoError(t, router.Attach(sub))
-	n, err := router.Publish(msg("d", "1"))
+	n, err := router.Publish(context.Background(), msg("d", "1"))
 	require.NoError(t, err)
 	require.Equal(t, 1, n)
 
 	router.Detach(sub)
-	n, err = router.Publish(msg("d", "2"))
+	n, err = router.Publish(context.Background(), msg("d", "2"))
 	require.NoError(t, err)
 	require.Zero(t, n)
 	router.Detach(sub) // detaching twice is harmless
@@ -224,7 +225,7 @@ func TestRouterCloseDetaches(t *testing.T) {
 	sub := newSub(t, "c/#", bus.Options{})
 	require.NoError(t, router.Attach(sub))
 	sub.Close()
-	n, err := router.Publish(msg("c/x", "late"))
+	n, err := router.Publish(context.Background(), msg("c/x", "late"))
 	require.NoError(t, err)
 	require.Zero(t, n)
 	require.Zero(t, sub.Stats().DroppedTotal(), "a detached subscription is not offered the message at all")
@@ -291,9 +292,9 @@ func TestRouterConcurrent(t *testing.T) {
 				payload := []byte(fmt.Sprintf("%d:%d", p, i))
 				var n int
 				if p%2 == 0 {
-					n, err = pub.PublishMessage(bus.Message{Payload: payload})
+					n, err = pub.PublishMessage(context.Background(), bus.Message{Payload: payload})
 				} else {
-					n, err = router.Publish(bus.Message{Topic: topic, Payload: payload, Retained: i%50 == 0})
+					n, err = router.Publish(context.Background(), bus.Message{Topic: topic, Payload: payload, Retained: i%50 == 0})
 					if err != nil {
 						report(err)
 						return

@@ -1,9 +1,11 @@
 package bus
 
 import (
-	"github.com/robotexec/robotexec/internal/waitset"
+	"context"
 	"testing"
 	"time"
+
+	"github.com/robotexec/robotexec/internal/waitset"
 )
 
 // The stamps follow the monotonic clock across re-anchors, within a
@@ -34,7 +36,7 @@ func TestStampFollowsTheClock(t *testing.T) {
 // A publication that only this process's subscriptions get carries the
 // time it was published, though its worker makes the time.Time when it
 // takes the message (see stamp): after re-anchors, and through both
-// publishing paths, Fast.Offer's and PublishMessage's.
+// publishing paths, a run's (offer) and any other context's (deliver).
 func TestStampIsThePublicationsTime(t *testing.T) {
 	const slack = time.Microsecond
 	r := new(Router)
@@ -55,9 +57,11 @@ func TestStampIsThePublicationsTime(t *testing.T) {
 	for i := range 6 {
 		before := time.Now()
 		if i%2 == 0 {
-			_, err = pub.PublishMessage(Message{})
+			_, err = pub.PublishMessage(context.Background(), Message{})
 		} else {
-			_, err = FastOf(pub).Offer(Message{}, false, nil, nil)
+			run := &Run{Stop: context.Background()}
+			_, err = pub.PublishMessage(run, Message{})
+			run.End()
 		}
 		published = append(published, window{before, time.Now()})
 		if err != nil {

@@ -1,6 +1,7 @@
 package bus
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"sync"
@@ -153,24 +154,42 @@ func (s *Subscription) Options() Options { return s.opts }
 // accepts m. It reports whether m was accepted. With the Block policy it
 // waits for room; a closed subscription refuses every message. It panics if
 // the subscription is not registered with a wait set.
-func (s *Subscription) Deliver(m Message) bool { return s.deliver(&m, stamp{}) }
+func (s *Subscription) Deliver(m Message) bool {
+	ok, _ := s.deliver(context.Background(), &m, stamp{})
+	return ok
+}
 
 // deliver is Deliver of *m, which it copies into the queue, with at as its
-// time stamp where m has none.
-func (s *Subscription) deliver(m *Message, at stamp) bool {
+// time stamp where m has none. Under the Block policy it waits for room
+// until ctx is done, and then returns ctx's error.
+func (s *Subscription) deliver(ctx context.Context, m *Message, at stamp) (bool, error) {
 	if s.ent.Set() == nil {
 		// Checked before locking: a nil dereference under the lock would
 		// leave the subscription locked for good.
 		panic("subscribers: Deliver to a subscription not registered with a wait set")
 	}
+	var stopWaking func() bool
+	defer func() {
+		if stopWaking != nil {
+			stopWaking()
+		}
+	}()
 	s.mu.Lock()
 	for s.holds(s.opts.Depth) && !s.closed {
 		switch s.opts.Overflow {
 		case DropNewest:
 			s.mu.Unlock()
 			s.drop(QueueFull, 0)
-			return false
+			return false, nil
 		case Block:
+			if err := ctx.Err(); err != nil {
+				s.mu.Unlock()
+				return false, err
+			}
+			if stopWaking == nil && ctx.Done() != nil {
+				// ctx's end wakes the waiters, this one among them.
+				stopWaking = context.AfterFunc(ctx, s.wakeWaiters)
+			}
 			// Counted before the queue is looked at again: a run that
 			// takes a claimed message (Claim.Next) counts it, then
 			// looks for waiters, so one of the two sees the other.
@@ -187,12 +206,20 @@ func (s *Subscription) deliver(m *Message, at stamp) bool {
 	if s.closed {
 		s.mu.Unlock()
 		s.drop(Closed, 0)
-		return false
+		return false, nil
 	}
 	s.makeRoom()
 	s.accept(m, at, false)
 	s.mu.Unlock()
-	return true
+	return true, nil
+}
+
+// wakeWaiters wakes the producers waiting for room, for one whose context
+// is done.
+func (s *Subscription) wakeWaiters() {
+	s.mu.Lock()
+	s.space.Broadcast()
+	s.mu.Unlock()
 }
 
 // accept queues m, with at as its time stamp where it has none; s.mu must
@@ -226,20 +253,18 @@ func (s *Subscription) accept(m *Message, at stamp, quiet bool) {
 	}
 }
 
-// offer delivers *m without ever waiting, for in-process publishers that run
-// on the executor's workers (backpressure, docs/design.md, Resources), and
-// copies it into the queue: where Deliver would block (the Block policy,
-// queue full), offer accepts m beyond the depth if overfill is set, and the
-// executor mutes the publishing callback until the queue drains (see
-// MuteUntilDrained); without overfill it does nothing and reports full, for
-// the caller to find out whether the publication comes from a callback.
-// The drop policies drop as in Deliver. quiet triggers a dormant
-// subscription without waking an idle worker, for a publishing worker that
-// takes the work itself (hand-off). offer reports whether m was accepted
-// and whether the queue is now at or above its threshold (overloaded).
-func (s *Subscription) offer(m *Message, at stamp, quiet, overfill bool) (accepted, overloaded, full bool) {
+// offer delivers *m without ever waiting, for a callback's run
+// (backpressure, docs/design.md, Resources), and copies it into the queue:
+// where Deliver would block (the Block policy, queue full), offer accepts
+// m beyond the depth, and the executor mutes the publishing callback until
+// the queue drains (see MuteUntilDrained). The drop policies drop as in
+// Deliver. quiet triggers a dormant subscription without waking an idle
+// worker, for a publishing worker that takes the work itself (hand-off).
+// offer reports whether m was accepted and whether the queue is now at or
+// above its threshold (overloaded).
+func (s *Subscription) offer(m *Message, at stamp, quiet bool) (accepted, overloaded bool) {
 	if s.ent.Set() == nil {
-		panic("subscribers: Fast.Offer to a subscription not registered with a wait set")
+		panic("subscribers: publication to a subscription not registered with a wait set")
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -247,18 +272,16 @@ func (s *Subscription) offer(m *Message, at stamp, quiet, overfill bool) (accept
 	switch {
 	case s.closed:
 		s.drop(Closed, 0)
-		return false, false, false
+		return false, false
 	case atDepth && s.opts.Overflow == DropNewest:
 		s.drop(QueueFull, 0)
-		return false, s.holds(s.opts.Threshold), false
+		return false, s.holds(s.opts.Threshold)
 	case atDepth && s.opts.Overflow == DropOldest:
 		s.dropOldestUntaken()
-	case atDepth && !overfill:
-		return false, false, true
 	}
 	s.makeRoom()
 	s.accept(m, at, quiet)
-	return true, s.holds(s.opts.Threshold), false
+	return true, s.holds(s.opts.Threshold)
 }
 
 // Overloaded reports whether the queue is at or above its threshold.

@@ -1,6 +1,7 @@
 package bus_test
 
 import (
+	"context"
 	"fmt"
 	"strconv"
 	"testing"
@@ -194,10 +195,10 @@ func TestAttachUnregistered(t *testing.T) {
 	sub, err := bus.New("u", bus.Options{})
 	require.NoError(t, err)
 	router := new(bus.Router)
-	_, err = router.Publish(bus.Message{Topic: "u", Payload: []byte("r"), Retained: true})
+	_, err = router.Publish(context.Background(), bus.Message{Topic: "u", Payload: []byte("r"), Retained: true})
 	require.NoError(t, err)
 	require.ErrorIs(t, router.Attach(sub), bus.ErrUnregistered)
-	n, err := router.Publish(msg("u", "x"))
+	n, err := router.Publish(context.Background(), msg("u", "x"))
 	require.NoError(t, err)
 	require.Zero(t, n, "not attached")
 }

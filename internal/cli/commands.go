@@ -288,7 +288,7 @@ func cmdEcho(args []string, stdout, stderr io.Writer) int {
 	defer cancel()
 	var seen atomic.Int64
 	var out strings.Builder
-	_, err = ex.NewOwner("echo", nil).Subscribe(c, filter, func(m subscribers.Message) {
+	_, err = ex.NewOwner("echo", nil).Subscribe(c, filter, func(ctx context.Context, m subscribers.Message) {
 		if *count > 0 && seen.Load() >= int64(*count) {
 			return
 		}

@@ -42,7 +42,7 @@ type instances struct {
 	last atomic.Int64 // when the last one arrived, unix nanoseconds
 }
 
-func (is *instances) add(m subscribers.Message) {
+func (is *instances) add(_ context.Context, m subscribers.Message) {
 	is.last.Store(time.Now().UnixNano())
 	parts := strings.Split(m.Topic, "/")
 	if len(parts) != 3 {

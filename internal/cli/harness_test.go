@@ -9,7 +9,6 @@ package cli
 import (
 	"context"
 	"fmt"
-	"github.com/robotexec/robotexec/internal/syncbuf"
 	"io"
 	"log/slog"
 	"os"
@@ -17,6 +16,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/robotexec/robotexec/internal/syncbuf"
 
 	paho "github.com/eclipse/paho.mqtt.golang"
 	"github.com/stretchr/testify/assert"

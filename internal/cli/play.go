@@ -122,7 +122,7 @@ func (p *player) play(ctx context.Context, path string) error {
 			return err
 		}
 		// The payload is the scanner's until the callback returns.
-		p.publish(topic, append([]byte(nil), data...))
+		p.publish(ctx, topic, append([]byte(nil), data...))
 		return nil
 	})
 	return err
@@ -149,7 +149,7 @@ func (p *player) clockUntil(ctx context.Context, at time.Time) error {
 		b, _ := json.Marshal(struct {
 			Time string `json:"time"`
 		}{p.nextClock.UTC().Format(time.RFC3339Nano)})
-		p.publish(p.clockTopic, b)
+		p.publish(ctx, p.clockTopic, b)
 		p.nextClock = p.nextClock.Add(clockEvery)
 	}
 	return nil
@@ -173,7 +173,7 @@ func (p *player) waitFor(ctx context.Context, at time.Time) error {
 	return ctx.Err()
 }
 
-func (p *player) publish(topic string, payload []byte) {
+func (p *player) publish(ctx context.Context, topic string, payload []byte) {
 	if p.pubs == nil {
 		p.pubs = map[string]*subscribers.Publisher{}
 	}
@@ -186,7 +186,7 @@ func (p *player) publish(topic string, payload []byte) {
 		}
 		p.pubs[topic] = pub
 	}
-	if err := pub.Publish(payload); err != nil {
+	if err := pub.Publish(ctx, payload); err != nil {
 		p.failed++
 		p.lastFailed = err
 		return

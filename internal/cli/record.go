@@ -84,7 +84,7 @@ func recordUntil(ctx context.Context, c *mqtt.Client, rec *recording.Recorder, f
 	ex := executor.New(executor.Options{Workers: 1, Logger: slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))})
 	o := ex.NewOwner("record", nil)
 	for _, f := range filters {
-		_, err := o.Subscribe(c, f, func(m subscribers.Message) {
+		_, err := o.Subscribe(c, f, func(ctx context.Context, m subscribers.Message) {
 			rec.Record(m.Topic, m.Payload, m.Received)
 		}, executor.Depth(recordDepth), executor.Overflow(subscribers.Block))
 		if err != nil {

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"encoding/json"
 	"io"
 	"log/slog"
@@ -13,6 +14,7 @@ import (
 	"github.com/robotexec/robotexec/internal/app"
 	"github.com/robotexec/robotexec/nodes"
 	"github.com/robotexec/robotexec/subscribers"
+	"github.com/robotexec/robotexec/timers"
 )
 
 // probeBeat is what the replay_probe node publishes at each timer call.
@@ -25,9 +27,9 @@ func init() {
 	nodes.Register("replay_probe", "test node: counts its messages, publishes the count on its timer", func(n *nodes.Node) error {
 		out := n.Publisher("out")
 		handled := 0
-		n.Subscribe("in", func(subscribers.Message) { handled++ })
-		n.Timer(100*time.Millisecond, func(ev nodes.TimerEvent) {
-			_ = out.PublishJSON(probeBeat{Handled: handled, Expected: ev.Expected})
+		n.Subscribe("in", func(ctx context.Context, _ subscribers.Message) { handled++ })
+		n.Timer(100*time.Millisecond, func(ctx context.Context, ev timers.Event) {
+			_ = out.PublishJSON(ctx, probeBeat{Handled: handled, Expected: ev.Expected})
 		}, nodes.Name("beat"))
 		return nil
 	})

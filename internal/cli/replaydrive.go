@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"log/slog"
 	"time"
 
@@ -36,7 +37,7 @@ type replayer struct {
 // replayTimer is a periodic timer of a node, with its recorded calls.
 type replayTimer struct {
 	t     *timers.Timer
-	call  func(nodes.TimerEvent)
+	call  func(context.Context, timers.Event)
 	calls []app.TimerCall
 	done  []bool
 	at    int // the call whose deadline the timer is armed for
@@ -64,7 +65,7 @@ func newReplayer(l *runLog, cfg *config.Config, logger *slog.Logger, out func(no
 // disarms it if the recording never saw it run. The timers of a node that
 // the recording does not know (one added to the CONFIG given) keep their
 // periods on the simulated clock.
-func (r *replayer) timerMade(node, name string, t *timers.Timer, call func(nodes.TimerEvent)) {
+func (r *replayer) timerMade(node, name string, t *timers.Timer, call func(context.Context, timers.Event)) {
 	if !r.log.knows(node) {
 		return
 	}
@@ -85,7 +86,7 @@ func (rt *replayTimer) arm() {
 
 // timerCall is the TimerCall hook: the call due runs now if its node has
 // handled the messages that preceded it, and waits for them otherwise.
-func (r *replayer) timerCall(node, name string, _ *timers.Timer, ev *nodes.TimerEvent, handled uint64) bool {
+func (r *replayer) timerCall(node, name string, _ *timers.Timer, ev *timers.Event, handled uint64) bool {
 	rt := r.timers[timerKey{node, name}]
 	if rt == nil {
 		return true // a node the recording does not know
@@ -102,25 +103,25 @@ func (r *replayer) timerCall(node, name string, _ *timers.Timer, ev *nodes.Timer
 		return false // ran before a message, or waits for messages
 	}
 	rt.done[k] = true
-	*ev = nodes.TimerEvent{Expected: c.Expected, Actual: c.Expected, Missed: c.Missed}
+	*ev = timers.Event{Expected: c.Expected, Actual: c.Expected, Missed: c.Missed}
 	return true
 }
 
 // handling is the Handling hook: before a message, the node's calls that
 // preceded it run; after it, those that waited for it and whose deadline
 // passed.
-func (r *replayer) handling(node string, handled uint64, done bool) {
+func (r *replayer) handling(ctx context.Context, node string, handled uint64, done bool) {
 	if done {
-		r.runCalls(node, handled+1, true)
+		r.runCalls(ctx, node, handled+1, true)
 	} else {
-		r.runCalls(node, handled, false)
+		r.runCalls(ctx, node, handled, false)
 	}
 }
 
 // runCalls runs, in recorded order, the node's calls that had up to
 // handled messages before them; overdue, only those whose deadline
 // passed.
-func (r *replayer) runCalls(node string, handled uint64, overdue bool) {
+func (r *replayer) runCalls(ctx context.Context, node string, handled uint64, overdue bool) {
 	refs := r.log.nodeCalls[node]
 	i := r.first[node]
 	for ; i < len(refs); i++ {
@@ -134,7 +135,7 @@ func (r *replayer) runCalls(node string, handled uint64, overdue bool) {
 			break
 		}
 		rt.done[k] = true
-		rt.call(nodes.TimerEvent{Expected: c.Expected, Actual: c.Expected, Missed: c.Missed})
+		rt.call(ctx, timers.Event{Expected: c.Expected, Actual: c.Expected, Missed: c.Missed})
 	}
 	for j := r.first[node]; j < i; j++ {
 		rt := r.timers[refs[j].key]

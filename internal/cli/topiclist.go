@@ -66,7 +66,7 @@ func listenTraffic(ctx context.Context, c *mqtt.Client, d time.Duration, seen fu
 		return nil
 	}
 	ex := executor.New(executor.Options{Workers: 1, Logger: slog.New(slog.DiscardHandler)})
-	_, err := ex.NewOwner("topics", nil).Subscribe(c, "#", func(m subscribers.Message) {
+	_, err := ex.NewOwner("topics", nil).Subscribe(c, "#", func(ctx context.Context, m subscribers.Message) {
 		if !strings.HasPrefix(m.Topic, "robotexec/") {
 			seen(m.Topic)
 		}

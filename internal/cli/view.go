@@ -99,7 +99,7 @@ func feedView(ctx context.Context, c *mqtt.Client, s *view.Server, filters []str
 	}
 	o := ex.NewOwner("view", nil)
 	for _, f := range filters {
-		_, err := o.Subscribe(c, f, func(m subscribers.Message) { stamp(&m) },
+		_, err := o.Subscribe(c, f, func(ctx context.Context, m subscribers.Message) { stamp(&m) },
 			executor.Depth(viewDepth), executor.Overflow(subscribers.DropOldest))
 		if err != nil {
 			return err

@@ -1,6 +1,7 @@
 package graph_test
 
 import (
+	"context"
 	"encoding/json"
 	"io"
 	"log/slog"
@@ -129,7 +130,7 @@ nodes:
   - { name: mid, type: bridge, params: { from: in/#, to: out/# } }
 `), 0o644))
 	b := build(t, path)
-	_, err := b.ex.NewOwner("observer", nil).Subscribe(new(subscribers.Router), "a", func(subscribers.Message) {})
+	_, err := b.ex.NewOwner("observer", nil).Subscribe(new(subscribers.Router), "a", func(ctx context.Context, _ subscribers.Message) {})
 	require.NoError(t, err)
 
 	g := b.graph()

@@ -111,16 +111,16 @@ func (r *rig) require(t *testing.T, want float64, name string, labels ...string)
 func TestCollector(t *testing.T) {
 	r := newRig(t)
 	node := r.ex.NewOwner("imu", nil)
-	_, err := node.Subscribe(r.bus, "in", func(m subscribers.Message) {
+	_, err := node.Subscribe(r.bus, "in", func(ctx context.Context, m subscribers.Message) {
 		if string(m.Payload) == "panic" {
 			panic("boom")
 		}
 	}, executor.Name("input"), executor.Depth(2), executor.Overflow(subscribers.DropNewest))
 	require.NoError(t, err)
 	// A second callback with the same names shares the series.
-	_, err = node.Subscribe(r.bus, "in2", func(subscribers.Message) {}, executor.Name("input"))
+	_, err = node.Subscribe(r.bus, "in2", func(ctx context.Context, _ subscribers.Message) {}, executor.Name("input"))
 	require.NoError(t, err)
-	_, err = node.NewTimer(10*time.Millisecond, func(timers.Event) {}, executor.Name("tick"))
+	_, err = node.NewTimer(10*time.Millisecond, func(ctx context.Context, _ timers.Event) {}, executor.Name("tick"))
 	require.NoError(t, err)
 	r.runs.Register(r.ex)
 
@@ -130,10 +130,10 @@ func TestCollector(t *testing.T) {
 
 	pub, _ := r.bus.Publisher("in")
 	pub2, _ := r.bus.Publisher("in2")
-	pub.Publish([]byte("panic"))
-	pub.Publish([]byte("ok"))
-	pub.Publish([]byte("dropped")) // depth 2, drop_newest
-	pub2.Publish([]byte("ok"))
+	pub.Publish(context.Background(), []byte("panic"))
+	pub.Publish(context.Background(), []byte("ok"))
+	pub.Publish(context.Background(), []byte("dropped")) // depth 2, drop_newest
+	pub2.Publish(context.Background(), []byte("ok"))
 	r.require(t, 3, "robotexec_queue_depth", cb...)
 	r.require(t, 1, "robotexec_messages_dropped_total", append(cb, "reason", "queue_full")...)
 	r.require(t, 0, "robotexec_messages_dropped_total", append(cb, "reason", "malformed")...)
@@ -179,14 +179,14 @@ func TestCollector(t *testing.T) {
 
 func TestHistogramBuckets(t *testing.T) {
 	r := newRig(t)
-	_, err := r.ex.NewOwner("n", nil).Subscribe(r.bus, "in", func(m subscribers.Message) {
+	_, err := r.ex.NewOwner("n", nil).Subscribe(r.bus, "in", func(ctx context.Context, m subscribers.Message) {
 		if string(m.Payload) == "slow" {
 			time.Sleep(3 * time.Millisecond)
 		}
 	}, executor.Name("cb"))
 	require.NoError(t, err)
 	pub, _ := r.bus.Publisher("in")
-	pub.Publish([]byte("slow"))
+	pub.Publish(context.Background(), []byte("slow"))
 	require.Equal(t, 1, r.ex.SpinAll())
 
 	fams, err := r.reg.Gather()
@@ -217,7 +217,7 @@ func TestHistogramBuckets(t *testing.T) {
 
 func TestCollectorWithoutRunsOrMQTT(t *testing.T) {
 	ex := executor.New(executor.Options{Workers: 1})
-	_, err := ex.NewOwner("n", nil).Subscribe(new(subscribers.Router), "in", func(subscribers.Message) {})
+	_, err := ex.NewOwner("n", nil).Subscribe(new(subscribers.Router), "in", func(ctx context.Context, _ subscribers.Message) {})
 	require.NoError(t, err)
 	c := metrics.NewCollector(metrics.Sources{Executor: ex})
 	// Panics, queue depth and seven drop reasons; no histograms, no MQTT.
@@ -237,7 +237,7 @@ func get(t *testing.T, url string) (int, string, http.Header) {
 
 func TestServer(t *testing.T) {
 	r := newRig(t)
-	_, err := r.ex.NewOwner("n", nil).Subscribe(r.bus, "in", func(subscribers.Message) {}, executor.Name("cb"))
+	_, err := r.ex.NewOwner("n", nil).Subscribe(r.bus, "in", func(ctx context.Context, _ subscribers.Message) {}, executor.Name("cb"))
 	require.NoError(t, err)
 	health := metrics.Health{Executor: "running", MQTT: "connected"}
 	logger := slog.New(slog.NewTextHandler(io.Discard, nil))

@@ -52,7 +52,7 @@ func TestRestrictedUser(t *testing.T) {
 			require.ErrorIs(t, err, mqtt.ErrForbidden)
 			pub, err := w.Publisher("b/y", subscribers.WithQoS(1))
 			require.NoError(t, err)
-			require.ErrorIs(t, pub.Publish([]byte("refused")), mqtt.ErrForbidden)
+			require.ErrorIs(t, pub.Publish(context.Background(), []byte("refused")), mqtt.ErrForbidden)
 			require.Equal(t, failed+2, w.Stats().PublishFailed)
 			require.Zero(t, w.Stats().Reconnects)
 		})

@@ -77,7 +77,7 @@ func TestMalformedFilter(t *testing.T) {
 	ex := executor.New(executor.Options{Workers: 1})
 	o := ex.NewOwner("n", nil)
 	for _, f := range []string{"a/#/b", "sensors/+x", "", "$share/g", "$share//x", "$share/g+/x", "$share/g/"} {
-		_, err := o.Subscribe(c, f, func(subscribers.Message) {})
+		_, err := o.Subscribe(c, f, func(ctx context.Context, _ subscribers.Message) {})
 		require.Error(t, err, "filter %q", f)
 		require.Contains(t, err.Error(), fmt.Sprintf("%q", f))
 

@@ -73,8 +73,8 @@ func benchBridge(b *testing.B, qos byte) {
 	}
 	ex := executor.New(executor.Options{Workers: 2, Logger: discard})
 	var pubErrs atomic.Int64
-	_, err = ex.NewOwner("bridge", nil).Subscribe(c, "bench/in/robotexec", func(m subscribers.Message) {
-		if out.Publish(m.Payload) != nil {
+	_, err = ex.NewOwner("bridge", nil).Subscribe(c, "bench/in/robotexec", func(ctx context.Context, m subscribers.Message) {
+		if out.Publish(ctx, m.Payload) != nil {
 			pubErrs.Add(1)
 		}
 	}, executor.Depth(1000), executor.Overflow(subscribers.Block))

@@ -117,14 +117,14 @@ func TestPublishFromCallback(t *testing.T) {
 		ex := executor.New(executor.Options{Workers: 2})
 		o := ex.NewOwner("bridge", nil)
 		errs := make(chan error, 1000)
-		_, err = o.Subscribe(c, "bridge/in/+", func(m subscribers.Message) {
+		_, err = o.Subscribe(c, "bridge/in/+", func(ctx context.Context, m subscribers.Message) {
 			if m.Topic == "bridge/in/wait" {
 				ctx, cancel := context.WithTimeout(context.Background(), waitFor)
 				defer cancel()
 				errs <- c.PublishWait(ctx, out.Message(m.Payload))
 				return
 			}
-			errs <- out.Publish(m.Payload)
+			errs <- out.Publish(ctx, m.Payload)
 		}, executor.Depth(10), executor.Overflow(subscribers.Block))
 		require.NoError(t, err)
 		startExecutor(t, ex)

@@ -40,7 +40,7 @@ func Example() {
 	ex := executor.New(executor.Options{Workers: 2})
 	node := ex.NewOwner("imu_logger", nil)
 	got := make(chan struct{})
-	_, err = node.Subscribe(client, "sensors/+/imu", func(m subscribers.Message) {
+	_, err = node.Subscribe(client, "sensors/+/imu", func(ctx context.Context, m subscribers.Message) {
 		fmt.Printf("%s: %s (QoS %d)\n", m.Topic, m.Payload, m.QoS)
 		close(got)
 	}, executor.Depth(100))
@@ -55,7 +55,7 @@ func Example() {
 	if err != nil {
 		panic(err)
 	}
-	if err := pub.Publish([]byte(`{"ax":0.1}`)); err != nil {
+	if err := pub.Publish(ctx, []byte(`{"ax":0.1}`)); err != nil {
 		panic(err)
 	}
 	<-got
@@ -103,7 +103,7 @@ func Example_inProcess() {
 		who    string
 		source subscribers.Source
 	}{{"in process", robot}, {"outside", outsider}} {
-		_, err := ex.NewOwner(s.who, nil).Subscribe(s.source, "robot/odom", func(m subscribers.Message) {
+		_, err := ex.NewOwner(s.who, nil).Subscribe(s.source, "robot/odom", func(ctx context.Context, m subscribers.Message) {
 			got <- fmt.Sprintf("%s: %s", s.who, m.Payload)
 		})
 		if err != nil {
@@ -118,7 +118,7 @@ func Example_inProcess() {
 	if err != nil {
 		panic(err)
 	}
-	if err := pub.Publish([]byte(`{"x":1}`)); err != nil {
+	if err := pub.Publish(ctx, []byte(`{"x":1}`)); err != nil {
 		panic(err)
 	}
 	lines := []string{<-got, <-got}

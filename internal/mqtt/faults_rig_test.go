@@ -1,6 +1,7 @@
 package mqtt_test
 
 import (
+	"context"
 	"fmt"
 	"strconv"
 	"strings"
@@ -26,7 +27,7 @@ type arrivals struct {
 }
 
 // add is the subscription's callback; payloads are "SEQ" or "SEQ:padding".
-func (a *arrivals) add(m subscribers.Message) {
+func (a *arrivals) add(_ context.Context, m subscribers.Message) {
 	num, _, _ := strings.Cut(string(m.Payload), ":")
 	seq, err := strconv.Atoi(num)
 	a.mu.Lock()
@@ -133,7 +134,7 @@ func (r *rig) publish(t *testing.T, every time.Duration, size int) {
 			r.sentAt[i] = time.Now()
 			// A QoS 1 publication fails only when the client is closed
 			// or 65,536 wait for the broker.
-			if err := p.Publish([]byte(payload)); err != nil {
+			if err := p.Publish(context.Background(), []byte(payload)); err != nil {
 				r.done <- fmt.Errorf("publish %d: %w", i, err)
 				return
 			}

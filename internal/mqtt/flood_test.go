@@ -1,6 +1,7 @@
 package mqtt_test
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"sync"
@@ -49,7 +50,7 @@ func flood(t *testing.T, b mqtttest.Broker, policy subscribers.Policy) {
 	var mu sync.Mutex
 	var got []int
 	topic := "flood/" + policy.String()
-	sub, err := ex.NewOwner("slow", nil).Subscribe(c, topic, func(m subscribers.Message) {
+	sub, err := ex.NewOwner("slow", nil).Subscribe(c, topic, func(ctx context.Context, m subscribers.Message) {
 		seq := seqOf(t, m.Payload)
 		if seq == stallAt {
 			time.Sleep(stall)
@@ -127,7 +128,7 @@ func TestPendingQoS0Bound(t *testing.T) {
 		gate := make(chan struct{})
 		var mu sync.Mutex
 		var got []int
-		sub, err := ex.NewOwner("n", nil).Subscribe(c, "q0", func(m subscribers.Message) {
+		sub, err := ex.NewOwner("n", nil).Subscribe(c, "q0", func(ctx context.Context, m subscribers.Message) {
 			<-gate
 			mu.Lock()
 			got = append(got, seqOf(t, m.Payload))

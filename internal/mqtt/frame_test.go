@@ -72,7 +72,7 @@ func TestLeaveSharedAfterACutPublish(t *testing.T) {
 		func(_ net.Conn, r *packetReader) { <-r.subs })
 	c := dialNoWait(t, fb.URL(), mqtt.Config{QoS: 1, StatusTopic: "-", MinBackoff: 10 * time.Millisecond})
 	ex := executor.New(executor.Options{Workers: 1})
-	_, err := ex.NewOwner("n", nil).Subscribe(c, "$share/g/s/#", func(subscribers.Message) {})
+	_, err := ex.NewOwner("n", nil).Subscribe(c, "$share/g/s/#", func(ctx context.Context, _ subscribers.Message) {})
 	require.NoError(t, err)
 	startExecutor(t, ex)
 	eventually(t, "a reconnection", func() bool { return c.Stats().Reconnects == 1 && c.Connected() })

@@ -204,7 +204,7 @@ type recorder struct {
 
 func newRecorder() *recorder { return &recorder{change: make(chan struct{}, 1)} }
 
-func (r *recorder) add(m subscribers.Message) {
+func (r *recorder) add(_ context.Context, m subscribers.Message) {
 	r.mu.Lock()
 	r.msgs = append(r.msgs, m)
 	r.mu.Unlock()

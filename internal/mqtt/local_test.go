@@ -84,7 +84,7 @@ func (w *localWorld) subscribe(name, filter string) { w.subscribeSlow(name, filt
 // depth whose callback takes work.
 func (w *localWorld) subscribeSlow(name, filter string, depth int, work time.Duration) {
 	require.NoError(w.t, w.msgs.Subscribe(name, filter))
-	s, err := w.ex.NewOwner(name, nil).Subscribe(w.c, filter, func(m subscribers.Message) {
+	s, err := w.ex.NewOwner(name, nil).Subscribe(w.c, filter, func(ctx context.Context, m subscribers.Message) {
 		w.msgs.Delivered(name, m.Payload)
 		time.Sleep(work)
 	}, executor.Depth(depth), executor.Overflow(subscribers.Block))
@@ -184,9 +184,9 @@ func exactlyOnceWorkload(w *localWorld, r *rand.Rand) {
 		name := fmt.Sprintf("node%d", p)
 		o := w.ex.NewOwner(name, nil)
 		qos := byte(r.IntN(2))
-		pubs := map[string]*executor.Publisher{}
+		pubs := map[string]*subscribers.Publisher{}
 		for _, topic := range topics {
-			pub, err := o.Publisher(w.c.Router(), topic, subscribers.WithQoS(qos))
+			pub, err := w.c.Router().Publisher(topic, subscribers.WithQoS(qos))
 			require.NoError(w.t, err)
 			pubs[topic] = pub
 		}
@@ -196,7 +196,7 @@ func exactlyOnceWorkload(w *localWorld, r *rand.Rand) {
 			picks[i] = topics[r.IntN(len(topics))]
 		}
 		var tm *timers.Timer
-		tm, err := o.NewTimer(time.Duration(100+r.IntN(400))*time.Microsecond, func(timers.Event) {
+		tm, err := o.NewTimer(time.Duration(100+r.IntN(400))*time.Microsecond, func(ctx context.Context, _ timers.Event) {
 			if seq == perPublisher {
 				tm.Cancel()
 				return
@@ -208,7 +208,7 @@ func exactlyOnceWorkload(w *localWorld, r *rand.Rand) {
 				topic, payload = "w/3", "equal"
 			}
 			w.msgs.Published(name, topic, []byte(payload))
-			if err := pubs[topic].Publish([]byte(payload)); err != nil {
+			if err := pubs[topic].Publish(ctx, []byte(payload)); err != nil {
 				errs <- err
 			}
 			published.Add(1)
@@ -224,7 +224,7 @@ func exactlyOnceWorkload(w *localWorld, r *rand.Rand) {
 	for i := range perPublisher {
 		payload := fmt.Sprint("outside-", i)
 		w.msgs.Published("outside", "w/1", []byte(payload))
-		require.NoError(w.t, outside.Publish([]byte(payload)))
+		require.NoError(w.t, outside.Publish(context.Background(), []byte(payload)))
 		topic, fp := topics[r.IntN(len(topics))], fmt.Sprint("foreign-", i)
 		if i%4 == 0 {
 			topic, fp = "w/3", "equal"
@@ -268,7 +268,7 @@ func TestLocalFirstLostConnection(t *testing.T) {
 				payload := fmt.Sprint("p-", n)
 				n++
 				w.msgs.Published("node", "loss/a", []byte(payload))
-				_ = pub.Publish([]byte(payload)) // fails at the broker while not connected
+				_ = pub.Publish(context.Background(), []byte(payload)) // fails at the broker while not connected
 			}
 		}
 		for phase := range 3 {

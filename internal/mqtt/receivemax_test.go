@@ -1,6 +1,7 @@
 package mqtt_test
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"testing"
@@ -32,9 +33,9 @@ func TestReceiveMaximumHoldsAtBroker(t *testing.T) {
 	ex := executor.New(executor.Options{Workers: 1})
 	release := make(chan struct{})
 	rec := newRecorder()
-	_, err := ex.NewOwner("slow", nil).Subscribe(c, topic, func(m subscribers.Message) {
+	_, err := ex.NewOwner("slow", nil).Subscribe(c, topic, func(ctx context.Context, m subscribers.Message) {
 		<-release
-		rec.add(m)
+		rec.add(ctx, m)
 	}, executor.Depth(1), executor.Overflow(subscribers.Block))
 	require.NoError(t, err)
 	startExecutor(t, ex)

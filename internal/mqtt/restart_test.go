@@ -26,7 +26,7 @@ func stream(t *testing.T, url string, topic string, n int) <-chan error {
 	go func() {
 		deadline := time.Now().Add(waitFor)
 		for i := 0; i < n; {
-			if err := p.Publish([]byte(fmt.Sprint(i))); err != nil {
+			if err := p.Publish(context.Background(), []byte(fmt.Sprint(i))); err != nil {
 				if time.Now().After(deadline) {
 					done <- fmt.Errorf("publish %d: %w", i, err)
 					return

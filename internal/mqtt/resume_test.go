@@ -40,7 +40,7 @@ func TestFirstConnectionSendsQueuedOnce(t *testing.T) {
 		require.NoError(t, err)
 		want := make([]string, 0, n+1)
 		for i := range n {
-			require.NoError(t, pub.Publish(fmt.Appendf(nil, "%d", i)))
+			require.NoError(t, pub.Publish(context.Background(), fmt.Appendf(nil, "%d", i)))
 			want = append(want, fmt.Sprint(i))
 		}
 		want = append(want, "end")
@@ -49,7 +49,7 @@ func TestFirstConnectionSendsQueuedOnce(t *testing.T) {
 		ctx, cancel := context.WithTimeout(context.Background(), waitFor)
 		defer cancel()
 		require.NoError(t, c.WaitConnected(ctx))
-		require.NoError(t, pub.Publish([]byte("end")))
+		require.NoError(t, pub.Publish(context.Background(), []byte("end")))
 		msgs := rec.waitCount(t, n+1)
 		got := make([]string, len(msgs))
 		for i, m := range msgs {

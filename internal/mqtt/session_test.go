@@ -47,7 +47,7 @@ func TestPersistentSessionWhileAway(t *testing.T) {
 		id := clientID(t, "robot")
 		c1 := dial(t, b.URL(), mqtt.Config{ClientID: id, QoS: 1})
 		ex1 := executor.New(executor.Options{Workers: 1})
-		_, err := ex1.NewOwner("n", nil).Subscribe(c1, "held/#", func(subscribers.Message) {})
+		_, err := ex1.NewOwner("n", nil).Subscribe(c1, "held/#", func(ctx context.Context, _ subscribers.Message) {})
 		require.NoError(t, err)
 		require.NoError(t, c1.Close()) // the session stays
 

@@ -104,7 +104,7 @@ func twoFilters(t *testing.T, url, id string, n int) (map[string]string, mqtt.St
 	var mu sync.Mutex
 	got := map[string]string{}
 	full := make(chan struct{})
-	add := func(m subscribers.Message) {
+	add := func(ctx context.Context, m subscribers.Message) {
 		mu.Lock()
 		defer mu.Unlock()
 		got[m.Topic] = string(m.Payload)

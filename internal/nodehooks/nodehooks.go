@@ -5,6 +5,7 @@
 package nodehooks
 
 import (
+	"context"
 	"time"
 
 	"github.com/robotexec/robotexec/timers"
@@ -24,15 +25,15 @@ type Hooks struct {
 	// nodes.Node.Timer, with the node's name, the timer's name (its Name
 	// option, or "timer(PERIOD)") and a function that calls the timer's
 	// callback directly, which a replay uses.
-	TimerMade func(node, name string, t *timers.Timer, call func(timers.Event))
+	TimerMade func(node, name string, t *timers.Timer, call func(context.Context, timers.Event))
 	// TimerCall is called before each call of such a timer with its
 	// event, which it may change, and the node's handled count. The call
 	// is skipped when it returns false.
 	TimerCall func(node, name string, t *timers.Timer, ev *timers.Event, handled uint64) bool
 	// Handling is called before (done false) and after (done true) each
-	// message callback of a node, with the node's handled count before
-	// the callback.
-	Handling func(node string, handled uint64, done bool)
+	// message callback of a node, with the callback's run context and the
+	// node's handled count before the callback.
+	Handling func(ctx context.Context, node string, handled uint64, done bool)
 }
 
 // At returns where env, a *nodes.Env, keeps its hooks (nil: none).

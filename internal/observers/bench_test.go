@@ -102,7 +102,7 @@ func dispatch(b *testing.B, workers, n int, opts executor.Options) time.Duration
 	pubs := make([]*subscribers.Publisher, nsubs)
 	for i := range pubs {
 		topic := fmt.Sprintf("bench/%d", i)
-		if _, err := o.Subscribe(bus, topic, func(subscribers.Message) {},
+		if _, err := o.Subscribe(bus, topic, func(ctx context.Context, _ subscribers.Message) {},
 			executor.Depth(256), executor.Overflow(subscribers.Block)); err != nil {
 			b.Fatal(err)
 		}
@@ -117,7 +117,7 @@ func dispatch(b *testing.B, workers, n int, opts executor.Options) time.Duration
 	start := time.Now()
 	go func() { done <- ex.Run(ctx) }()
 	for i := range n {
-		pubs[i%nsubs].PublishMessage(m)
+		pubs[i%nsubs].PublishMessage(ctx, m)
 	}
 	cancel()
 	if err := <-done; err != nil {

@@ -70,7 +70,7 @@ func (r *spinRig) checkTrace(t *testing.T) *tracecheck.ChromeSummary {
 
 func TestSubscriptionRuns(t *testing.T) {
 	r := newSpinRig(t)
-	sub, err := r.node.Subscribe(r.bus, "in", func(m subscribers.Message) {
+	sub, err := r.node.Subscribe(r.bus, "in", func(ctx context.Context, m subscribers.Message) {
 		if string(m.Payload) == "slow" {
 			time.Sleep(3 * time.Millisecond)
 		}
@@ -79,9 +79,9 @@ func TestSubscriptionRuns(t *testing.T) {
 	r.runs.Register(r.ex)
 	pub, _ := r.bus.Publisher("in")
 	for range 9 {
-		pub.Publish([]byte("fast"))
+		pub.Publish(context.Background(), []byte("fast"))
 	}
-	pub.Publish([]byte("slow"))
+	pub.Publish(context.Background(), []byte("slow"))
 	require.Equal(t, 10, r.ex.SpinAll())
 
 	rec := r.record(t, "input")
@@ -114,12 +114,12 @@ func countFrom(s observers.HistogramSnapshot, k int) uint64 {
 
 func TestDeepQueue(t *testing.T) {
 	r := newSpinRig(t)
-	_, err := r.node.Subscribe(r.bus, "in", func(subscribers.Message) {}, executor.Name("deep"),
+	_, err := r.node.Subscribe(r.bus, "in", func(ctx context.Context, _ subscribers.Message) {}, executor.Name("deep"),
 		executor.Depth(1000), executor.Overflow(subscribers.DropNewest))
 	require.NoError(t, err)
 	pub, _ := r.bus.Publisher("in")
 	for range 1500 {
-		pub.Publish([]byte("x")) // 500 dropped
+		pub.Publish(context.Background(), []byte("x")) // 500 dropped
 	}
 	require.Equal(t, 1000, r.ex.SpinAll())
 	rec := r.record(t, "deep")
@@ -131,7 +131,7 @@ func TestDeepQueue(t *testing.T) {
 // subscription) has a duration and no latency.
 func TestMessageWithoutReceivedTime(t *testing.T) {
 	r := newSpinRig(t)
-	sub, err := r.node.Subscribe(r.bus, "in", func(subscribers.Message) {}, executor.Name("raw"))
+	sub, err := r.node.Subscribe(r.bus, "in", func(ctx context.Context, _ subscribers.Message) {}, executor.Name("raw"))
 	require.NoError(t, err)
 	require.True(t, sub.Deliver(subscribers.Message{Topic: "in"}))
 	require.Equal(t, 1, r.ex.SpinAll())
@@ -143,7 +143,7 @@ func TestMessageWithoutReceivedTime(t *testing.T) {
 func TestTimerRuns(t *testing.T) {
 	r := newSpinRig(t)
 	ticks := 0
-	_, err := r.node.NewTimer(10*time.Millisecond, func(timers.Event) { ticks++ })
+	_, err := r.node.NewTimer(10*time.Millisecond, func(ctx context.Context, _ timers.Event) { ticks++ })
 	require.NoError(t, err)
 	for range 5 {
 		r.clock.Advance(10 * time.Millisecond)
@@ -209,7 +209,7 @@ func TestRunConcurrent(t *testing.T) {
 	for i := range subs {
 		node := ex.NewOwner(fmt.Sprintf("node%d", i%3), ex.NewGroup("g", executor.Reentrant))
 		topic := fmt.Sprintf("t/%d", i)
-		_, err := node.Subscribe(bus, topic, func(subscribers.Message) {
+		_, err := node.Subscribe(bus, topic, func(ctx context.Context, _ subscribers.Message) {
 			if ran.Add(1) == msgs {
 				close(all)
 			}
@@ -217,14 +217,14 @@ func TestRunConcurrent(t *testing.T) {
 		require.NoError(t, err)
 		pubs[i], _ = bus.Publisher(topic)
 	}
-	_, err := ex.NewOwner("ticker", nil).NewTimer(time.Millisecond, func(timers.Event) {})
+	_, err := ex.NewOwner("ticker", nil).NewTimer(time.Millisecond, func(ctx context.Context, _ timers.Event) {})
 	require.NoError(t, err)
 	runs.Register(ex)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- ex.Run(ctx) }()
 	for i := range msgs {
-		pubs[i%subs].Publish([]byte("x"))
+		pubs[i%subs].Publish(ctx, []byte("x"))
 	}
 	select {
 	case <-all:
@@ -261,10 +261,10 @@ func TestWriteTraceWithoutRecorder(t *testing.T) {
 
 func TestCallbackRegisteredAfterRegister(t *testing.T) {
 	r := newSpinRig(t) // registers the executor before its callbacks
-	_, err := r.node.Subscribe(r.bus, "late", func(subscribers.Message) {}, executor.Name("late"))
+	_, err := r.node.Subscribe(r.bus, "late", func(ctx context.Context, _ subscribers.Message) {}, executor.Name("late"))
 	require.NoError(t, err)
 	pub, _ := r.bus.Publisher("late")
-	pub.Publish([]byte("x"))
+	pub.Publish(context.Background(), []byte("x"))
 	require.Equal(t, 1, r.ex.SpinAll())
 
 	rec := r.record(t, "late")

@@ -1,6 +1,7 @@
 package builtin
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"log/slog"
@@ -79,7 +80,7 @@ func NewBridge(n *nodes.Node) error {
 	last := newTopicTable[time.Time](maxTopics) // source topic → arrival of the last message forwarded
 	warn := ratelog.New(10 * time.Second)       // a broker outage must not flood the log
 	clock := n.Clock()
-	n.SubscribeSelf(p.From, func(sub *subscribers.Subscription, m subscribers.Message) {
+	n.SubscribeSelf(p.From, func(ctx context.Context, sub *subscribers.Subscription, m subscribers.Message) {
 		if p.JSON && !json.Valid(m.Payload) {
 			sub.Drop(subscribers.Invalid)
 			return
@@ -107,7 +108,7 @@ func NewBridge(n *nodes.Node) error {
 			sub.Drop(subscribers.Invalid)
 			return
 		}
-		if err := n.Publish(to, m.Payload, opts...); err != nil {
+		if err := n.Publish(ctx, to, m.Payload, opts...); err != nil {
 			warn.Log(n.Logger(), slog.LevelWarn, "bridge: publish failed", "topic", to, "err", err)
 		}
 	}, nodes.Name("bridge"))

@@ -94,7 +94,7 @@ func params(t *testing.T, body string) config.Params {
 func (w *world) collect(filter string) <-chan subscribers.Message {
 	w.t.Helper()
 	ch := make(chan subscribers.Message, 10000)
-	_, err := w.obsEx.NewOwner("observer", nil).Subscribe(w.obs, filter, func(m subscribers.Message) { ch <- m },
+	_, err := w.obsEx.NewOwner("observer", nil).Subscribe(w.obs, filter, func(ctx context.Context, m subscribers.Message) { ch <- m },
 		executor.Depth(10000), executor.Overflow(subscribers.Block))
 	require.NoError(w.t, err)
 	return ch
@@ -140,7 +140,7 @@ func TestBridgeKeepsOrderPerTopicUnderLoad(t *testing.T) {
 			defer wg.Done()
 			p, _ := w.pub.Publisher("sensors/"+topic+"/raw", subscribers.WithQoS(1))
 			for i := range perTopic {
-				p.Publish([]byte(fmt.Sprintf(`{"seq":%d}`, i)))
+				p.Publish(context.Background(), []byte(fmt.Sprintf(`{"seq":%d}`, i)))
 			}
 		}()
 	}

@@ -1,11 +1,13 @@
 package builtin
 
 import (
+	"context"
 	"fmt"
 	"log/slog"
 	"time"
 
 	"github.com/robotexec/robotexec/internal/ratelog"
+	"github.com/robotexec/robotexec/timers"
 
 	"github.com/robotexec/robotexec/nodes"
 )
@@ -47,13 +49,13 @@ func NewHeartbeat(n *nodes.Node) error {
 	out := n.Publisher(p.Topic)
 	warn := ratelog.New(10 * time.Second)
 	var seq uint64
-	n.Timer(p.Period, func(ev nodes.TimerEvent) {
+	n.Timer(p.Period, func(ctx context.Context, ev timers.Event) {
 		// Every beat takes the next number. One that the broker cannot
 		// take (only at QoS 0 while it is away: QoS 1 and 2 wait for it)
 		// still reached this process's subscribers; the others see the
 		// gap.
 		seq++
-		err := out.PublishJSON(Beat{Node: n.Name(), Seq: seq, Time: ev.Expected.UTC().Format(time.RFC3339Nano)})
+		err := out.PublishJSON(ctx, Beat{Node: n.Name(), Seq: seq, Time: ev.Expected.UTC().Format(time.RFC3339Nano)})
 		if err != nil {
 			warn.Log(n.Logger(), slog.LevelWarn, "heartbeat: publish failed", "err", err)
 		}

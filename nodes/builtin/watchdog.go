@@ -2,6 +2,7 @@ package builtin
 
 import (
 	"container/list"
+	"context"
 	"fmt"
 	"log/slog"
 	"time"
@@ -105,7 +106,7 @@ func NewWatchdog(n *nodes.Node) error {
 }
 
 // seen handles a message of a watched topic.
-func (w *watchdog) seen(sub *subscribers.Subscription, m subscribers.Message) {
+func (w *watchdog) seen(ctx context.Context, sub *subscribers.Subscription, m subscribers.Message) {
 	if m.Topic == w.p.Alarm {
 		return
 	}
@@ -127,7 +128,7 @@ func (w *watchdog) seen(sub *subscribers.Subscription, m subscribers.Message) {
 		w.stale.Remove(e)
 		e = w.live.PushBack(e.Value)
 		w.topics[m.Topic] = e
-		w.alarm(m.Topic, "ok", seen)
+		w.alarm(ctx, m.Topic, "ok", seen)
 	default:
 		w.live.MoveToBack(e)
 	}
@@ -151,7 +152,7 @@ func (w *watchdog) evict() {
 
 // expire is the timer's callback: the live topics whose deadline passed
 // fall stale, in order.
-func (w *watchdog) expire(nodes.TimerEvent) {
+func (w *watchdog) expire(ctx context.Context, _ timers.Event) {
 	now := w.clock.Now()
 	w.armed = time.Time{}
 	for e := w.live.Front(); e != nil; e = w.live.Front() {
@@ -162,7 +163,7 @@ func (w *watchdog) expire(nodes.TimerEvent) {
 		w.live.Remove(e)
 		tw.deadline = time.Time{}
 		w.topics[tw.topic] = w.stale.PushBack(tw)
-		w.alarm(tw.topic, "stale", tw.lastSeen)
+		w.alarm(ctx, tw.topic, "stale", tw.lastSeen)
 	}
 	w.arm()
 }
@@ -179,9 +180,9 @@ func (w *watchdog) arm() {
 	w.timer.ResetAt(w.armed)
 }
 
-func (w *watchdog) alarm(topic, state string, seen time.Time) {
+func (w *watchdog) alarm(ctx context.Context, topic, state string, seen time.Time) {
 	a := Alarm{Topic: topic, State: state, LastSeen: seen.UTC().Format(time.RFC3339Nano)}
-	if err := w.out.PublishJSON(a); err != nil {
+	if err := w.out.PublishJSON(ctx, a); err != nil {
 		w.warn.Log(w.n.Logger(), slog.LevelWarn, "watchdog: publish failed", "err", err)
 	}
 	w.logOne[state].Log(w.n.Logger(), slog.LevelInfo, "watchdog: "+state, "topic", topic, "last_seen", a.LastSeen)

@@ -1,11 +1,13 @@
 package nodetest_test
 
 import (
+	"context"
 	"fmt"
 	"time"
 
 	"github.com/robotexec/robotexec/nodes"
 	"github.com/robotexec/robotexec/nodes/nodetest"
+	"github.com/robotexec/robotexec/timers"
 )
 
 // A total node adds up the numbers it receives and publishes the total
@@ -23,9 +25,9 @@ func newTotal(n *nodes.Node) error {
 	}
 	out := n.Publisher(p.Output)
 	var total float64
-	nodes.Subscribe(n, p.Input, func(x float64) { total += x })
-	n.Timer(p.Period, func(nodes.TimerEvent) {
-		out.PublishJSON(total)
+	nodes.Subscribe(n, p.Input, func(ctx context.Context, x float64) { total += x })
+	n.Timer(p.Period, func(ctx context.Context, _ timers.Event) {
+		out.PublishJSON(ctx, total)
 		n.Logger().Info("total", "total", total)
 	})
 	return nil

@@ -37,8 +37,8 @@ func New(n *nodes.Node) error {
 	}
 	out := n.Publisher(p.Output)
 	count := 0
-	n.Subscribe(p.Input, func(subscribers.Message) { count++ })
-	n.Timer(p.Period, func(nodes.TimerEvent) { out.PublishJSON(count) })
+	n.Subscribe(p.Input, func(ctx context.Context, _ subscribers.Message) { count++ })
+	n.Timer(p.Period, func(ctx context.Context, _ timers.Event) { out.PublishJSON(ctx, count) })
 	return nil
 }
 `

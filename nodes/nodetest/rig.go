@@ -1,6 +1,7 @@
 package nodetest
 
 import (
+	"context"
 	"fmt"
 	"log/slog"
 	"strings"
@@ -117,7 +118,7 @@ func (r *Rig) Publish(topic string, payloads ...string) {
 		return
 	}
 	for _, payload := range payloads {
-		if err := p.Publish([]byte(payload)); err != nil {
+		if err := p.Publish(context.Background(), []byte(payload)); err != nil {
 			r.fatalf("nodetest: publish on %q: %v", topic, err)
 		}
 	}

@@ -82,7 +82,7 @@ func Listen(t testing.TB, url, filter string) <-chan subscribers.Message {
 	c := Dial(t, url, "listener")
 	ex := executor.New(executor.Options{Workers: 1, Logger: Quiet()})
 	ch := make(chan subscribers.Message, 1000)
-	_, err := ex.NewOwner("listener", nil).Subscribe(c, filter, func(m subscribers.Message) { ch <- m }, executor.Depth(1000))
+	_, err := ex.NewOwner("listener", nil).Subscribe(c, filter, func(ctx context.Context, m subscribers.Message) { ch <- m }, executor.Depth(1000))
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
@@ -98,6 +98,6 @@ func Publish(t testing.TB, url, topic string, payloads ...string) {
 	p, err := Dial(t, url, "publisher").Publisher(topic, subscribers.WithQoS(1))
 	require.NoError(t, err)
 	for _, payload := range payloads {
-		require.NoError(t, p.Publish([]byte(payload)))
+		require.NoError(t, p.Publish(context.Background(), []byte(payload)))
 	}
 }

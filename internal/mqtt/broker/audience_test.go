@@ -37,7 +37,7 @@ func TestAudienceOf(t *testing.T) {
 	self := dialClient(t, b.URL(), "self", mqtt.Config{InProcess: true})
 	ex := executor.New(executor.Options{Workers: 1, Logger: quiet})
 	subscribe := func(c *mqtt.Client, filter string) *subscribers.Subscription {
-		s, err := ex.NewOwner("n", nil).Subscribe(c, filter, func(subscribers.Message) {})
+		s, err := ex.NewOwner("n", nil).Subscribe(c, filter, func(ctx context.Context, _ subscribers.Message) {})
 		require.NoError(t, err)
 		return s
 	}
