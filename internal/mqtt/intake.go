@@ -207,7 +207,11 @@ func (c *Client) deliver(it *inbound) {
 		rc := receive(c.router, &it.msg, ids)
 		switch {
 		case rc.Matched == 0:
-			if it.msg.Topic != c.cfg.StatusTopic {
+			// The copies of the client's own status are expected.
+			// Without a status topic StatusTopic is "", which a
+			// topic name never is (a faulty broker's empty one
+			// matches no subscription and is unrouted).
+			if st := c.cfg.StatusTopic; st == "" || it.msg.Topic != st {
 				c.unrtd.Add(1)
 			}
 		case rc.Accepted > 0:
