@@ -5,11 +5,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/robotexec/robotexec/config"
-	"github.com/robotexec/robotexec/executor"
 	"github.com/robotexec/robotexec/internal/nodehooks"
 	"github.com/robotexec/robotexec/internal/recording"
 	"github.com/robotexec/robotexec/internal/smallfile"
@@ -21,16 +21,24 @@ import (
 // What robotexec run -record stores, beside the messages, for replay: the
 // metadata records named MetaConfig ({"file", "yaml"}: the config file as
 // written), MetaRun ({"start"}: the executor clock's time before the nodes
-// were built) and MetaStop ({"time", "dropped", "refused"}: when the run
-// stopped, the recorder's drops, and the messages that may not have reached
-// the subscriptions because they were closing: those they refused, and the
-// nodes' publications made while the executor stopped, which could find a
-// subscription already detached; a replay delivers them; written last).
+// were built) and MetaStop ({"time", "dropped", "runs"}: when the run
+// stopped, the recorder's drops, and how many times each subscription and
+// one-shot timer of each node ran, as JSON Runs; written last).
 const (
 	MetaConfig = "robotexec.config"
 	MetaRun    = "robotexec.run"
 	MetaStop   = "robotexec.stop"
 )
+
+// Runs counts, by node and by callback key (nodehooks.Key), the runs of
+// the nodes' subscriptions (the messages they handled) and one-shot
+// timers (their calls) in a recorded run. A replay runs each of them as
+// many times and no more: the messages that came while the run stopped
+// and never ran (a subscription refuses them once closed, and a
+// publication may find its subscriber already gone) are the last ones of
+// each subscription, and the one-shot calls that never came the last of
+// each timer, so a count says exactly which.
+type Runs map[string]map[string]uint64
 
 // TimerCall is the payload of a recording.TimerCall message: the call's
 // deadline, the deadlines it skipped, and how many messages its node's
@@ -51,8 +59,8 @@ type runRecording struct {
 	log     *slog.Logger
 	watched chan struct{} // closed when watch has returned
 
-	stopping atomic.Bool   // set when the executor starts to stop
-	late     atomic.Uint64 // publications recorded since stopping
+	mu   sync.Mutex
+	runs map[string]map[string]*atomic.Uint64 // see Runs
 }
 
 // openRunRecording creates the file at path and stores cfg's file in it.
@@ -66,7 +74,12 @@ func openRunRecording(path string, cfg *config.Config, logger *slog.Logger) (*ru
 		return nil, fmt.Errorf("-record: %w", err)
 	}
 	rec.Metadata(MetaConfig, map[string]string{"file": cfg.File, "yaml": string(data)})
-	r := &runRecording{rec: rec, log: logger, watched: make(chan struct{})}
+	r := &runRecording{rec: rec, log: logger, watched: make(chan struct{}), runs: map[string]map[string]*atomic.Uint64{}}
+	for _, n := range cfg.Nodes {
+		// Listed even without counted callbacks, so that a replay knows
+		// the node: a periodic timer that never ran stays silent there.
+		r.runs[n.Name] = map[string]*atomic.Uint64{}
+	}
 	go r.watch()
 	return r, nil
 }
@@ -98,9 +111,6 @@ func (r *runRecording) hooks() *nodehooks.Hooks {
 	return &nodehooks.Hooks{
 		Published: func(node, topic string, payload []byte, at time.Time) {
 			r.rec.RecordAs(recording.Output, node, topic, payload, at)
-			if r.stopping.Load() {
-				r.late.Add(1)
-			}
 		},
 		TimerCall: func(node, name string, _ *timers.Timer, ev *nodes.TimerEvent, handled uint64) bool {
 			b, _ := json.Marshal(TimerCall{Expected: ev.Expected.UTC(), Missed: ev.Missed, Handled: handled})
@@ -108,19 +118,47 @@ func (r *runRecording) hooks() *nodehooks.Hooks {
 			return true
 		},
 		Handling: func(string, uint64, bool) {}, // counts handled messages
+		Counted:  r.counted,
 	}
 }
 
-// end stores the run's stop, with the messages refused by the closing
-// subscriptions and the publications made while they closed, and closes
-// the file.
-func (r *runRecording) end(stop time.Time, refused uint64) error {
-	dropped := r.rec.Stats().Dropped
-	refused += r.late.Load()
+// counted is the Counted hook: it counts the runs of a callback.
+func (r *runRecording) counted(node, key string) func() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.runs[node] == nil {
+		r.runs[node] = map[string]*atomic.Uint64{}
+	}
+	c := new(atomic.Uint64)
+	r.runs[node][key] = c
+	return func() bool {
+		c.Add(1)
+		return true
+	}
+}
+
+// counts returns the runs counted so far.
+func (r *runRecording) counts() Runs {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := Runs{}
+	for node, keys := range r.runs {
+		out[node] = map[string]uint64{}
+		for k, c := range keys {
+			out[node][k] = c.Load()
+		}
+	}
+	return out
+}
+
+// end stores the run's stop, with the runs of the nodes' callbacks, and
+// closes the file. The executor has drained: no callback runs any more.
+func (r *runRecording) end(stop time.Time) error {
+	runs, _ := json.Marshal(r.counts())
 	r.rec.Metadata(MetaStop, map[string]string{
 		"time":    stop.UTC().Format(time.RFC3339Nano),
-		"dropped": fmt.Sprint(dropped),
-		"refused": fmt.Sprint(refused),
+		"dropped": fmt.Sprint(r.rec.Stats().Dropped),
+		"runs":    string(runs),
 	})
 	st, err := r.rec.Close()
 	<-r.watched
@@ -140,16 +178,4 @@ func (r *runRecording) end(stop time.Time, refused uint64) error {
 func (r *runRecording) abort() {
 	_, _ = r.rec.Close()
 	<-r.watched
-}
-
-// refusedAtStop counts the messages that the subscriptions of ex refused
-// because they were closed: those that came while it drained.
-func refusedAtStop(ex *executor.Executor) uint64 {
-	var n uint64
-	for _, cb := range ex.Callbacks() {
-		if cb.Subscription != nil {
-			n += cb.Subscription.Stats().Dropped[subscribers.Closed]
-		}
-	}
-	return n
 }

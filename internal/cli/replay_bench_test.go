@@ -39,7 +39,7 @@ func TestReplayStoredRun(t *testing.T) {
 	cfg, err := l.loadConfig("")
 	require.NoError(t, err)
 	got := replayStored(t, l, cfg)
-	_, diff := compareOutputs(l.outputs, got, 0)
+	diff := compareOutputs(l.outputs, got)
 	require.Empty(t, diff)
 	require.Greater(t, count(got), 1500)
 }

@@ -31,7 +31,11 @@ type replayer struct {
 	nodes  []*nodes.Node
 	timers map[timerKey]*replayTimer
 	first  map[string]int // each node's first call that may not have run
+	unrun  map[runKey]int // runs skipped as the recorded run never made them
 }
+
+// runKey names a callback of a node: a nodehooks.Key.
+type runKey struct{ node, key string }
 
 // replayTimer is a periodic timer of a node, with its recorded calls.
 type replayTimer struct {
@@ -45,11 +49,11 @@ type replayTimer struct {
 // newReplayer builds cfg's nodes for replaying l; out gets what they
 // publish, with the simulated time.
 func newReplayer(l *runLog, cfg *config.Config, logger *slog.Logger, out func(node, topic string, payload []byte, at time.Time)) (*replayer, error) {
-	r := &replayer{log: l, sim: timers.NewSim(l.start), timers: map[timerKey]*replayTimer{}, first: map[string]int{}}
+	r := &replayer{log: l, sim: timers.NewSim(l.start), timers: map[timerKey]*replayTimer{}, first: map[string]int{}, unrun: map[runKey]int{}}
 	r.ex = executor.New(executor.Options{Workers: 1, Logger: logger, Clock: r.sim})
 	r.router = subscribers.NewRouter(subscribers.RouterOptions{})
 	e := app.NodeEnv(cfg, r.ex, r.router, logger)
-	*nodehooks.At(e) = &nodehooks.Hooks{Published: out, TimerMade: r.timerMade, TimerCall: r.timerCall, Handling: r.handling}
+	*nodehooks.At(e) = &nodehooks.Hooks{Published: out, TimerMade: r.timerMade, TimerCall: r.timerCall, Handling: r.handling, Counted: r.counted}
 	for _, n := range cfg.Nodes {
 		node, err := app.BuildNode(e, n)
 		if err != nil {
@@ -80,6 +84,29 @@ func (rt *replayTimer) arm() {
 		rt.t.ResetAt(rt.calls[rt.at].Expected)
 	} else {
 		rt.t.Cancel()
+	}
+}
+
+// counted is the Counted hook: a subscription or one-shot timer of the
+// recorded run runs as many times as it did there, and no more. The
+// messages it did not run came while the run stopped: the subscription
+// refused them once closed, or they found it gone; a one-shot timer's
+// calls beyond its count never rang before the timers stopped. Callbacks
+// the recording does not count (of a node added to the CONFIG given, or
+// a recording without counts) run without a bound.
+func (r *replayer) counted(node, key string) func() bool {
+	limit, ok := r.log.runs[node][key]
+	if !ok {
+		return nil
+	}
+	var ran uint64
+	return func() bool {
+		if ran < limit {
+			ran++
+			return true
+		}
+		r.unrun[runKey{node, key}]++
+		return false
 	}
 }
 

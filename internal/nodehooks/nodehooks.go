@@ -5,6 +5,7 @@
 package nodehooks
 
 import (
+	"strconv"
 	"time"
 
 	"github.com/robotexec/robotexec/timers"
@@ -33,7 +34,37 @@ type Hooks struct {
 	// message callback of a node, with the node's handled count before
 	// the callback.
 	Handling func(node string, handled uint64, done bool)
+	// Counted is called when a node makes a subscription or a one-shot
+	// timer, with the node's name and the callback's key (see Key). The
+	// function it returns, if not nil, is called before each run of the
+	// callback (a message, or a call of the one-shot timer); the run is
+	// skipped when it returns false, as if the message had never come or
+	// the timer never rung. A recording counts the runs with it, so that
+	// its replay runs no more of them than the recorded run did: at the
+	// stop, the recorded run left some messages unrun (they came while
+	// its subscriptions closed) and some one-shot timers unrung.
+	Counted func(node, key string) func() bool
 }
+
+// Key returns the key of a node's callback for Hooks.Counted: kind
+// ("subscription" or "one-shot") and the callback's name (its Name
+// option, else its topic filter or "timer(DELAY)"), then " #2", " #3",
+// ... for the second, third, ... callback of the node with the same kind
+// and name (nth). A node that makes the same callbacks in the same order
+// gets the same keys in a recorded run and in its replay.
+func Key(kind, name string, nth int) string {
+	k := kind + " " + name
+	if nth > 1 {
+		k += " #" + strconv.Itoa(nth)
+	}
+	return k
+}
+
+// The kinds of callbacks in a Key.
+const (
+	Subscription = "subscription"
+	OneShot      = "one-shot"
+)
 
 // At returns where env, a *nodes.Env, keeps its hooks (nil: none).
 // Package nodes sets it when it is loaded.
