@@ -79,28 +79,34 @@ type replayed struct {
 	unrun   map[runKey]int // runs not made, as in the recorded run
 }
 
-// replayTo replays l with cfg, writing the outputs to path.
+// replayTo replays l with cfg, writing the outputs to path. The first
+// write error stops the replay: no more input is fed nor time passes, and
+// the error says where the replay stopped and what the file holds.
 func replayTo(l *runLog, cfg *config.Config, logger *slog.Logger, path string) (replayed, error) {
-	rec, err := recording.Create(path, recording.Options{})
+	w, err := recording.CreateWriter(path, recording.Options{})
 	if err != nil {
 		return replayed{}, err
 	}
 	got := map[string][]recorded{}
+	var werr error
 	out := func(node, topic string, payload []byte, at time.Time) {
 		got[topic] = append(got[topic], recorded{topic: topic, node: node, at: at, payload: payload})
-		rec.RecordAs(recording.Output, node, topic, payload, at)
+		if werr == nil {
+			werr = w.WriteAs(recording.Output, node, topic, payload, at)
+		}
 	}
 	began := time.Now()
 	r, err := newReplayer(l, cfg, logger, out)
 	if err != nil {
-		rec.Close()
+		w.Close()
 		return replayed{}, err
 	}
-	r.run()
+	fed, at := r.run(func() bool { return werr != nil })
 	res := replayed{outputs: got, took: time.Since(began), unrun: r.unrun}
-	st, err := rec.Close()
-	if err == nil && st.Dropped > 0 {
-		err = fmt.Errorf("%s: %d outputs not written (the writer's queue was full)", path, st.Dropped)
+	st, err := w.Close()
+	if werr != nil {
+		return res, fmt.Errorf("%w; the replay stopped there, after %d of %d inputs and %v of %v of recording; %s holds the first %d outputs",
+			werr, fed, len(l.inputs), at.Sub(l.start).Round(time.Millisecond), l.stop.Sub(l.start).Round(time.Millisecond), path, st.Recorded)
 	}
 	return res, err
 }

@@ -27,7 +27,7 @@ func replayStored(tb testing.TB, l *runLog, cfg *config.Config) map[string][]rec
 	}
 	r, err := newReplayer(l, cfg, slog.New(slog.NewTextHandler(io.Discard, nil)), out)
 	require.NoError(tb, err)
-	r.run()
+	r.run(nil)
 	return got
 }
 

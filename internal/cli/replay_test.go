@@ -66,7 +66,7 @@ func TestReplayPlacesTimerCalls(t *testing.T) {
 		}
 		r, err := newReplayer(l, cfg, slog.New(slog.NewTextHandler(io.Discard, nil)), out)
 		require.NoError(t, err)
-		r.run()
+		r.run(nil)
 		require.Equal(t, []probeBeat{{2, ms(100)}, {2, ms(200)}, {2, ms(300)}, {3, ms(400)}}, got)
 		require.Equal(t, []time.Time{ms(150), ms(200), ms(250), ms(400)}, at, "when each call ran")
 	}

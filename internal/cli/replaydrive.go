@@ -173,32 +173,45 @@ func (r *replayer) runCalls(node string, handled uint64, overdue bool) {
 }
 
 // run feeds the recorded inputs at their times, runs the nodes to the
-// recorded stop, then shuts them down.
-func (r *replayer) run() {
+// recorded stop, then shuts them down. It stops early, with the nodes
+// shut down, as soon as halted (nil: never) reports true between two
+// steps; it returns the number of inputs fed and the simulated time it
+// reached.
+func (r *replayer) run(halted func() bool) (fed int, at time.Time) {
+	if halted == nil {
+		halted = func() bool { return false }
+	}
+	defer func() {
+		for i := len(r.nodes) - 1; i >= 0; i-- {
+			r.nodes[i].Shutdown()
+		}
+	}()
 	r.ex.SpinAll()
 	for _, in := range r.log.inputs {
-		r.stepTo(in.at)
+		if !r.stepTo(in.at, halted) {
+			return fed, r.sim.Now()
+		}
 		bus.Receive(r.router, &subscribers.Message{Topic: in.topic, Payload: in.payload, Received: in.at}, nil)
+		fed++
 		r.ex.SpinAll()
 	}
-	r.stepTo(r.log.stop)
-	for i := len(r.nodes) - 1; i >= 0; i-- {
-		r.nodes[i].Shutdown()
-	}
+	r.stepTo(r.log.stop, halted)
+	return fed, r.sim.Now()
 }
 
 // stepTo advances the simulated clock to t, stopping at every deadline on
 // the way to run what falls due: timers due by an input's time run before
-// it.
-func (r *replayer) stepTo(t time.Time) {
-	for {
+// it. It reports false, where it stopped, as soon as halted reports true.
+func (r *replayer) stepTo(t time.Time, halted func() bool) bool {
+	for !halted() {
 		next, ok := r.sim.Next()
 		if !ok || next.After(t) {
-			break
+			r.sim.AdvanceTo(t)
+			r.ex.SpinAll()
+			return !halted()
 		}
 		r.sim.AdvanceTo(next)
 		r.ex.SpinAll()
 	}
-	r.sim.AdvanceTo(t)
-	r.ex.SpinAll()
+	return false
 }
