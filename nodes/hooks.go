@@ -48,7 +48,7 @@ func (n *Node) hookMessages(name string, cb func(subscribers.Message)) func(subs
 	if h == nil {
 		return cb
 	}
-	run := n.counted(nodehooks.Subscription, name)
+	run := n.counted(name)
 	if run == nil && h.Handling == nil {
 		return cb
 	}
@@ -70,35 +70,44 @@ func (n *Node) hookMessages(name string, cb func(subscribers.Message)) func(subs
 }
 
 // hookOneShot wraps the callback of the one-shot timer named name with
-// the env's Counted hook, if any.
+// the env's Rings hook, if any.
 func (n *Node) hookOneShot(name string, cb func(TimerEvent)) func(TimerEvent) {
-	run := n.counted(nodehooks.OneShot, name)
-	if run == nil {
+	h := n.env.hooks
+	if h == nil || h.Rings == nil {
+		return cb
+	}
+	ring := h.Rings(n.spec.Name, n.callbackKey(nodehooks.OneShot, name))
+	if ring == nil {
 		return cb
 	}
 	return func(ev TimerEvent) {
-		if run() {
+		if ring(ev) {
 			cb(ev)
 		}
 	}
 }
 
 // counted returns the env's Counted hook's function for the node's next
-// callback of kind named name, or nil.
-func (n *Node) counted(kind, name string) func() bool {
+// subscription named name, or nil.
+func (n *Node) counted(name string) func() bool {
 	h := n.env.hooks
 	if h == nil || h.Counted == nil {
 		return nil
 	}
+	return h.Counted(n.spec.Name, n.callbackKey(nodehooks.Subscription, name))
+}
+
+// callbackKey returns the key of the node's next callback of kind named
+// name (see nodehooks.Key).
+func (n *Node) callbackKey(kind, name string) string {
 	key := callbackKey{kind, name}
 	n.mu.Lock()
+	defer n.mu.Unlock()
 	if n.keys == nil {
 		n.keys = map[callbackKey]int{}
 	}
 	n.keys[key]++
-	nth := n.keys[key]
-	n.mu.Unlock()
-	return h.Counted(n.spec.Name, nodehooks.Key(kind, name, nth))
+	return nodehooks.Key(kind, name, n.keys[key])
 }
 
 // callbackKey is a kind and a name of a node's callbacks, to number

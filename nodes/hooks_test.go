@@ -11,15 +11,16 @@ import (
 	"github.com/robotexec/robotexec/subscribers"
 )
 
-// TestCountedHook: the Counted hook learns each subscription and one-shot
-// timer of a node under its key (kind, name, and a number for a repeated
-// one), and a run it refuses does not call the callback: the first
-// subscription to "a" may run once, the one-shot named by its delay never.
-// A message skipped is not handled: the Handling hook does not see it.
+// TestCountedHook: the Counted and Rings hooks learn each subscription and
+// one-shot timer of a node under its key (kind, name, and a number for a
+// repeated one), and a run they refuse does not call the callback: the
+// first subscription to "a" may run once, the one-shot named by its delay
+// never, the one named t when called at its deadline. A message skipped
+// is not handled: the Handling hook does not see it.
 func TestCountedHook(t *testing.T) {
 	r := newRig(t)
 	var keys []string
-	limits := map[string]int{"subscription a": 1, "one-shot timer(5ms)": 0}
+	limits := map[string]int{"subscription a": 1}
 	handled := 0
 	*nodehooks.At(r.env) = &nodehooks.Hooks{Handling: func(_ string, k uint64, done bool) {
 		if done {
@@ -36,6 +37,13 @@ func TestCountedHook(t *testing.T) {
 		return func() bool {
 			limit--
 			return limit >= 0
+		}
+	}, Rings: func(node, key string) func(nodes.TimerEvent) bool {
+		require.Equal(t, "n", node)
+		keys = append(keys, key)
+		return func(ev nodes.TimerEvent) bool {
+			require.Equal(t, epoch.Add(5*time.Millisecond), ev.Expected)
+			return key == "one-shot t"
 		}
 	}}
 	ran := map[string]int{}

@@ -95,7 +95,7 @@ type Node struct {
 	shutdown []func()
 	pubs     map[pubKey]*Publisher
 	dyn      dynPublishers       // Publish's, by topic known at run time
-	keys     map[callbackKey]int // callbacks made, by kind and name, with Hooks.Counted
+	keys     map[callbackKey]int // callbacks made, by kind and name, for nodehooks.Key
 
 	handled    atomic.Uint64 // message callbacks returned, with Hooks.Handling
 	advertised []string      // with Advertise

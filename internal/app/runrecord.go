@@ -22,23 +22,35 @@ import (
 // metadata records named MetaConfig ({"file", "yaml"}: the config file as
 // written), MetaRun ({"start"}: the executor clock's time before the nodes
 // were built) and MetaStop ({"time", "dropped", "runs"}: when the run
-// stopped, the recorder's drops, and how many times each subscription and
-// one-shot timer of each node ran, as JSON Runs; written last).
+// stopped, the recorder's drops, and what the nodes' subscriptions and
+// one-shot timers ran, as JSON Runs; written last).
 const (
 	MetaConfig = "robotexec.config"
 	MetaRun    = "robotexec.run"
 	MetaStop   = "robotexec.stop"
 )
 
-// Runs counts, by node and by callback key (nodehooks.Key), the runs of
-// the nodes' subscriptions (the messages they handled) and one-shot
-// timers (their calls) in a recorded run. A replay runs each of them as
-// many times and no more: the messages that came while the run stopped
-// and never ran (a subscription refuses them once closed, and a
-// publication may find its subscriber already gone) are the last ones of
-// each subscription, and the one-shot calls that never came the last of
-// each timer, so a count says exactly which.
-type Runs map[string]map[string]uint64
+// Runs says, by node and by callback key (nodehooks.Key), what the nodes'
+// subscriptions and one-shot timers ran in a recorded run, so that its
+// replay stops each where the run stopped it. Every node of the config is
+// listed, with or without such callbacks.
+type Runs map[string]map[string]CallbackRuns
+
+// CallbackRuns is what a subscription or a one-shot timer ran. A replay
+// runs as many messages of a subscription and no more: the messages that
+// came while the run stopped and never ran (a subscription refuses them
+// once closed, and a publication may find its subscriber already gone)
+// are its last ones, so the count says exactly which. A replay calls a
+// one-shot timer at no deadline after its Last call (and never if it was
+// never called): the run's timers stopped before the deadlines still
+// armed.
+type CallbackRuns struct {
+	// Runs counts the messages run, or the timer's calls.
+	Runs uint64 `json:"runs"`
+	// Last is when a one-shot timer was last called (its event's
+	// Actual); zero for a subscription and a timer never called.
+	Last time.Time `json:"last,omitzero"`
+}
 
 // TimerCall is the payload of a recording.TimerCall message: the call's
 // deadline, the deadlines it skipped, and how many messages its node's
@@ -60,7 +72,7 @@ type runRecording struct {
 	watched chan struct{} // closed when watch has returned
 
 	mu   sync.Mutex
-	runs map[string]map[string]*atomic.Uint64 // see Runs
+	runs map[string]map[string]*callbackCount // see Runs
 }
 
 // openRunRecording creates the file at path and stores cfg's file in it.
@@ -74,11 +86,11 @@ func openRunRecording(path string, cfg *config.Config, logger *slog.Logger) (*ru
 		return nil, fmt.Errorf("-record: %w", err)
 	}
 	rec.Metadata(MetaConfig, map[string]string{"file": cfg.File, "yaml": string(data)})
-	r := &runRecording{rec: rec, log: logger, watched: make(chan struct{}), runs: map[string]map[string]*atomic.Uint64{}}
+	r := &runRecording{rec: rec, log: logger, watched: make(chan struct{}), runs: map[string]map[string]*callbackCount{}}
 	for _, n := range cfg.Nodes {
 		// Listed even without counted callbacks, so that a replay knows
 		// the node: a periodic timer that never ran stays silent there.
-		r.runs[n.Name] = map[string]*atomic.Uint64{}
+		r.runs[n.Name] = map[string]*callbackCount{}
 	}
 	go r.watch()
 	return r, nil
@@ -119,33 +131,59 @@ func (r *runRecording) hooks() *nodehooks.Hooks {
 		},
 		Handling: func(string, uint64, bool) {}, // counts handled messages
 		Counted:  r.counted,
+		Rings:    r.rings,
 	}
 }
 
-// counted is the Counted hook: it counts the runs of a callback.
+// callbackCount counts a callback's runs, and a one-shot timer's last
+// call (UnixNano of its Actual, 0 if none).
+type callbackCount struct{ runs, last atomic.Int64 }
+
+// counted is the Counted hook: it counts the messages a subscription ran.
 func (r *runRecording) counted(node, key string) func() bool {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.runs[node] == nil {
-		r.runs[node] = map[string]*atomic.Uint64{}
-	}
-	c := new(atomic.Uint64)
-	r.runs[node][key] = c
+	c := r.callback(node, key)
 	return func() bool {
-		c.Add(1)
+		c.runs.Add(1)
 		return true
 	}
 }
 
-// counts returns the runs counted so far.
+// rings is the Rings hook: it counts a one-shot timer's calls and notes
+// when the last one came.
+func (r *runRecording) rings(node, key string) func(timers.Event) bool {
+	c := r.callback(node, key)
+	return func(ev timers.Event) bool {
+		c.runs.Add(1)
+		c.last.Store(ev.Actual.UnixNano())
+		return true
+	}
+}
+
+// callback returns the count of node's callback key, new.
+func (r *runRecording) callback(node, key string) *callbackCount {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.runs[node] == nil {
+		r.runs[node] = map[string]*callbackCount{}
+	}
+	c := new(callbackCount)
+	r.runs[node][key] = c
+	return c
+}
+
+// counts returns what the callbacks ran so far.
 func (r *runRecording) counts() Runs {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	out := Runs{}
 	for node, keys := range r.runs {
-		out[node] = map[string]uint64{}
+		out[node] = map[string]CallbackRuns{}
 		for k, c := range keys {
-			out[node][k] = c.Load()
+			cr := CallbackRuns{Runs: uint64(c.runs.Load())}
+			if ns := c.last.Load(); ns != 0 {
+				cr.Last = time.Unix(0, ns).UTC()
+			}
+			out[node][k] = cr
 		}
 	}
 	return out

@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/robotexec/robotexec/internal/recording"
+	"github.com/robotexec/robotexec/timers"
 )
 
 const recordConfig = `executor: { workers: 2, timer_source: go, queue_depth: 100 }
@@ -57,7 +58,7 @@ func TestRunRecording(t *testing.T) {
 	require.Equal(t, "0", meta[MetaStop]["dropped"])
 	var runs Runs
 	require.NoError(t, json.Unmarshal([]byte(meta[MetaStop]["runs"]), &runs))
-	require.Equal(t, Runs{"relay": {"subscription bridge": n}, "beat": {}}, runs,
+	require.Equal(t, Runs{"relay": {"subscription bridge": {Runs: n}}, "beat": {}}, runs,
 		"the relay ran each input; the heartbeat, listed, has only a periodic timer")
 	require.False(t, start.Before(began.Add(-time.Second)) || stop.Before(start) || stop.After(ended), "start %v, stop %v", start, stop)
 
@@ -82,9 +83,10 @@ func TestRunRecording(t *testing.T) {
 	}
 }
 
-// TestRunRecordingCountsRuns: the stop's record counts the runs of each
-// subscription and one-shot timer by node and key, those made but never
-// run too, and lists every node of the config.
+// TestRunRecordingCountsRuns: the stop's record counts the messages each
+// subscription ran and the calls of each one-shot timer with the time of
+// the last, by node and key, those made but never run too, and lists
+// every node of the config.
 func TestRunRecordingCountsRuns(t *testing.T) {
 	t.Parallel()
 	cfg := loadConfig(t, recordConfig)
@@ -96,12 +98,19 @@ func TestRunRecordingCountsRuns(t *testing.T) {
 	for range 3 {
 		require.True(t, sub())
 	}
-	require.True(t, h.Counted("relay", "one-shot timeout")())
-	h.Counted("relay", "one-shot timeout #2")
+	t0 := time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)
+	ring := h.Rings("relay", "one-shot timeout")
+	require.True(t, ring(timers.Event{Expected: t0, Actual: t0.Add(time.Millisecond)}))
+	require.True(t, ring(timers.Event{Expected: t0.Add(time.Second), Actual: t0.Add(time.Second + 3*time.Millisecond)}))
+	h.Rings("relay", "one-shot timeout #2")
 	require.NoError(t, r.end(time.Now()))
 	var runs Runs
 	require.NoError(t, json.Unmarshal([]byte(readRun(t, path).sum.Metadata[MetaStop]["runs"]), &runs))
-	require.Equal(t, Runs{"relay": {"subscription bridge": 3, "one-shot timeout": 1, "one-shot timeout #2": 0}, "beat": {}}, runs)
+	require.Equal(t, Runs{"relay": {
+		"subscription bridge": {Runs: 3},
+		"one-shot timeout":    {Runs: 2, Last: t0.Add(time.Second + 3*time.Millisecond)},
+		"one-shot timeout #2": {},
+	}, "beat": {}}, runs)
 }
 
 // recKey is a channel of a recording.

@@ -53,7 +53,7 @@ func newReplayer(l *runLog, cfg *config.Config, logger *slog.Logger, out func(no
 	r.ex = executor.New(executor.Options{Workers: 1, Logger: logger, Clock: r.sim})
 	r.router = subscribers.NewRouter(subscribers.RouterOptions{})
 	e := app.NodeEnv(cfg, r.ex, r.router, logger)
-	*nodehooks.At(e) = &nodehooks.Hooks{Published: out, TimerMade: r.timerMade, TimerCall: r.timerCall, Handling: r.handling, Counted: r.counted}
+	*nodehooks.At(e) = &nodehooks.Hooks{Published: out, TimerMade: r.timerMade, TimerCall: r.timerCall, Handling: r.handling, Counted: r.counted, Rings: r.rings}
 	for _, n := range cfg.Nodes {
 		node, err := app.BuildNode(e, n)
 		if err != nil {
@@ -87,22 +87,38 @@ func (rt *replayTimer) arm() {
 	}
 }
 
-// counted is the Counted hook: a subscription or one-shot timer of the
-// recorded run runs as many times as it did there, and no more. The
-// messages it did not run came while the run stopped: the subscription
-// refused them once closed, or they found it gone; a one-shot timer's
-// calls beyond its count never rang before the timers stopped. Callbacks
-// the recording does not count (of a node added to the CONFIG given, or
-// a recording without counts) run without a bound.
+// counted is the Counted hook: a subscription of the recorded run runs as
+// many messages as it did there, and no more. The messages it did not
+// run came while the run stopped: the subscription refused them once
+// closed, or they found it gone. A subscription the recording does not
+// count (of a node added to the CONFIG given, or in a recording without
+// counts) runs every message.
 func (r *replayer) counted(node, key string) func() bool {
-	limit, ok := r.log.runs[node][key]
+	c, ok := r.log.runs[node][key]
 	if !ok {
 		return nil
 	}
 	var ran uint64
 	return func() bool {
-		if ran < limit {
+		if ran < c.Runs {
 			ran++
+			return true
+		}
+		r.unrun[runKey{node, key}]++
+		return false
+	}
+}
+
+// rings is the Rings hook: a one-shot timer of the recorded run is called
+// at no deadline after its last call there, and never if it was never
+// called: the run's timers stopped before the deadlines still armed.
+func (r *replayer) rings(node, key string) func(nodes.TimerEvent) bool {
+	c, ok := r.log.runs[node][key]
+	if !ok {
+		return nil
+	}
+	return func(ev nodes.TimerEvent) bool {
+		if c.Runs > 0 && !ev.Expected.After(c.Last) {
 			return true
 		}
 		r.unrun[runKey{node, key}]++

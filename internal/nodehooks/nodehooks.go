@@ -34,19 +34,29 @@ type Hooks struct {
 	// message callback of a node, with the node's handled count before
 	// the callback.
 	Handling func(node string, handled uint64, done bool)
-	// Counted is called when a node makes a subscription or a one-shot
-	// timer, with the node's name and the callback's key (see Key). The
-	// function it returns, if not nil, is called before each run of the
-	// callback (a message, or a call of the one-shot timer); the run is
-	// skipped when it returns false, as if the message had never come or
-	// the timer never rung. A recording counts the runs with it, so that
-	// its replay runs no more of them than the recorded run did: at the
-	// stop, the recorded run left some messages unrun (they came while
-	// its subscriptions closed) and some one-shot timers unrung.
+	// Counted is called when a node makes a subscription, with the node's
+	// name and the subscription's key (see Key). The function it returns,
+	// if not nil, is called before each message callback of the
+	// subscription; the message is skipped, as if it had never come, when
+	// it returns false. A recording counts the messages each subscription
+	// ran, so that its replay runs as many and no more: at the stop, the
+	// last messages that came to a subscription (refused once it closed,
+	// or published when it had gone) never ran.
 	Counted func(node, key string) func() bool
+	// Rings is called when a node makes a one-shot timer, with the
+	// node's name and the timer's key (see Key). The function it returns,
+	// if not nil, is called before each call of the timer with its event;
+	// the call is skipped when it returns false. A recording notes when
+	// each timer was last called (the event's Actual), so that its replay
+	// makes no call whose deadline comes after that: at the stop, the
+	// timers stopped before the deadlines still armed. (The number of
+	// calls is no such fact: a call late under load serves what a replay,
+	// on time, serves in several.)
+	Rings func(node, key string) func(ev timers.Event) bool
 }
 
-// Key returns the key of a node's callback for Hooks.Counted: kind
+// Key returns the key of a node's callback for Hooks.Counted and
+// Hooks.Rings: kind
 // ("subscription" or "one-shot") and the callback's name (its Name
 // option, else its topic filter or "timer(DELAY)"), then " #2", " #3",
 // ... for the second, third, ... callback of the node with the same kind
