@@ -39,15 +39,28 @@ func (n *Node) timerMade(name string, t *timers.Timer, cb func(TimerEvent)) {
 	}
 }
 
-// hookMessages wraps a message callback with the env's Handling hook, if
-// any, counting the node's handled messages.
-func (n *Node) hookMessages(cb func(subscribers.Message)) func(subscribers.Message) {
+// hookMessages wraps the message callback of the subscription named name
+// with the env's Counted and Handling hooks, if any: a message that
+// Counted refuses is skipped as if it had never come, and is not counted
+// among the node's handled messages.
+func (n *Node) hookMessages(name string, cb func(subscribers.Message)) func(subscribers.Message) {
 	h := n.env.hooks
-	if h == nil || h.Handling == nil {
+	if h == nil {
+		return cb
+	}
+	run := n.counted(name)
+	if run == nil && h.Handling == nil {
 		return cb
 	}
 	node := n.spec.Name
 	return func(m subscribers.Message) {
+		switch {
+		case run != nil && !run():
+			return
+		case h.Handling == nil:
+			cb(m)
+			return
+		}
 		k := n.handled.Load()
 		h.Handling(node, k, false)
 		cb(m)
@@ -55,6 +68,51 @@ func (n *Node) hookMessages(cb func(subscribers.Message)) func(subscribers.Messa
 		h.Handling(node, k, true)
 	}
 }
+
+// hookOneShot wraps the callback of the one-shot timer named name with
+// the env's Rings hook, if any.
+func (n *Node) hookOneShot(name string, cb func(TimerEvent)) func(TimerEvent) {
+	h := n.env.hooks
+	if h == nil || h.Rings == nil {
+		return cb
+	}
+	ring := h.Rings(n.spec.Name, n.callbackKey(nodehooks.OneShot, name))
+	if ring == nil {
+		return cb
+	}
+	return func(ev TimerEvent) {
+		if ring(ev) {
+			cb(ev)
+		}
+	}
+}
+
+// counted returns the env's Counted hook's function for the node's next
+// subscription named name, or nil.
+func (n *Node) counted(name string) func() bool {
+	h := n.env.hooks
+	if h == nil || h.Counted == nil {
+		return nil
+	}
+	return h.Counted(n.spec.Name, n.callbackKey(nodehooks.Subscription, name))
+}
+
+// callbackKey returns the key of the node's next callback of kind named
+// name (see nodehooks.Key).
+func (n *Node) callbackKey(kind, name string) string {
+	key := callbackKey{kind, name}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.keys == nil {
+		n.keys = map[callbackKey]int{}
+	}
+	n.keys[key]++
+	return nodehooks.Key(kind, name, n.keys[key])
+}
+
+// callbackKey is a kind and a name of a node's callbacks, to number
+// those that share both (see nodehooks.Key).
+type callbackKey struct{ kind, name string }
 
 // published tells the env's Published hook, if any, of a publication.
 func (n *Node) published(topic string, payload []byte) {

@@ -228,9 +228,6 @@ func (a *App) stop() error {
 	// the closing subscriptions.
 	a.client.Pause()
 	a.obs.state.Store(stateStopping)
-	if a.rec != nil {
-		a.rec.stopping.Store(true)
-	}
 	err := a.ex.Shutdown(context.Background())
 	if rerr := <-a.done; err == nil {
 		err = rerr
@@ -243,7 +240,7 @@ func (a *App) stop() error {
 	if a.rec != nil {
 		rec := a.rec
 		a.rec = nil
-		if rerr := rec.end(a.ex.Clock().Now(), refusedAtStop(a.ex)); rerr != nil && err == nil {
+		if rerr := rec.end(a.ex.Clock().Now()); rerr != nil && err == nil {
 			err = rerr
 		}
 	}

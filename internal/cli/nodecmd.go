@@ -126,6 +126,11 @@ func nodeListOut(ins []*instance) listJSON {
 	return out
 }
 
+// printNodeList prints the instances, then the nodes of those whose graph
+// is live: an instance whose status says offline while its graph is
+// still there (its last will: it died, or lost the broker) is listed as
+// "offline (stale graph)", and its nodes are not, as they no longer run
+// on the broker. -json lists them, with "stale": true.
 func printNodeList(w io.Writer, ins []*instance) {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "INSTANCE\tSTATE\tVERSION\tSTARTED")
@@ -137,6 +142,9 @@ func printNodeList(w io.Writer, ins []*instance) {
 	tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "NODE\tTYPE\tGROUP\tINSTANCE")
 	for _, in := range ins {
+		if in.Stale() {
+			continue
+		}
 		for _, n := range in.Nodes {
 			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", n.Name, n.Type, dash(n.Group), in.ClientID)
 		}
