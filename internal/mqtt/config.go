@@ -52,10 +52,19 @@ const (
 type Config struct {
 	// Broker is the broker's URL: tcp://host:port (also mqtt://), ssl://
 	// (also tls://, mqtts://) for TLS, ws:// or wss:// for WebSocket.
-	// Credentials in the URL are moved to Username and Password (when
-	// those are empty) and never logged. (optional) Defaults to
+	// Credentials in the URL are the broker's, unless Username and
+	// Password are set, and never logged. (optional) Defaults to
 	// DefaultBroker, tcp://127.0.0.1:1883.
 	Broker string
+	// Brokers, instead of Broker, are several brokers' URLs (each as
+	// Broker): the nodes of a cluster, or a primary and its standby. The
+	// client connects to the first that answers; when a connection is
+	// lost it tries the next at once, going round the list, and waits
+	// MinBackoff to MaxBackoff only after a round in which none
+	// answered. It stays on the broker it reached until that connection
+	// is lost. (optional) Defaults to Broker alone; setting both is an
+	// error.
+	Brokers []string
 	// ClientID identifies the client's session at the broker; it must be
 	// unique among the broker's clients (the broker disconnects the older
 	// of two clients with one ID) and stable across restarts for a
@@ -155,6 +164,12 @@ type Config struct {
 	// client vanishes without Close. (optional) Defaults to
 	// "robotexec/<ClientID>/status"; "-" turns the status off.
 	StatusTopic string
+	// OnConnect, when not nil, is called with the broker's URL (without
+	// credentials) each time the client has connected and subscribed
+	// again, from the client's connection goroutine: it must not wait
+	// for the client. robotexec run updates its graph topic, which names
+	// the broker. (optional)
+	OnConnect func(broker string)
 	// Logger receives the client's logs. (optional) Defaults to
 	// slog.Default().
 	Logger *slog.Logger
@@ -186,18 +201,22 @@ type Config struct {
 // settings is a validated Config with defaults applied.
 type settings struct {
 	Config
-	v5      bool     // MQTT 5
-	url     *url.URL // without credentials
-	display string   // the URL for logs and errors
+	v5      bool        // MQTT 5
+	brokers []*endpoint // Brokers, or Broker alone
 	tls     *tls.Config
+}
+
+// endpoint is a broker of the list, with the credentials the client
+// gives it.
+type endpoint struct {
+	url                *url.URL // without credentials
+	display            string   // the URL for logs and errors
+	username, password string
 }
 
 func (cfg Config) settings() (*settings, error) {
 	s := &settings{Config: cfg}
-	if s.Broker == "" {
-		s.Broker = DefaultBroker
-	}
-	errs := []error{s.parseBroker()}
+	errs := []error{s.parseBrokers()}
 	if s.ClientID == "" {
 		host, err := os.Hostname()
 		if err != nil || host == "" {
@@ -236,25 +255,46 @@ func (cfg Config) settings() (*settings, error) {
 	return s, nil
 }
 
-// parseBroker parses the broker URL into url and display, moving its
-// credentials into Username and Password unless those are set.
-func (s *settings) parseBroker() error {
-	u, err := url.Parse(s.Broker)
+// parseBrokers parses Broker or Brokers into brokers.
+func (s *settings) parseBrokers() error {
+	urls := s.Brokers
+	switch {
+	case len(urls) > 0 && s.Broker != "":
+		return fmt.Errorf("mqtt: Broker %s and Brokers both set", redactRaw(s.Broker))
+	case len(urls) == 0 && s.Broker == "":
+		urls = []string{DefaultBroker}
+	case len(urls) == 0:
+		urls = []string{s.Broker}
+	}
+	var errs []error
+	for _, raw := range urls {
+		ep, err := s.parseBroker(raw)
+		errs = append(errs, err)
+		s.brokers = append(s.brokers, ep)
+	}
+	return errors.Join(errs...)
+}
+
+// parseBroker parses a broker URL into an endpoint: its credentials are
+// the endpoint's unless Username and Password are set.
+func (s *settings) parseBroker(raw string) (*endpoint, error) {
+	ep := &endpoint{username: s.Username, password: s.Password, display: redactRaw(raw)}
+	u, err := url.Parse(raw)
 	if err != nil {
 		// url.Parse's error repeats the URL, password included.
-		return fmt.Errorf("mqtt: broker URL %q does not parse", redactRaw(s.Broker))
+		return ep, fmt.Errorf("mqtt: broker URL %q does not parse", redactRaw(raw))
 	}
 	if u.User != nil {
-		if s.Username == "" {
-			s.Username = u.User.Username()
+		if ep.username == "" {
+			ep.username = u.User.Username()
 		}
-		if p, ok := u.User.Password(); ok && s.Password == "" {
-			s.Password = p
+		if p, ok := u.User.Password(); ok && ep.password == "" {
+			ep.password = p
 		}
 		u.User = nil
 	}
-	s.url = u
-	s.display = u.String()
+	ep.url = u
+	ep.display = u.String()
 	var errs []error
 	switch strings.ToLower(u.Scheme) {
 	case "tcp", "mqtt", "ssl", "tls", "mqtts", "tcps", "ws", "wss":
@@ -264,7 +304,7 @@ func (s *settings) parseBroker() error {
 	if u.Host == "" {
 		errs = append(errs, fmt.Errorf("mqtt: broker URL %s has no host", u.Redacted()))
 	}
-	return errors.Join(errs...)
+	return ep, errors.Join(errs...)
 }
 
 // protocol checks Protocol, and turns InProcess off with MQTT 3.1.1.

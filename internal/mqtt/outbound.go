@@ -53,6 +53,9 @@ type outgoing struct {
 	// unsubscribe, when not "", makes this an UNSUBSCRIBE of that filter
 	// instead, in order with the publications (see unsubscribeFilter).
 	unsubscribe string
+	// user are MQTT 5 user properties, keys and values, of the
+	// publication.
+	user [][2]string
 }
 
 func (o *outbound) init() {

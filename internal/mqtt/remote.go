@@ -99,7 +99,7 @@ func (c *Client) subscribeNow(w bus.WireFilter) (unanswered link, err error) {
 		// The connection went away meanwhile; the next one subscribes.
 		return nil, nil
 	}
-	c.log.Warn("mqtt: subscribing failed, reconnecting", "broker", c.cfg.display, "filter", w.Filter, "error", err)
+	c.log.Warn("mqtt: subscribing failed, reconnecting", "broker", c.Broker(), "filter", w.Filter, "error", err)
 	return l, nil
 }
 

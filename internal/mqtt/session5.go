@@ -33,6 +33,7 @@ type session5 struct {
 	pubs    map[uint16]outgoing // unanswered QoS 1 and 2 publications
 	recd    map[uint16]struct{} // of them, QoS 2 ones the broker received (PUBREC)
 	handing *outgoing           // the publication being handed to paho
+	lost    int                 // publications requeued at the last CONNACK
 	empty   chan struct{}       // closed when pubs is empty, while waited for
 
 	// addMu keeps a connection's CONNACK out while a publication is
@@ -64,6 +65,9 @@ func (s *session5) ConAckReceived(w io.Writer, cp *packets.Connect, ca *packets.
 	s.conns++
 	s.conn = s.conns
 	s.connMu.Unlock()
+	s.mu.Lock()
+	s.lost = 0
+	s.mu.Unlock()
 	if !ca.SessionPresent {
 		s.mu.Lock()
 		var lost, took []outgoing
@@ -76,6 +80,7 @@ func (s *session5) ConAckReceived(w io.Writer, cp *packets.Connect, ca *packets.
 		}
 		clear(s.pubs)
 		clear(s.recd)
+		s.lost = len(lost)
 		s.signalEmpty()
 		s.mu.Unlock()
 		slices.SortFunc(lost, func(a, b outgoing) int { return int(a.seq - b.seq) })
@@ -87,6 +92,14 @@ func (s *session5) ConAckReceived(w io.Writer, cp *packets.Connect, ca *packets.
 	s.addMu.Lock()
 	defer s.addMu.Unlock()
 	return s.State.ConAckReceived(w, cp, ca)
+}
+
+// requeued returns how many unanswered publications the last CONNACK sent
+// back to the client's queue, to go again.
+func (s *session5) requeued() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.lost
 }
 
 // ConnectionLost ends the connection's acknowledgements.
