@@ -100,6 +100,7 @@ type Client struct {
 	at        atomic.Int32          // the index of the broker connected to or tried
 
 	reasserting atomic.Bool // a reassertOnline publication is under way
+	describing  atomic.Bool // a describe answer is under way
 	statusMu    sync.Mutex  // orders reassertOnline before Close's offline
 
 	// bg counts the client's own goroutines that Close waits for (see

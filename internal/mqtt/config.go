@@ -41,6 +41,10 @@ const (
 	// Protocol5 and Protocol311 are the values of Config.Protocol.
 	Protocol5   = "5"
 	Protocol311 = "3.1.1"
+	// DefaultDescribeTopic is the topic of the requests to describe
+	// themselves that robotexec node list publishes (see
+	// Config.DescribeTopic).
+	DefaultDescribeTopic = "robotexec/describe"
 	// StatusOnline and StatusOffline are the status topic's payloads.
 	StatusOnline  = "online"
 	StatusOffline = "offline"
@@ -170,6 +174,15 @@ type Config struct {
 	// for the client. robotexec run updates its graph topic, which names
 	// the broker. (optional)
 	OnConnect func(broker string)
+	// DescribeTopic, when not "", is a topic the client subscribes to:
+	// a message on it makes the client publish its online status and
+	// its kept messages (Keep) again (once for the requests that come
+	// while it does), so that a
+	// client of another node of a cluster that does not share retained
+	// messages between its nodes (ejabberd) gets them live. robotexec
+	// node list asks on DefaultDescribeTopic. (optional) Defaults to
+	// none.
+	DescribeTopic string
 	// Logger receives the client's logs. (optional) Defaults to
 	// slog.Default().
 	Logger *slog.Logger

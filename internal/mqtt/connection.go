@@ -130,6 +130,9 @@ func (c *Client) up(ep *endpoint, res connected) {
 		// See reassertOnline; never any retained message.
 		ws = append(ws, wireState{w: bus.WireFilter{Filter: st, ID: ownID}, status: true})
 	}
+	if dt := c.cfg.DescribeTopic; dt != "" {
+		ws = append(ws, wireState{w: bus.WireFilter{Filter: dt, ID: ownID, NoLocal: true}, status: true})
+	}
 	renewed := c.renew(l, ws)
 	c.subMu.Unlock()
 	if !renewed {

@@ -71,6 +71,9 @@ func (c *Client) onMessage(it *inbound) {
 	if st := c.cfg.StatusTopic; st != "" && it.msg.Topic == st && string(it.msg.Payload) == StatusOffline {
 		c.reassertOnline()
 	}
+	if dt := c.cfg.DescribeTopic; dt != "" && it.msg.Topic == dt {
+		c.describe()
+	}
 	if len(it.msg.Payload) > c.cfg.MaxPayload {
 		it.tooLarge = true
 		it.msg.Payload = nil
@@ -207,7 +210,7 @@ func (c *Client) deliver(it *inbound) {
 		rc := receive(c.router, &it.msg, ids)
 		switch {
 		case rc.Matched == 0:
-			if it.msg.Topic != c.cfg.StatusTopic {
+			if it.msg.Topic != c.cfg.StatusTopic && it.msg.Topic != c.cfg.DescribeTopic {
 				c.unrtd.Add(1)
 			}
 		case rc.Accepted > 0:

@@ -38,6 +38,35 @@ func (c *Client) reassertOnline() {
 	}()
 }
 
+// describe answers a request on the describe topic: it publishes the
+// online status and the kept messages again, unless an answer is under
+// way (which answers this request too: a flood of requests makes one
+// answer at a time). It runs in paho's router goroutine, so the
+// publications run in a goroutine of their own.
+func (c *Client) describe() {
+	l, ep := c.currentBroker()
+	if c.closed.Load() || l == nil || !c.describing.CompareAndSwap(false, true) {
+		return
+	}
+	if !c.background() {
+		c.describing.Store(false)
+		return
+	}
+	go func() {
+		defer c.bg.Done()
+		defer c.describing.Store(false)
+		c.republishKept()
+		c.statusMu.Lock()
+		defer c.statusMu.Unlock()
+		if c.closed.Load() || c.cfg.StatusTopic == "" {
+			return
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), closeWait)
+		defer cancel()
+		c.publishStatus(ctx, l, StatusOnline, ep)
+	}()
+}
+
 // sayOnline publishes the online status on a new connection to ep. QoS 0
 // keeps it out of the session, so that it is never sent again, stale,
 // after a later reconnection; if this connection fails, the will says

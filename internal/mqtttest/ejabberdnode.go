@@ -29,6 +29,7 @@ listen:
 modules:
   mod_mqtt:
     max_queue: 100000
+    use_cache: false
 `
 
 // configure picks the node's port and writes its config.
