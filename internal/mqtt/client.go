@@ -49,8 +49,8 @@ const (
 	// attempts that fail the same way.
 	failureLogEvery = 30 * time.Second
 	// ownID is the subscription identifier of the client's own
-	// subscription to its status topic: the router's identifiers are 64
-	// and above (see package internal/bus).
+	// subscriptions, to its status topic and its describe topic: the
+	// router's identifiers are 64 and above (see package internal/bus).
 	ownID = 1
 )
 
