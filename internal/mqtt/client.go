@@ -271,8 +271,22 @@ func (c *Client) LastError() error {
 	case 1:
 		return errs[0]
 	}
-	return errors.Join(errs...)
+	return attemptErrors(errs)
 }
+
+// attemptErrors are the errors of the last attempts on several brokers:
+// errors.Is and errors.As see each; the message is one line.
+type attemptErrors []error
+
+func (e attemptErrors) Error() string {
+	msgs := make([]string, len(e))
+	for i, err := range e {
+		msgs[i] = err.Error()
+	}
+	return strings.Join(msgs, "; ")
+}
+
+func (e attemptErrors) Unwrap() []error { return e }
 
 // Pause stops handing incoming messages to subscriptions: they wait,
 // unacknowledged, in the client (QoS 0 ones up to MaxPendingQoS0) or at the

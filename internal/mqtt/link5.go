@@ -25,6 +25,7 @@ type link5 struct {
 	held    bool   // the feeder holds the writer (hold, release)
 	acks    []byte // PUBACKs waiting for flushAcks
 	ackConn uint64 // their connection's number
+	num     uint64 // the connection's number in the session (session5.conn)
 	ctx     context.Context
 	cancel  context.CancelFunc
 	endOnce sync.Once
@@ -66,6 +67,7 @@ func (c *Client) connect5(ctx context.Context, conn *frameConn, ep *endpoint) (c
 		l.end(errors.New("mqtt: connection closed"))
 		close(l.ended)
 	}()
+	l.num = c.sess5.current()
 	res := connected{l: l, sessionPresent: ca.SessionPresent, resent: c.sess5.requeued()}
 	l.subIDs, l.recvMax = true, 65535
 	if p := ca.Properties; p != nil {
@@ -205,9 +207,9 @@ func (l *link5) publish(g *outgoing) error {
 		l.conn.uncork()
 		defer l.conn.cork()
 	}
-	l.c.sess5.hand(g)
+	l.c.sess5.hand(g, l.num)
 	_, err := l.pc.PublishWithOptions(l.ctx, p, paho.PublishOptions{Method: paho.PublishMethod_AsyncSend})
-	l.c.sess5.hand(nil)
+	l.c.sess5.hand(nil, 0)
 	if err == nil || errors.Is(err, paho.ErrNetworkErrorAfterStored) {
 		return nil // in the session: the answer comes, maybe on the next connection
 	}
@@ -217,7 +219,7 @@ func (l *link5) publish(g *outgoing) error {
 // publishError describes a publication that paho did not take.
 func (l *link5) publishError(g *outgoing, err error) error {
 	switch {
-	case errors.Is(err, session.ErrNoConnection), errors.Is(err, context.Canceled), l.ctx.Err() != nil:
+	case errors.Is(err, session.ErrNoConnection), errors.Is(err, context.Canceled), errors.Is(err, errStale), l.ctx.Err() != nil:
 		return errRequeue
 	case errors.Is(err, paho.ErrInvalidArguments):
 		// The broker's CONNACK said it takes no such QoS or no retained

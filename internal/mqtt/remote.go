@@ -120,7 +120,8 @@ func (c *Client) unsubscribeFilter(filter string) {
 	o := &c.out
 	o.mu.Lock()
 	if !o.closed && o.link != nil {
-		o.q = append(o.q, outgoing{unsubscribe: filter})
+		o.seq++ // in order with the publications, requeued ones too
+		o.q = append(o.q, outgoing{unsubscribe: filter, seq: o.seq})
 		o.n.Add(1)
 	}
 	o.mu.Unlock()
