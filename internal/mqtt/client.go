@@ -94,8 +94,7 @@ type Client struct {
 	readyCh   chan struct{}         // closed when ready becomes true
 	lastErrs  map[*endpoint]error   // causes of the failed attempts since the last connection
 	failures  int                   // failed attempts since the last connection
-	failLog   time.Time             // when a failure was last logged
-	failMsg   string                // and what it said
+	failLogs  map[*endpoint]failLog // the last failure logged, by broker
 	maxPacket atomic.Int64          // the broker's Maximum Packet Size; 0: none
 	at        atomic.Int32          // the index of the broker connected to or tried
 
@@ -112,6 +111,13 @@ type Client struct {
 	lateFails *ratelog.Limiter // publication failures after Publish returned
 	refusals  refusals
 	counters
+}
+
+// failLog is when a broker's failed attempt was last logged, and what it
+// said.
+type failLog struct {
+	at  time.Time
+	msg string
 }
 
 // wireState is a filter to subscribe at the broker on connecting, and

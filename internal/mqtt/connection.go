@@ -90,9 +90,13 @@ func (c *Client) failed(ep *endpoint, err error) {
 	c.lastErrs[ep] = err
 	c.failures++
 	attempts := c.failures
-	logIt := attempts == 1 || err.Error() != c.failMsg || now.Sub(c.failLog) >= failureLogEvery
+	if c.failLogs == nil {
+		c.failLogs = make(map[*endpoint]failLog, len(c.cfg.brokers))
+	}
+	last := c.failLogs[ep]
+	logIt := attempts == 1 || err.Error() != last.msg || now.Sub(last.at) >= failureLogEvery
 	if logIt {
-		c.failLog, c.failMsg = now, err.Error()
+		c.failLogs[ep] = failLog{now, err.Error()}
 	}
 	c.mu.Unlock()
 	if logIt {

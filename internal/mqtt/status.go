@@ -40,8 +40,7 @@ func (c *Client) reassertOnline() {
 
 // describe answers a request on the describe topic: it publishes the
 // online status and the kept messages again, unless an answer is under
-// way (which answers this request too: a flood of requests makes one
-// answer at a time). It runs in paho's router goroutine, so the
+// way, so that a flood of requests makes one answer at a time. It runs in paho's router goroutine, so the
 // publications run in a goroutine of their own.
 func (c *Client) describe() {
 	l, ep := c.currentBroker()
