@@ -88,7 +88,9 @@ type instanceJSON struct {
 	Stale    bool       `json:"stale"`
 	Version  string     `json:"version"`
 	Started  *time.Time `json:"started"`
-	Nodes    []nodeJSON `json:"nodes"`
+	// Broker is the broker the instance is on, which its graph names.
+	Broker string     `json:"broker,omitempty"`
+	Nodes  []nodeJSON `json:"nodes"`
 }
 
 type nodeJSON struct {
@@ -114,7 +116,8 @@ func cmdNodeList(args []string, stdout, stderr io.Writer) int {
 func nodeListOut(ins []*instance) listJSON {
 	out := listJSON{Instances: []instanceJSON{}}
 	for _, in := range ins {
-		ij := instanceJSON{ClientID: in.ClientID, State: in.Status, Stale: in.Stale(), Version: in.Version, Nodes: []nodeJSON{}}
+		ij := instanceJSON{ClientID: in.ClientID, State: in.Status, Stale: in.Stale(), Version: in.Version,
+			Broker: in.Broker, Nodes: []nodeJSON{}}
 		if !in.Started.IsZero() {
 			ij.Started = &in.Started
 		}
