@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"regexp"
 	"syscall"
 	"testing"
 	"time"
@@ -142,6 +143,39 @@ func TestGraphCommands(t *testing.T) {
 			require.Contains(t, r.stderr, `no node "nope" on the broker (nodes: beat, relay, sink)`)
 		})
 	}
+}
+
+// TestGraphDeadInstance: an instance killed with SIGKILL cannot clear its
+// retained graph, but its status topic's last will says offline, which
+// the broker publishes when the connection dies: node list then shows the
+// instance as "offline (stale graph)" and lists none of its nodes, and
+// topic list names none of them as publishers or subscribers; node list
+// -json keeps them, marked stale. The embedded broker runs in another
+// robotexec run, which stays.
+func TestGraphDeadInstance(t *testing.T) {
+	t.Parallel()
+	a := startPipeline(t, pipelineOptions{broker: "embedded", clientID: "dead-a", inProcess: true,
+		nodes: "  - { name: relay, type: bridge, params: { from: 'in/+', to: 'out/+' } }\n"})
+	b := startPipeline(t, pipelineOptions{broker: a.url, clientID: "dead-b", inProcess: true, nodes: "" +
+		"  - { name: sink, type: sink, params: { input: out/x } }\n" +
+		"  - { name: beat, type: heartbeat, params: { topic: hb/b, period: 1h } }\n"})
+	require.Equal(t, map[string]string{"dead-a": "online relay:bridge", "dead-b": "online beat:heartbeat sink:sink"},
+		states(nodeList(t, a.url)))
+
+	require.NoError(t, b.cmd.Process.Signal(syscall.SIGKILL))
+	var r result
+	require.Eventually(t, func() bool {
+		r = runCmd(t, quickExit, robotexecBin, nil, "node", "list", "-broker", a.url)
+		return r.code == 0 && regexp.MustCompile(`(?m)^dead-b +offline \(stale graph\) `).MatchString(r.stdout)
+	}, traffic, 200*time.Millisecond, "the will: dead-b offline\n%s", &r)
+	require.Regexp(t, `\nNODE +TYPE +GROUP +INSTANCE\nrelay +bridge +- +dead-a\n$`, r.stdout, "dead-b's nodes are not listed")
+	require.Equal(t, "offline (stale) beat:heartbeat sink:sink", states(nodeList(t, a.url))["dead-b"], "-json keeps them, marked")
+
+	r = runCmd(t, quickExit, robotexecBin, nil, "topic", "list", "-broker", a.url, "-t", "0")
+	require.Equal(t, 0, r.code, "%s", r)
+	require.NotContains(t, r.stdout, "dead-b")
+	require.NotContains(t, r.stdout, "hb/b", "a topic only the dead instance's graph names")
+	require.Regexp(t, `(?m)^out/\+ +0 +relay@dead-a +-$`, r.stdout, "out/x's subscriber is gone")
 }
 
 // TestGraphNoBroker: the commands exit 1 with a sentence when no broker

@@ -225,3 +225,73 @@ func beatTimes(lines []string) ([]time.Time, error) {
 	}
 	return times, nil
 }
+
+// TestUseSimTimeWatchdogJumpBack: under use_sim_time, a clock that jumps
+// back (a playback that starts over) re-arms the watchdog's timeouts on
+// the new time: a topic that was live at the jump falls stale a timeout
+// after it, not when the clock catches up with its deadline of before.
+// One client publishes the clock and the watched topics, each acknowledged
+// before the next, and the process runs one worker: the messages are
+// handled in the order published.
+func TestUseSimTimeWatchdogJumpBack(t *testing.T) {
+	t.Parallel()
+	port := freePort(t)
+	url := brokerURL(port)
+	cfg := filepath.Join(t.TempDir(), "config.yaml")
+	writeFile(t, cfg, fmt.Sprintf(`executor: { workers: 1, use_sim_time: true }
+mqtt: { listen: 127.0.0.1:%d, client_id: simtime-watchdog-test, qos: 1 }
+nodes:
+  - { name: wd, type: watchdog, params: { watch: data/+, timeout: 1s, alarm: robot/alarm } }
+`, port))
+	run := startProc(t, robotexecBin, nil, "run", cfg)
+	run.stderr.waitFor(t, startup, "waiting for the clock topic")
+	t0 := time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)
+	clock := func(d time.Duration) pubMsg {
+		return pubMsg{"clock", fmt.Sprintf(`{"time":%q}`, t0.Add(d).Format(time.RFC3339Nano))}
+	}
+	publishUntil(t, url, func() bool {
+		_, ok := run.stderr.find(func(l string) bool { return strings.Contains(l, "robotexec running") })
+		return ok
+	}, clock(0))
+	watch := startProc(t, robotexecBin, nil, "echo", "-broker", url, "-qos", "1", "robot/alarm")
+	publishUntil(t, url, func() bool {
+		_, ok := watch.stdout.find(func(l string) bool { return l == "robot/alarm probe" })
+		return ok
+	}, pubMsg{"robot/alarm", "probe"})
+	alarms := func() []string {
+		var out []string
+		for _, l := range watch.stdout.all() {
+			var a struct{ Topic, State string }
+			if p, ok := strings.CutPrefix(l, "robot/alarm "); ok && json.Unmarshal([]byte(p), &a) == nil {
+				out = append(out, a.Topic+" "+a.State)
+			}
+		}
+		return out
+	}
+	waitAlarms := func(want ...string) {
+		deadline := time.Now().Add(traffic)
+		for len(alarms()) < len(want) {
+			require.True(t, time.Now().Before(deadline), "alarms %q, want %q within %v\n%s", alarms(), want, traffic, run)
+			time.Sleep(10 * time.Millisecond)
+		}
+		require.Equal(t, want, alarms())
+	}
+
+	c := connectClient(t, url, "simtime-watchdog-pub")
+	send := func(msgs ...pubMsg) {
+		for _, m := range msgs {
+			tok := c.Publish(m.topic, 1, false, m.payload)
+			require.True(t, tok.WaitTimeout(traffic) && tok.Error() == nil, "publish %v: %v", m, tok.Error())
+		}
+	}
+	// a at 0 s (deadline 1 s), b at 0.5 s (deadline 1.5 s); at 1.2 s a
+	// is stale.
+	send(pubMsg{"data/a", "1"}, clock(500*time.Millisecond), pubMsg{"data/b", "1"}, clock(1200*time.Millisecond))
+	waitAlarms("data/a stale")
+	// The clock goes back a minute: b has a second from there.
+	send(clock(-time.Minute), clock(-time.Minute+1100*time.Millisecond))
+	waitAlarms("data/a stale", "data/b stale")
+	run.stderr.waitFor(t, traffic, "the clock went back")
+	send(pubMsg{"data/a", "2"})
+	waitAlarms("data/a stale", "data/b stale", "data/a ok")
+}

@@ -39,13 +39,7 @@ func (t *tree) check(c *Config) {
 	}
 
 	m := &c.MQTT
-	if m.Broker == "" {
-		m.Broker = EmbeddedBroker
-	}
-	scheme, brokerErr := checkBroker(m.Broker)
-	if brokerErr != "" {
-		t.errorAt("mqtt.broker", "%s", brokerErr)
-	}
+	scheme, brokerOK := t.checkBrokers(m)
 	if m.Listen == "" {
 		m.Listen = DefaultListen
 	}
@@ -61,7 +55,7 @@ func (t *tree) check(c *Config) {
 	}
 	t.checkSession(m)
 	if m.TLS != nil {
-		t.checkTLS(c, scheme, brokerErr == "")
+		t.checkTLS(c, scheme, brokerOK)
 	}
 	t.checkUsers(c, listenErr == "")
 
@@ -167,6 +161,53 @@ func (t *tree) checkTLS(c *Config, scheme string, brokerOK bool) {
 
 func (t *tree) errorAt(path, format string, args ...any) {
 	t.errs = append(t.errs, &Error{File: t.file, Line: t.src.line(path), Field: path, Msg: fmt.Sprintf(format, args...)})
+}
+
+// checkBrokers checks mqtt.broker, one broker or a list, and sets Broker
+// to its first (Brokers to Broker when a program set only that). It
+// returns the first's scheme, and whether every broker is valid.
+func (t *tree) checkBrokers(m *MQTT) (scheme string, ok bool) {
+	switch {
+	case len(m.Brokers) == 1 && m.Brokers[0] == "", m.Brokers == nil && m.Broker == "":
+		// broker: "" (or ${VAR:-}) is the default, as for every string.
+		m.Brokers = BrokerList{EmbeddedBroker}
+	case m.Brokers == nil:
+		m.Brokers = BrokerList{m.Broker}
+	case len(m.Brokers) == 0:
+		t.errorAt("mqtt.broker", "must name a broker: %q, a URL, or a list of URLs", EmbeddedBroker)
+		m.Brokers = BrokerList{EmbeddedBroker}
+	}
+	m.Broker = m.Brokers[0]
+	if len(m.Brokers) == 1 {
+		scheme, msg := checkBroker(m.Broker)
+		if msg != "" {
+			t.errorAt("mqtt.broker", "%s", msg)
+		}
+		return scheme, msg == ""
+	}
+	ok = true
+	seen := map[string]bool{}
+	for i, b := range m.Brokers {
+		path := index("mqtt.broker", i)
+		s, msg := checkBroker(b)
+		switch {
+		case b == EmbeddedBroker:
+			msg = fmt.Sprintf("%q cannot be in a list: a list names the URLs of external brokers", EmbeddedBroker)
+		case msg == "" && seen[b]:
+			msg = fmt.Sprintf("%s is in the list twice", quote(redact(b)))
+		case msg == "" && i > 0 && tlsScheme(s) != tlsScheme(scheme):
+			msg = fmt.Sprintf("%s: the brokers of a list all use TLS (ssl://, mqtts://, wss://) or none does", quote(redact(b)))
+		}
+		seen[b] = true
+		if i == 0 {
+			scheme = s
+		}
+		if msg != "" {
+			t.errorAt(path, "%s", msg)
+			ok = false
+		}
+	}
+	return scheme, ok
 }
 
 // checkBroker returns the scheme of broker URL s ("" for EmbeddedBroker),

@@ -131,8 +131,17 @@ type MQTT struct {
 	// Broker is EmbeddedBroker, to run a broker in the process, or the URL
 	// of a broker: tcp://host:port (also mqtt://), ssl://host:port (also
 	// tls://, mqtts://, tcps://), ws:// or wss://. All but WebSocket URLs
-	// need a port. (optional) Defaults to EmbeddedBroker.
-	Broker string `yaml:"broker"`
+	// need a port. With a list of brokers it is the first (see Brokers).
+	// (optional) Defaults to EmbeddedBroker.
+	Broker string `yaml:"-"`
+	// Brokers is mqtt.broker: one broker (EmbeddedBroker or a URL), or a
+	// list of URLs of the nodes of one cluster, or of a primary and its
+	// standby. robotexec connects to the first that answers and, when
+	// the connection is lost, tries the next at once, going round the
+	// list. After Check it holds at least one, and Broker is its first;
+	// a program that sets only Broker gets Brokers of that one.
+	// (optional) Defaults to EmbeddedBroker.
+	Brokers BrokerList `yaml:"broker"`
 	// Listen is the host:port where the embedded broker listens; only
 	// used with EmbeddedBroker. (optional) Defaults to DefaultListen,
 	// 127.0.0.1:1883.
@@ -194,6 +203,10 @@ type MQTT struct {
 	// DefaultMaxConnections, 1,000; only with EmbeddedBroker.
 	MaxConnections int `yaml:"max_connections"`
 }
+
+// BrokerList is mqtt.broker's value: a YAML list of broker URLs, or one
+// value, which is a list of one.
+type BrokerList []string
 
 // User is an entry of mqtt.users: a user of the embedded broker.
 type User struct {

@@ -56,6 +56,7 @@ func defaults(file string) config.Config {
 		Executor: config.Executor{Workers: 0, QueueDepth: 10, Overflow: "", TimerSource: "precise", InProcess: true, GCHeadroom: 32 << 20, ClockTopic: "clock"},
 		MQTT: config.MQTT{
 			Broker:         "embedded",
+			Brokers:        config.BrokerList{"embedded"},
 			Listen:         "127.0.0.1:1883",
 			ClientID:       "robotexec-robot1",
 			QoS:            1,
@@ -118,6 +119,7 @@ func TestFullFile(t *testing.T) {
 	require.Equal(t, config.Executor{Workers: 4, QueueDepth: 32, Overflow: config.OverflowDropNewest, TimerSource: config.TimerSourceGo, GCHeadroom: 64 << 20, UseSimTime: true, ClockTopic: "sim/clock"}, cfg.Executor)
 	require.Equal(t, config.MQTT{
 		Broker:         "ssl://broker.example.com:8883",
+		Brokers:        config.BrokerList{"ssl://broker.example.com:8883"},
 		Listen:         "0.0.0.0:1884",
 		ClientID:       "robotexec-robot7",
 		Username:       "alice",

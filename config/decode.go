@@ -11,10 +11,11 @@ import (
 )
 
 var (
-	durationType  = reflect.TypeFor[time.Duration]()
-	paramsType    = reflect.TypeFor[Params]()
-	unmarshalerT  = reflect.TypeFor[yaml.Unmarshaler]()
-	textUnmarshal = reflect.TypeFor[encoding.TextUnmarshaler]()
+	durationType   = reflect.TypeFor[time.Duration]()
+	brokerListType = reflect.TypeFor[BrokerList]()
+	paramsType     = reflect.TypeFor[Params]()
+	unmarshalerT   = reflect.TypeFor[yaml.Unmarshaler]()
+	textUnmarshal  = reflect.TypeFor[encoding.TextUnmarshaler]()
 )
 
 // value decodes n into v strictly: unknown keys, duplicate keys and values
@@ -152,6 +153,13 @@ func (t *tree) slice(n *yaml.Node, path string, v reflect.Value) {
 		v.SetZero()
 		return
 	}
+	if n.Kind == yaml.ScalarNode && v.Type() == brokerListType {
+		// One broker is a list of one.
+		var s string
+		t.value(n, path, reflect.ValueOf(&s).Elem())
+		v.Set(reflect.ValueOf(BrokerList{s}))
+		return
+	}
 	if n.Kind == yaml.ScalarNode && v.Type().Elem().Kind() == reflect.Uint8 {
 		if s, ok := t.text(n, path); ok {
 			v.SetBytes([]byte(s))
@@ -159,7 +167,11 @@ func (t *tree) slice(n *yaml.Node, path string, v reflect.Value) {
 		return
 	}
 	if n.Kind != yaml.SequenceNode {
-		t.errorf(n, path, "must be a list, not %s", describe(n))
+		what := "a list"
+		if v.Type() == brokerListType {
+			what = "a broker or a list of broker URLs"
+		}
+		t.errorf(n, path, "must be %s, not %s", what, describe(n))
 		return
 	}
 	s := reflect.MakeSlice(v.Type(), len(n.Content), len(n.Content))

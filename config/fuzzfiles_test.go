@@ -29,7 +29,8 @@ import (
 // socket, a directory, links to /dev/zero and /dev/null, a link loop, a
 // file of exactly 1 MiB and one a byte over. The TLS paths are not
 // confined: Load only looks at those files (stat); relative ones are
-// resolved against the config's directory, the sandbox.
+// resolved against the config's directory, the sandbox. No input leaves
+// anything there: each fails or passes alone as in a run.
 func FuzzConfigFiles(f *testing.F) {
 	dir := sandbox(f)
 	for _, s := range [][4]string{
@@ -55,6 +56,8 @@ func FuzzConfigFiles(f *testing.F) {
 		if err := os.WriteFile(tlsConfig, []byte(body), 0o644); err != nil {
 			t.Fatal(err)
 		}
+		// Gone before the next input, whose config path may name it.
+		t.Cleanup(func() { _ = os.Remove(tlsConfig) })
 		cfg, err := load(t, tlsConfig)
 		if cfg == nil || cfg.MQTT.TLS == nil {
 			return // the YAML did not parse (a NUL, say)

@@ -40,15 +40,28 @@ func (n *Node) timerMade(name string, t *timers.Timer, cb func(context.Context, 
 	}
 }
 
-// hookMessages wraps a message callback with the env's Handling hook, if
-// any, counting the node's handled messages.
-func (n *Node) hookMessages(cb func(context.Context, subscribers.Message)) func(context.Context, subscribers.Message) {
+// hookMessages wraps the message callback of the subscription named name
+// with the env's Counted and Handling hooks, if any: a message that
+// Counted refuses is skipped as if it had never come, and is not counted
+// among the node's handled messages.
+func (n *Node) hookMessages(name string, cb func(context.Context, subscribers.Message)) func(context.Context, subscribers.Message) {
 	h := n.env.hooks
-	if h == nil || h.Handling == nil {
+	if h == nil {
+		return cb
+	}
+	run := n.counted(name)
+	if run == nil && h.Handling == nil {
 		return cb
 	}
 	node := n.spec.Name
 	return func(ctx context.Context, m subscribers.Message) {
+		switch {
+		case run != nil && !run():
+			return
+		case h.Handling == nil:
+			cb(ctx, m)
+			return
+		}
 		k := n.handled.Load()
 		h.Handling(ctx, node, k, false)
 		cb(ctx, m)
@@ -56,6 +69,51 @@ func (n *Node) hookMessages(cb func(context.Context, subscribers.Message)) func(
 		h.Handling(ctx, node, k, true)
 	}
 }
+
+// hookOneShot wraps the callback of the one-shot timer named name with
+// the env's Rings hook, if any.
+func (n *Node) hookOneShot(name string, cb func(context.Context, timers.Event)) func(context.Context, timers.Event) {
+	h := n.env.hooks
+	if h == nil || h.Rings == nil {
+		return cb
+	}
+	ring := h.Rings(n.spec.Name, n.callbackKey(nodehooks.OneShot, name))
+	if ring == nil {
+		return cb
+	}
+	return func(ctx context.Context, ev timers.Event) {
+		if ring(ev) {
+			cb(ctx, ev)
+		}
+	}
+}
+
+// counted returns the env's Counted hook's function for the node's next
+// subscription named name, or nil.
+func (n *Node) counted(name string) func() bool {
+	h := n.env.hooks
+	if h == nil || h.Counted == nil {
+		return nil
+	}
+	return h.Counted(n.spec.Name, n.callbackKey(nodehooks.Subscription, name))
+}
+
+// callbackKey returns the key of the node's next callback of kind named
+// name (see nodehooks.Key).
+func (n *Node) callbackKey(kind, name string) string {
+	key := callbackKey{kind, name}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.keys == nil {
+		n.keys = map[callbackKey]int{}
+	}
+	n.keys[key]++
+	return nodehooks.Key(kind, name, n.keys[key])
+}
+
+// callbackKey is a kind and a name of a node's callbacks, to number
+// those that share both (see nodehooks.Key).
+type callbackKey struct{ kind, name string }
 
 // published tells the env's Published hook, if any, of a publication
 // under ctx, unless ctx refuses it.

@@ -95,7 +95,8 @@ type Node struct {
 	errs     []error
 	shutdown []func()
 	pubs     map[pubKey]*Publisher
-	dyn      dynPublishers // Publish's, by topic known at run time
+	dyn      dynPublishers       // Publish's, by topic known at run time
+	keys     map[callbackKey]int // callbacks made, by kind and name, for nodehooks.Key
 
 	handled    atomic.Uint64 // message callbacks returned, with Hooks.Handling
 	advertised []string      // with Advertise
@@ -240,7 +241,11 @@ func (n *Node) qos(o regopt.Values) byte {
 // made; the error then fails the node.
 func (n *Node) Subscribe(topic string, cb func(context.Context, subscribers.Message), opts ...Option) *subscribers.Subscription {
 	o := n.options(opts)
-	s, err := n.owner.Subscribe(n.env.Router.QoS(n.qos(o)), topic, n.hookMessages(cb), n.regOptions(o)...)
+	name := o.Name
+	if name == "" {
+		name = topic // the executor's default
+	}
+	s, err := n.owner.Subscribe(n.env.Router.QoS(n.qos(o)), topic, n.hookMessages(name, cb), n.regOptions(o)...)
 	if err != nil {
 		n.fail(err)
 		return nil
@@ -269,7 +274,7 @@ func (n *Node) Timer(period time.Duration, cb func(context.Context, timers.Event
 // it again.
 func (n *Node) OneShot(delay time.Duration, cb func(context.Context, timers.Event), opts ...Option) *timers.Timer {
 	o := n.options(opts)
-	t, err := n.owner.NewOneShot(delay, cb, n.regOptions(o)...)
+	t, err := n.owner.NewOneShot(delay, n.hookOneShot(timerName(o, delay), cb), n.regOptions(o)...)
 	if err != nil {
 		n.fail(err)
 		return nil

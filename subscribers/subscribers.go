@@ -141,7 +141,8 @@ func WithQoS(q byte) PublishOption { return bus.WithQoS(q) }
 // WithRetain makes a publisher's messages retained.
 func WithRetain() PublishOption { return bus.WithRetain() }
 
-// Match reports whether topic matches the MQTT topic filter.
+// Match reports whether topic matches the MQTT topic filter. No filter,
+// not even "#", matches the empty topic, which is not a topic name.
 func Match(filter, topic string) bool { return bus.Match(filter, topic) }
 
 // ValidateFilter reports why filter is not a valid MQTT topic filter, or

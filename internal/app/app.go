@@ -37,7 +37,8 @@ type App struct {
 	gc     *gcpace.Pacer // executor.gc_headroom's; nil without
 	done   chan error    // Run's result
 
-	version  string // as the graph topic reports it
+	version  string        // as the graph topic reports it
+	connects chan struct{} // a pending connection to a broker, for the graph topic
 	stopOnce sync.Once
 	stopped  chan struct{}
 	err      error // stop's, once stopped is closed
@@ -84,13 +85,18 @@ func (a *App) start(ctx context.Context, opts Options) error {
 			return err
 		}
 	}
-	url := cfg.MQTT.Broker
-	if url == config.EmbeddedBroker {
-		if url, err = a.embed(); err != nil {
+	urls := []string(cfg.MQTT.Brokers)
+	if len(urls) == 0 {
+		urls = []string{cfg.MQTT.Broker} // a config that a program made and did not Check
+	}
+	if urls[0] == config.EmbeddedBroker {
+		url, err := a.embed()
+		if err != nil {
 			return err
 		}
+		urls = []string{url}
 	}
-	mc := a.clientConfig(url)
+	mc := a.clientConfig(urls)
 	if a.client, err = mqtt.Dial(mc); err != nil {
 		return err
 	}
@@ -101,7 +107,11 @@ func (a *App) start(ctx context.Context, opts Options) error {
 		return err
 	}
 	a.run()
-	logger.Info("robotexec running", "config", cfg.File, "nodes", len(a.nodes), "workers", a.ex.Workers(), "broker", a.client.Broker())
+	args := []any{"config", cfg.File, "nodes", len(a.nodes), "workers", a.ex.Workers(), "broker", a.client.Broker()}
+	if bs := a.client.Brokers(); len(bs) > 1 {
+		args = append(args, "brokers", bs)
+	}
+	logger.Info("robotexec running", args...)
 	return nil
 }
 
@@ -118,12 +128,14 @@ func (a *App) embed() (string, error) {
 	return b.URL(), nil
 }
 
-// clientConfig returns the MQTT client's settings for the broker at url.
-func (a *App) clientConfig(url string) mqtt.Config {
+// clientConfig returns the MQTT client's settings for the brokers at
+// urls, tried in turn.
+func (a *App) clientConfig(urls []string) mqtt.Config {
 	cfg := a.cfg
 	inProcess := cfg.Executor.InProcess // the client turns it off with MQTT 3.1.1, and says so
+	a.connects = make(chan struct{}, 1)
 	mc := mqtt.Config{
-		Broker:        url,
+		Brokers:       urls,
 		ClientID:      cfg.MQTT.ClientID,
 		Username:      cfg.MQTT.Username,
 		Password:      cfg.MQTT.Password,
@@ -139,7 +151,17 @@ func (a *App) clientConfig(url string) mqtt.Config {
 		// A persistent session's queued messages arrive right after
 		// connecting: hold them until every node has subscribed.
 		StartPaused: true,
-		Logger:      ratelog.LimitFloods(a.log.With("component", "mqtt")),
+		// robotexec node list asks: the nodes of a cluster may not share
+		// the retained graph and status.
+		DescribeTopic: mqtt.DefaultDescribeTopic,
+		// The graph topic names the broker: publish it again at once.
+		OnConnect: func(string) {
+			select {
+			case a.connects <- struct{}{}:
+			default:
+			}
+		},
+		Logger: ratelog.LimitFloods(a.log.With("component", "mqtt")),
 	}
 	if inProcess && a.broker != nil {
 		// Publications that no other client wants stay in the process.
@@ -228,9 +250,6 @@ func (a *App) stop() error {
 	// the closing subscriptions.
 	a.client.Pause()
 	a.obs.state.Store(stateStopping)
-	if a.rec != nil {
-		a.rec.stopping.Store(true)
-	}
 	err := a.ex.Shutdown(context.Background())
 	if rerr := <-a.done; err == nil {
 		err = rerr
@@ -243,7 +262,7 @@ func (a *App) stop() error {
 	if a.rec != nil {
 		rec := a.rec
 		a.rec = nil
-		if rerr := rec.end(a.ex.Clock().Now(), refusedAtStop(a.ex)); rerr != nil && err == nil {
+		if rerr := rec.end(a.ex.Clock().Now()); rerr != nil && err == nil {
 			err = rerr
 		}
 	}

@@ -34,7 +34,7 @@ func (a *App) startGraph(started time.Time) {
 func (g *grapher) build() []byte {
 	a := g.a
 	gr := graph.Build(graph.Graph{ClientID: a.cfg.MQTT.ClientID, Version: a.version, Started: g.started,
-		Metrics: a.obs.metricsURL(a.cfg.Metrics.Listen)}, a.nodes, a.ex.Callbacks())
+		Broker: a.client.Broker(), Metrics: a.obs.metricsURL(a.cfg.Metrics.Listen)}, a.nodes, a.ex.Callbacks())
 	b, _ := json.Marshal(gr)
 	return b
 }
@@ -60,6 +60,8 @@ func (g *grapher) watch() {
 	for {
 		select {
 		case <-t.C:
+			g.publish()
+		case <-g.a.connects:
 			g.publish()
 		case <-g.stop:
 			return

@@ -5,14 +5,15 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/robotexec/robotexec/config"
-	"github.com/robotexec/robotexec/executor"
 	"github.com/robotexec/robotexec/internal/nodehooks"
 	"github.com/robotexec/robotexec/internal/recording"
 	"github.com/robotexec/robotexec/internal/smallfile"
+	"github.com/robotexec/robotexec/nodes"
 	"github.com/robotexec/robotexec/subscribers"
 	"github.com/robotexec/robotexec/timers"
 )
@@ -20,16 +21,36 @@ import (
 // What robotexec run -record stores, beside the messages, for replay: the
 // metadata records named MetaConfig ({"file", "yaml"}: the config file as
 // written), MetaRun ({"start"}: the executor clock's time before the nodes
-// were built) and MetaStop ({"time", "dropped", "refused"}: when the run
-// stopped, the recorder's drops, and the messages that may not have reached
-// the subscriptions because they were closing: those they refused, and the
-// nodes' publications made while the executor stopped, which could find a
-// subscription already detached; a replay delivers them; written last).
+// were built) and MetaStop ({"time", "dropped", "runs"}: when the run
+// stopped, the recorder's drops, and what the nodes' subscriptions and
+// one-shot timers ran, as JSON Runs; written last).
 const (
 	MetaConfig = "robotexec.config"
 	MetaRun    = "robotexec.run"
 	MetaStop   = "robotexec.stop"
 )
+
+// Runs says, by node and by callback key (nodehooks.Key), what the nodes'
+// subscriptions and one-shot timers ran in a recorded run, so that its
+// replay stops each where the run stopped it. Every node of the config is
+// listed, with or without such callbacks.
+type Runs map[string]map[string]CallbackRuns
+
+// CallbackRuns is what a subscription or a one-shot timer ran. A replay
+// runs as many messages of a subscription and no more: the messages that
+// came while the run stopped and never ran (a subscription refuses them
+// once closed, and a publication may find its subscriber already gone)
+// are its last ones, so the count says exactly which. A replay calls a
+// one-shot timer at no deadline after its Last call (and never if it was
+// never called): the run's timers stopped before the deadlines still
+// armed.
+type CallbackRuns struct {
+	// Runs counts the messages run, or the timer's calls.
+	Runs uint64 `json:"runs"`
+	// Last is when a one-shot timer was last called (its event's
+	// Actual); zero for a subscription and a timer never called.
+	Last time.Time `json:"last,omitzero"`
+}
 
 // TimerCall is the payload of a recording.TimerCall message: the call's
 // deadline, the deadlines it skipped, and how many messages its node's
@@ -50,8 +71,8 @@ type runRecording struct {
 	log     *slog.Logger
 	watched chan struct{} // closed when watch has returned
 
-	stopping atomic.Bool   // set when the executor starts to stop
-	late     atomic.Uint64 // publications recorded since stopping
+	mu   sync.Mutex
+	runs map[string]map[string]*callbackCount // see Runs
 }
 
 // openRunRecording creates the file at path and stores cfg's file in it.
@@ -65,7 +86,12 @@ func openRunRecording(path string, cfg *config.Config, logger *slog.Logger) (*ru
 		return nil, fmt.Errorf("-record: %w", err)
 	}
 	rec.Metadata(MetaConfig, map[string]string{"file": cfg.File, "yaml": string(data)})
-	r := &runRecording{rec: rec, log: logger, watched: make(chan struct{})}
+	r := &runRecording{rec: rec, log: logger, watched: make(chan struct{}), runs: map[string]map[string]*callbackCount{}}
+	for _, n := range cfg.Nodes {
+		// Listed even without counted callbacks, so that a replay knows
+		// the node: a periodic timer that never ran stays silent there.
+		r.runs[n.Name] = map[string]*callbackCount{}
+	}
 	go r.watch()
 	return r, nil
 }
@@ -97,29 +123,80 @@ func (r *runRecording) hooks() *nodehooks.Hooks {
 	return &nodehooks.Hooks{
 		Published: func(node, topic string, payload []byte, at time.Time) {
 			r.rec.RecordAs(recording.Output, node, topic, payload, at)
-			if r.stopping.Load() {
-				r.late.Add(1)
-			}
 		},
-		TimerCall: func(node, name string, _ *timers.Timer, ev *timers.Event, handled uint64) bool {
+		TimerCall: func(node, name string, _ *timers.Timer, ev *nodes.TimerEvent, handled uint64) bool {
 			b, _ := json.Marshal(TimerCall{Expected: ev.Expected.UTC(), Missed: ev.Missed, Handled: handled})
 			r.rec.RecordAs(recording.TimerCall, node, name, b, ev.Expected)
 			return true
 		},
 		Handling: func(context.Context, string, uint64, bool) {}, // counts handled messages
+		Counted:  r.counted,
+		Rings:    r.rings,
 	}
 }
 
-// end stores the run's stop, with the messages refused by the closing
-// subscriptions and the publications made while they closed, and closes
-// the file.
-func (r *runRecording) end(stop time.Time, refused uint64) error {
-	dropped := r.rec.Stats().Dropped
-	refused += r.late.Load()
+// callbackCount counts a callback's runs, and a one-shot timer's last
+// call (UnixNano of its Actual, 0 if none).
+type callbackCount struct{ runs, last atomic.Int64 }
+
+// counted is the Counted hook: it counts the messages a subscription ran.
+func (r *runRecording) counted(node, key string) func() bool {
+	c := r.callback(node, key)
+	return func() bool {
+		c.runs.Add(1)
+		return true
+	}
+}
+
+// rings is the Rings hook: it counts a one-shot timer's calls and notes
+// when the last one came.
+func (r *runRecording) rings(node, key string) func(timers.Event) bool {
+	c := r.callback(node, key)
+	return func(ev timers.Event) bool {
+		c.runs.Add(1)
+		c.last.Store(ev.Actual.UnixNano())
+		return true
+	}
+}
+
+// callback returns the count of node's callback key, new.
+func (r *runRecording) callback(node, key string) *callbackCount {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.runs[node] == nil {
+		r.runs[node] = map[string]*callbackCount{}
+	}
+	c := new(callbackCount)
+	r.runs[node][key] = c
+	return c
+}
+
+// counts returns what the callbacks ran so far.
+func (r *runRecording) counts() Runs {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := Runs{}
+	for node, keys := range r.runs {
+		out[node] = map[string]CallbackRuns{}
+		for k, c := range keys {
+			cr := CallbackRuns{Runs: uint64(c.runs.Load())}
+			if ns := c.last.Load(); ns != 0 {
+				cr.Last = time.Unix(0, ns).UTC()
+			}
+			out[node][k] = cr
+		}
+	}
+	return out
+}
+
+// end stores the run's stop, with the runs of the nodes' callbacks, and
+// closes the file. The executor has drained: no callback runs any more.
+func (r *runRecording) end(stop time.Time) error {
+	runs, _ := json.Marshal(r.counts())
 	r.rec.Metadata(MetaStop, map[string]string{
 		"time":    stop.UTC().Format(time.RFC3339Nano),
-		"dropped": fmt.Sprint(dropped),
-		"refused": fmt.Sprint(refused),
+		"dropped": fmt.Sprint(r.rec.Stats().Dropped),
+		"runs":    string(runs),
 	})
 	st, err := r.rec.Close()
 	<-r.watched
@@ -139,16 +216,4 @@ func (r *runRecording) end(stop time.Time, refused uint64) error {
 func (r *runRecording) abort() {
 	_, _ = r.rec.Close()
 	<-r.watched
-}
-
-// refusedAtStop counts the messages that the subscriptions of ex refused
-// because they were closed: those that came while it drained.
-func refusedAtStop(ex *executor.Executor) uint64 {
-	var n uint64
-	for _, cb := range ex.Callbacks() {
-		if cb.Subscription != nil {
-			n += cb.Subscription.Stats().Dropped[subscribers.Closed]
-		}
-	}
-	return n
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/robotexec/robotexec/internal/recording"
+	"github.com/robotexec/robotexec/timers"
 )
 
 const recordConfig = `executor: { workers: 2, timer_source: go, queue_depth: 100 }
@@ -55,9 +56,10 @@ func TestRunRecording(t *testing.T) {
 	start := metaTime(t, meta[MetaRun]["start"])
 	stop := metaTime(t, meta[MetaStop]["time"])
 	require.Equal(t, "0", meta[MetaStop]["dropped"])
-	// Nothing came while the run stopped; a beat of the heartbeat may
-	// have been published as the stop began.
-	require.Contains(t, []string{"0", "1"}, meta[MetaStop]["refused"])
+	var runs Runs
+	require.NoError(t, json.Unmarshal([]byte(meta[MetaStop]["runs"]), &runs))
+	require.Equal(t, Runs{"relay": {"subscription bridge": {Runs: n}}, "beat": {}}, runs,
+		"the relay ran each input; the heartbeat, listed, has only a periodic timer")
 	require.False(t, start.Before(began.Add(-time.Second)) || stop.Before(start) || stop.After(ended), "start %v, stop %v", start, stop)
 
 	require.Equal(t, n, run.count[recKey{recording.Input, "", "in/a"}], "the inputs")
@@ -81,25 +83,34 @@ func TestRunRecording(t *testing.T) {
 	}
 }
 
-// TestRunRecordingCountsLatePublications: a publication recorded while the
-// executor stops may have found its local subscriptions already detached,
-// so the stop's record counts it with the refused messages, which
-// replay -check accepts as extra.
-func TestRunRecordingCountsLatePublications(t *testing.T) {
+// TestRunRecordingCountsRuns: the stop's record counts the messages each
+// subscription ran and the calls of each one-shot timer with the time of
+// the last, by node and key, those made but never run too, and lists
+// every node of the config.
+func TestRunRecordingCountsRuns(t *testing.T) {
 	t.Parallel()
 	cfg := loadConfig(t, recordConfig)
-	path := filepath.Join(t.TempDir(), "late.mcap")
+	path := filepath.Join(t.TempDir(), "runs.mcap")
 	r, err := openRunRecording(path, cfg, discardLogger())
 	require.NoError(t, err)
 	h := r.hooks()
-	h.Published("beat", "hb", []byte("1"), time.Now())
-	r.stopping.Store(true)
-	h.Published("beat", "hb", []byte("2"), time.Now())
-	h.Published("beat", "hb", []byte("3"), time.Now())
-	require.NoError(t, r.end(time.Now(), 4))
-	run := readRun(t, path)
-	require.Equal(t, "6", run.sum.Metadata[MetaStop]["refused"], "4 refused and 2 published while stopping")
-	require.Equal(t, 3, run.count[recKey{recording.Output, "beat", "hb"}])
+	sub := h.Counted("relay", "subscription bridge")
+	for range 3 {
+		require.True(t, sub())
+	}
+	t0 := time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)
+	ring := h.Rings("relay", "one-shot timeout")
+	require.True(t, ring(timers.Event{Expected: t0, Actual: t0.Add(time.Millisecond)}))
+	require.True(t, ring(timers.Event{Expected: t0.Add(time.Second), Actual: t0.Add(time.Second + 3*time.Millisecond)}))
+	h.Rings("relay", "one-shot timeout #2")
+	require.NoError(t, r.end(time.Now()))
+	var runs Runs
+	require.NoError(t, json.Unmarshal([]byte(readRun(t, path).sum.Metadata[MetaStop]["runs"]), &runs))
+	require.Equal(t, Runs{"relay": {
+		"subscription bridge": {Runs: 3},
+		"one-shot timeout":    {Runs: 2, Last: t0.Add(time.Second + 3*time.Millisecond)},
+		"one-shot timeout #2": {},
+	}, "beat": {}}, runs)
 }
 
 // recKey is a channel of a recording.

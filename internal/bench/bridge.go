@@ -87,6 +87,9 @@ type BridgeBroker struct {
 	// Persistent gives every bridge a persistent session (clean_session
 	// false, robotexec's default); otherwise all have clean sessions.
 	Persistent bool
+	// ProducerURL, when not "", is where the producer publishes: another
+	// node of URL's cluster. The URLs may hold credentials.
+	ProducerURL string
 }
 
 // NewBridgeRig starts the bridge workload through the broker b says, with
@@ -125,7 +128,11 @@ func NewBridgeRig(workers int, b BridgeBroker) (rig *BridgeRig, err error) {
 	if err != nil {
 		return nil, err
 	}
-	r.producer, err = dialRaw(url, id+"-producer", true, bridgeWait)
+	producerURL := url
+	if b.ProducerURL != "" {
+		producerURL = b.ProducerURL
+	}
+	r.producer, err = dialRaw(producerURL, id+"-producer", true, bridgeWait)
 	if err != nil {
 		return nil, err
 	}

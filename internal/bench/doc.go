@@ -38,6 +38,13 @@
 //     of two in-process viewers reads, with 10 JSON topics at 1 kHz each,
 //     versus robotexec echo's way per line printed (target ratio ≤ 1.0);
 //     and the arrival-to-frame p99 (target ≤ 1 ms).
+//   - mqtt bridge via a 2-node cluster: the bridge through two nodes of a
+//     cluster of Debian's ejabberd, the producer on one node, robotexec,
+//     the raw forwarders and the consumer on the other (target ratio
+//     ≥ 0.9); and mqtt failover to the other node: from the SIGKILL of
+//     the node a client of both nodes is on to its connection to the
+//     other, once a repetition (target ≤ 1 s), beside a new client's
+//     connection time. Without ejabberd both are not measured.
 //   - allocations per in-process event (target 0), bytes per idle
 //     subscription and per timer.
 //

@@ -37,7 +37,8 @@ type raw5Forwarder struct {
 // raw5Name names the raw paho.golang forwarder in the report.
 const raw5Name = "raw paho.golang 5.0"
 
-// dialRaw5 connects a raw5Forwarder to broker (a tcp:// URL) as clientID,
+// dialRaw5 connects a raw5Forwarder to broker (a tcp:// URL, maybe with
+// credentials) as clientID,
 // with a clean session (Clean Start, session expiry 0) or a persistent one
 // (no Clean Start, a session that never expires: MQTT 3.1.1's persistent
 // session, as rawClient's), waiting at most timeout for the broker's
@@ -59,6 +60,13 @@ func dialRaw5(broker, clientID string, clean bool, timeout time.Duration, from, 
 		PacketTimeout:     timeout,
 	})
 	cp := &paho5.Connect{ClientID: clientID, KeepAlive: 30, CleanStart: clean}
+	if u.User != nil {
+		// Credentials in the URL, as the other clients take them.
+		cp.Username, cp.UsernameFlag = u.User.Username(), true
+		if p, ok := u.User.Password(); ok {
+			cp.Password, cp.PasswordFlag = []byte(p), true
+		}
+	}
 	if !clean {
 		never := uint32(math.MaxUint32)
 		cp.Properties = &paho5.ConnectProperties{SessionExpiryInterval: &never}

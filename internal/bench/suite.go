@@ -24,18 +24,18 @@ const (
 
 // Groups lists the suite's groups of metrics, in the order they run and
 // appear in the table; Config.Only selects among them.
-var Groups = []string{"throughput", "latency", "cost", "timers", "bridge", "pipeline", "view", "memory"}
+var Groups = []string{"throughput", "latency", "cost", "timers", "bridge", "pipeline", "view", "cluster", "memory"}
 
 // weights share the budget among the groups.
 var weights = map[string]float64{
-	"throughput": 0.12, "latency": 0.18, "cost": 0.12, "timers": 0.26, "bridge": 0.26, "pipeline": 0.24, "view": 0.2, "memory": 0.01,
+	"throughput": 0.12, "latency": 0.18, "cost": 0.12, "timers": 0.26, "bridge": 0.26, "pipeline": 0.24, "view": 0.2, "cluster": 0.1, "memory": 0.01,
 }
 
 // minSlice is the shortest run of one system in one repetition, per group.
 var minSlice = map[string]time.Duration{
 	"throughput": 20 * time.Millisecond, "latency": 50 * time.Millisecond, "cost": 20 * time.Millisecond,
 	"timers": 100 * time.Millisecond, "bridge": 100 * time.Millisecond, "pipeline": 200 * time.Millisecond,
-	"view": viewMinSlice,
+	"view": viewMinSlice, "cluster": 100 * time.Millisecond,
 }
 
 // measured is the share of the budget spent measuring; the rest goes to
@@ -55,6 +55,8 @@ var (
 	specTimerGo    = Spec{Name: "timer lateness p99, go timers (us)", Unit: "us", BaselineName: "time.AfterFunc"}
 	specBridge     = Spec{Name: "mqtt bridge msgs/s", Unit: "msgs/s", BaselineName: "faster raw forwarder", Target: &Target{Of: "ratio", Op: ">=", Bound: 0.8}}
 	specBridgeMosq = Spec{Name: "mqtt bridge via mosquitto (msgs/s)", Unit: "msgs/s", BaselineName: "faster raw forwarder", Target: &Target{Of: "ratio", Op: ">=", Bound: 0.9}}
+	specBridgeClus = Spec{Name: "mqtt bridge via a 2-node cluster (msgs/s)", Unit: "msgs/s", BaselineName: "faster raw forwarder", Target: &Target{Of: "ratio", Op: ">=", Bound: 0.9}}
+	specFailover   = Spec{Name: "mqtt failover to the other node (ms)", Unit: "ms", BaselineName: "a new connection", Target: &Target{Of: "value", Op: "<=", Bound: 1000}}
 	specPipeP50    = Spec{Name: "pipeline 5 hops p50 (us)", Unit: "us", BaselineName: "chan chain", Target: &Target{Of: "ratio", Op: "<=", Bound: 1.0}}
 	specPipeP99    = Spec{Name: "pipeline 5 hops p99 (us)", Unit: "us", BaselineName: "chan chain"}
 	specPipeHop    = Spec{Name: "pipeline 5 hops p50 vs broker hop (us)", Unit: "us", BaselineName: "1 broker hop", Target: &Target{Of: "ratio", Op: "<=", Bound: 0.2}}
@@ -84,6 +86,7 @@ var groupSpecs = map[string][]Spec{
 	"bridge":     {specBridge, specBridgeMosq},
 	"pipeline":   {specPipeP50, specPipeP99, specPipeHop, specPipeMosq},
 	"view":       {specViewCPU, specViewP99},
+	"cluster":    {specBridgeClus, specFailover},
 	"memory":     {specAllocs, specSubBytes, specTimerBytes},
 }
 
@@ -202,7 +205,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	}
 	runs := map[string]func() ([]Metric, error){
 		"throughput": s.throughput, "latency": s.latency, "cost": s.cost,
-		"timers": s.timers, "bridge": s.bridge, "pipeline": s.pipeline, "view": s.view, "memory": s.memory,
+		"timers": s.timers, "bridge": s.bridge, "pipeline": s.pipeline, "view": s.view, "cluster": s.cluster, "memory": s.memory,
 	}
 	for _, g := range Groups {
 		if !cfg.selected(g) {

@@ -49,10 +49,16 @@ func validateCommon(s string) error {
 }
 
 // Match reports whether topic matches filter under MQTT rules. Wildcards at
-// the first level do not match topics that start with '$'. It allocates
-// nothing.
+// the first level do not match topics that start with '$'. No filter
+// matches the empty topic: a topic name is at least one character long
+// (MQTT 5, 4.7.3), so a PUBLISH without one (and without a Topic Alias,
+// which robotexec never allows the broker to use) is for no subscription,
+// and "#" does not take it. It allocates nothing.
 func Match(filter, topic string) bool {
-	if len(topic) > 0 && topic[0] == '$' && len(filter) > 0 && (filter[0] == '+' || filter[0] == '#') {
+	if topic == "" {
+		return false
+	}
+	if topic[0] == '$' && len(filter) > 0 && (filter[0] == '+' || filter[0] == '#') {
 		return false
 	}
 	for {
@@ -116,12 +122,13 @@ func Shared(filter string) bool { return strings.HasPrefix(filter, sharePrefix) 
 // Overlap reports whether some topic matches both filter a and filter b,
 // each a valid filter: the filters of a subscription and of what a bridge
 // publishes, say, whose overlap would feed the bridge its own output.
-// Wildcards at the first level match no topic that starts with '$'.
+// Wildcards at the first level match no topic that starts with '$', and
+// no filter matches the empty topic.
 func Overlap(a, b string) bool {
 	if (isWild(a) && hasDollar(b)) || (isWild(b) && hasDollar(a)) {
 		return false
 	}
-	for {
+	for first := true; ; first = false {
 		la, ra, ma := cut(a)
 		lb, rb, mb := cut(b)
 		switch {
@@ -131,7 +138,11 @@ func Overlap(a, b string) bool {
 			return false
 		case !ma || !mb:
 			// One ends here: the other must end too, or go on with
-			// a '#' alone, which matches the parent level.
+			// a '#' alone, which matches the parent level. A topic
+			// of one empty level ("+" and "/#") is the empty topic.
+			if first && (la == "" || lb == "") {
+				return false
+			}
 			return ma == mb || (ma && ra == "#") || (mb && rb == "#")
 		}
 		a, b = ra, rb

@@ -195,6 +195,21 @@ func TestMatch(t *testing.T) {
 	}
 }
 
+// No filter matches the empty topic, which MQTT does not allow as a
+// topic name: neither Match nor the index, so that a PUBLISH without a
+// topic from a faulty broker reaches no subscription, "#" included.
+func TestMatchEmptyTopic(t *testing.T) {
+	var r bus.Index
+	for _, filter := range []string{"#", "+", "+/#", "/#", "+/+", "$share/g/#", "$share/g/+"} {
+		require.False(t, bus.Match(filter, ""), filter)
+		s, err := bus.New(filter, bus.Options{Depth: 1})
+		require.NoError(t, err)
+		r.Add(s)
+	}
+	require.Empty(t, r.Match("", nil))
+	require.Len(t, r.Match("a", nil), 5, "the filters but /# and +/+ match a one-level topic")
+}
+
 func TestMatchAllocatesNothing(t *testing.T) {
 	allocs := testing.AllocsPerRun(100, func() {
 		bus.Match("sport/+/player1/#", "sport/tennis/player1/score/wimbledon")
@@ -299,6 +314,8 @@ func TestOverlap(t *testing.T) {
 		{"a/#", "a", true},
 		{"#", "$SYS/x", false},
 		{"$SYS/#", "$SYS/+", true},
+		{"+", "/#", false}, // the empty topic only, which is no topic
+		{"+", "+/#", true},
 	} {
 		require.Equal(t, tc.want, bus.Overlap(tc.a, tc.b), "Overlap(%q, %q)", tc.a, tc.b)
 	}

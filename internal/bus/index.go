@@ -134,7 +134,11 @@ func removeSub(list *[]*Subscription, s *Subscription) bool {
 
 // Match appends to dst every subscription whose route filter matches topic
 // and returns the result, each once, in no particular but stable order.
+// As with the package's Match, none matches the empty topic.
 func (r *Index) Match(topic string, dst []*Subscription) []*Subscription {
+	if topic == "" {
+		return dst
+	}
 	r.mu.RLock()
 	defer r.mu.RUnlock()
 	dollar := len(topic) > 0 && topic[0] == '$'

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"strings"
 	"syscall"
 	"time"
 
@@ -23,16 +24,33 @@ const BrokerEnv = "ROBOTEXEC_BROKER"
 // clientFlags are the connection flags of the client commands (pub,
 // echo, record, play, node, topic, view).
 type clientFlags struct {
-	fs                                   *flag.FlagSet
-	broker, username, password, protocol *string
-	config, ca, cert, key                *string
-	timeout                              *time.Duration
+	fs                           *flag.FlagSet
+	broker                       *brokerFlag
+	username, password, protocol *string
+	config, ca, cert, key        *string
+	timeout                      *time.Duration
+}
+
+// brokerFlag is -broker, which may repeat: the brokers tried in turn.
+type brokerFlag []string
+
+func (b *brokerFlag) String() string { return strings.Join(*b, ",") }
+
+func (b *brokerFlag) Set(s string) error {
+	if s == "" {
+		return errors.New("empty broker URL")
+	}
+	*b = append(*b, s)
+	return nil
 }
 
 func addClientFlags(fs *flag.FlagSet) clientFlags {
+	b := new(brokerFlag)
+	fs.Var(b, "broker", "broker URL: tcp://, ssl://, ws://; repeated, the brokers tried in turn (nodes of a cluster) "+
+		"(default $"+BrokerEnv+", a URL or a comma-separated list, else -config's, else "+mqtt.DefaultBroker+")")
 	return clientFlags{
 		fs:       fs,
-		broker:   fs.String("broker", "", "broker URL: tcp://, ssl://, ws:// (default $"+BrokerEnv+", else -config's, else "+mqtt.DefaultBroker+")"),
+		broker:   b,
 		config:   fs.String("config", "", "a robotexec config whose mqtt section names the broker, credentials and TLS files (optional)"),
 		username: fs.String("username", "", "user name (optional)"),
 		password: fs.String("password", os.Getenv("MQTT_PASSWORD"), "password (optional; default $MQTT_PASSWORD)"),
@@ -79,12 +97,12 @@ func (f clientFlags) settings(qos byte) (mqtt.Config, error) {
 		f.fromConfig(&mc, cfg.MQTT)
 	}
 	switch env := os.Getenv(BrokerEnv); {
-	case *f.broker != "":
-		mc.Broker = *f.broker
+	case len(*f.broker) > 0:
+		mc.Brokers = *f.broker
 	case env != "":
-		mc.Broker = env
-	case mc.Broker == "":
-		mc.Broker = mqtt.DefaultBroker
+		mc.Brokers = strings.Split(env, ",")
+	case len(mc.Brokers) == 0:
+		mc.Brokers = []string{mqtt.DefaultBroker}
 	}
 	if *f.ca != "" || *f.cert != "" || *f.key != "" {
 		mc.TLS = mqtt.TLSFiles{CA: *f.ca, Cert: *f.cert, Key: *f.key}
@@ -99,9 +117,9 @@ func (f clientFlags) settings(qos byte) (mqtt.Config, error) {
 // fromConfig takes the broker, credentials, protocol and TLS files of a
 // config's mqtt section, where no flag gave them.
 func (f clientFlags) fromConfig(mc *mqtt.Config, m config.MQTT) {
-	mc.Broker = m.Broker
+	mc.Brokers = m.Brokers
 	if m.Broker == config.EmbeddedBroker {
-		mc.Broker = "tcp://" + dialable(m.Listen)
+		mc.Brokers = []string{"tcp://" + dialable(m.Listen)}
 	}
 	if !f.set("username") {
 		mc.Username = m.Username
@@ -143,16 +161,32 @@ func (f clientFlags) dial(ctx context.Context, stderr io.Writer, qos byte) (*mqt
 	if err != nil {
 		return nil, usageError{err}
 	}
-	if err := waitConnected(ctx, c, *f.timeout); err != nil {
+	if err := waitConnected(ctx, c, *f.timeout, len(mc.Brokers)); err != nil {
 		c.Close()
 		return nil, err
 	}
 	return c, nil
 }
 
-// refusedNow reports whether a connection attempt failed in a way that
-// waiting will not mend: the connection or the credentials refused.
-func refusedNow(err error) bool {
+// refusedNow reports whether the connection attempts to n brokers failed
+// in a way that waiting will not mend: the connection or the credentials
+// refused by every one.
+func refusedNow(err error, n int) bool {
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		errs := j.Unwrap()
+		if len(errs) < n {
+			return false
+		}
+		for _, e := range errs {
+			if !refusedNow(e, 1) {
+				return false
+			}
+		}
+		return true
+	}
+	if n > 1 {
+		return false // the others have not been tried
+	}
 	var re *mqtt.RefusedError
 	switch {
 	case err == nil:
@@ -163,16 +197,16 @@ func refusedNow(err error) bool {
 	return errors.As(err, &re) && re.Op == "connect"
 }
 
-// waitConnected waits until c is connected, it is refused, or timeout.
-// The errors name the broker's URL.
-func waitConnected(ctx context.Context, c *mqtt.Client, timeout time.Duration) error {
+// waitConnected waits until c is connected, it is refused by its n
+// brokers, or timeout. The errors name the brokers' URLs.
+func waitConnected(ctx context.Context, c *mqtt.Client, timeout time.Duration, n int) error {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	tick := time.NewTicker(20 * time.Millisecond)
 	defer tick.Stop()
 	for !c.Connected() {
 		last := c.LastError()
-		if refusedNow(last) {
+		if refusedNow(last, n) {
 			return last
 		}
 		select {
@@ -181,7 +215,7 @@ func waitConnected(ctx context.Context, c *mqtt.Client, timeout time.Duration) e
 			if last := c.LastError(); last != nil {
 				return last
 			}
-			return fmt.Errorf("cannot connect to %s: %w", c.Broker(), ctx.Err())
+			return fmt.Errorf("cannot connect to %s: %w", strings.Join(c.Brokers(), ", "), ctx.Err())
 		}
 	}
 	return nil

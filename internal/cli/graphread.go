@@ -73,8 +73,8 @@ func (is *instances) add(_ context.Context, m subscribers.Message) {
 
 // readInstances returns the instances on c's broker that have a graph or
 // say they are online, sorted by client ID: it subscribes to every graph
-// and status topic and waits until graphQuiet passes without a retained
-// message.
+// and status topic, asks the instances to describe themselves, and waits
+// until graphQuiet passes without a message.
 func readInstances(ctx context.Context, c *mqtt.Client) ([]*instance, error) {
 	is := &instances{byID: map[string]*instance{}}
 	is.last.Store(time.Now().UnixNano())
@@ -88,6 +88,11 @@ func readInstances(ctx context.Context, c *mqtt.Client) ([]*instance, error) {
 	runCtx, cancel := context.WithCancel(ctx)
 	done := make(chan error, 1)
 	go func() { done <- ex.Run(runCtx) }()
+	// The instances answer with their graph and status, which the nodes
+	// of a cluster may not share as retained messages. The retained ones
+	// are enough elsewhere: a user who may not publish the request still
+	// lists the instances.
+	_ = c.PublishWait(ctx, subscribers.Message{Topic: mqtt.DefaultDescribeTopic, Payload: []byte("graph")})
 	for ctx.Err() == nil && time.Since(time.Unix(0, is.last.Load())) < graphQuiet {
 		time.Sleep(graphQuiet / 6)
 	}

@@ -88,7 +88,9 @@ type instanceJSON struct {
 	Stale    bool       `json:"stale"`
 	Version  string     `json:"version"`
 	Started  *time.Time `json:"started"`
-	Nodes    []nodeJSON `json:"nodes"`
+	// Broker is the broker the instance is on, which its graph names.
+	Broker string     `json:"broker,omitempty"`
+	Nodes  []nodeJSON `json:"nodes"`
 }
 
 type nodeJSON struct {
@@ -114,7 +116,8 @@ func cmdNodeList(args []string, stdout, stderr io.Writer) int {
 func nodeListOut(ins []*instance) listJSON {
 	out := listJSON{Instances: []instanceJSON{}}
 	for _, in := range ins {
-		ij := instanceJSON{ClientID: in.ClientID, State: in.Status, Stale: in.Stale(), Version: in.Version, Nodes: []nodeJSON{}}
+		ij := instanceJSON{ClientID: in.ClientID, State: in.Status, Stale: in.Stale(), Version: in.Version,
+			Broker: in.Broker, Nodes: []nodeJSON{}}
 		if !in.Started.IsZero() {
 			ij.Started = &in.Started
 		}
@@ -126,6 +129,11 @@ func nodeListOut(ins []*instance) listJSON {
 	return out
 }
 
+// printNodeList prints the instances, then the nodes of those whose graph
+// is live: an instance whose status says offline while its graph is
+// still there (its last will: it died, or lost the broker) is listed as
+// "offline (stale graph)", and its nodes are not, as they no longer run
+// on the broker. -json lists them, with "stale": true.
 func printNodeList(w io.Writer, ins []*instance) {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "INSTANCE\tSTATE\tVERSION\tSTARTED")
@@ -137,6 +145,9 @@ func printNodeList(w io.Writer, ins []*instance) {
 	tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "NODE\tTYPE\tGROUP\tINSTANCE")
 	for _, in := range ins {
+		if in.Stale() {
+			continue
+		}
 		for _, n := range in.Nodes {
 			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", n.Name, n.Type, dash(n.Group), in.ClientID)
 		}

@@ -27,7 +27,7 @@ func replayStored(tb testing.TB, l *runLog, cfg *config.Config) map[string][]rec
 	}
 	r, err := newReplayer(l, cfg, slog.New(slog.NewTextHandler(io.Discard, nil)), out)
 	require.NoError(tb, err)
-	r.run()
+	r.run(nil)
 	return got
 }
 
@@ -39,7 +39,7 @@ func TestReplayStoredRun(t *testing.T) {
 	cfg, err := l.loadConfig("")
 	require.NoError(t, err)
 	got := replayStored(t, l, cfg)
-	_, diff := compareOutputs(l.outputs, got, 0)
+	diff := compareOutputs(l.outputs, got)
 	require.Empty(t, diff)
 	require.Greater(t, count(got), 1500)
 }

@@ -156,6 +156,7 @@ func TestReplayErrors(t *testing.T) {
 	noConfig := file("noconfig.mcap", map[string]map[string]string{app.MetaRun: {"start": t0}}, nil)
 	badStart := file("badstart.mcap", map[string]map[string]string{app.MetaConfig: hb, app.MetaRun: {"start": "soon"}}, nil)
 	badStop := file("badstop.mcap", map[string]map[string]string{app.MetaConfig: hb, app.MetaRun: {"start": t0}, app.MetaStop: {"time": "later"}}, nil)
+	badRuns := file("badruns.mcap", map[string]map[string]string{app.MetaConfig: hb, app.MetaRun: {"start": t0}, app.MetaStop: {"time": t0, "runs": "[1]"}}, nil)
 	badCall := file("badcall.mcap", map[string]map[string]string{app.MetaConfig: hb, app.MetaRun: {"start": t0}}, func(r *recording.Recorder) {
 		r.RecordAs(recording.TimerCall, "beat", "timer(1h)", []byte("not json"), time.Now())
 	})
@@ -179,6 +180,7 @@ func TestReplayErrors(t *testing.T) {
 		{"no config stored", []string{noConfig}, ExitUsage, noConfig + ": no config stored: give a CONFIG"},
 		{"bad start", []string{badStart}, ExitUsage, badStart + ": robotexec.run: start: "},
 		{"bad stop", []string{badStop}, ExitUsage, badStop + ": robotexec.stop: time: "},
+		{"bad runs", []string{badRuns}, ExitUsage, badRuns + ": robotexec.stop: runs: "},
 		{"bad timer call", []string{badCall}, ExitUsage, badCall + ": timer call of beat/timer(1h): "},
 		{"bad stored config", []string{badStored}, ExitUsage, "bad.yaml (stored " + badStored + "):2: nodes[0]: beat (heartbeat): topic is required"},
 		{"broken stored config", []string{brokenStored}, ExitUsage, "broken.yaml (stored " + brokenStored + "):"},

@@ -32,7 +32,11 @@ type replayer struct {
 	nodes  []*nodes.Node
 	timers map[timerKey]*replayTimer
 	first  map[string]int // each node's first call that may not have run
+	unrun  map[runKey]int // runs skipped as the recorded run never made them
 }
+
+// runKey names a callback of a node: a nodehooks.Key.
+type runKey struct{ node, key string }
 
 // replayTimer is a periodic timer of a node, with its recorded calls.
 type replayTimer struct {
@@ -46,11 +50,11 @@ type replayTimer struct {
 // newReplayer builds cfg's nodes for replaying l; out gets what they
 // publish, with the simulated time.
 func newReplayer(l *runLog, cfg *config.Config, logger *slog.Logger, out func(node, topic string, payload []byte, at time.Time)) (*replayer, error) {
-	r := &replayer{log: l, sim: timers.NewSim(l.start), timers: map[timerKey]*replayTimer{}, first: map[string]int{}}
+	r := &replayer{log: l, sim: timers.NewSim(l.start), timers: map[timerKey]*replayTimer{}, first: map[string]int{}, unrun: map[runKey]int{}}
 	r.ex = executor.New(executor.Options{Workers: 1, Logger: logger, Clock: r.sim})
 	r.router = subscribers.NewRouter(subscribers.RouterOptions{})
 	e := app.NodeEnv(cfg, r.ex, r.router, logger)
-	*nodehooks.At(e) = &nodehooks.Hooks{Published: out, TimerMade: r.timerMade, TimerCall: r.timerCall, Handling: r.handling}
+	*nodehooks.At(e) = &nodehooks.Hooks{Published: out, TimerMade: r.timerMade, TimerCall: r.timerCall, Handling: r.handling, Counted: r.counted, Rings: r.rings}
 	for _, n := range cfg.Nodes {
 		node, err := app.BuildNode(e, n)
 		if err != nil {
@@ -81,6 +85,45 @@ func (rt *replayTimer) arm() {
 		rt.t.ResetAt(rt.calls[rt.at].Expected)
 	} else {
 		rt.t.Cancel()
+	}
+}
+
+// counted is the Counted hook: a subscription of the recorded run runs as
+// many messages as it did there, and no more. The messages it did not
+// run came while the run stopped: the subscription refused them once
+// closed, or they found it gone. A subscription the recording does not
+// count (of a node added to the CONFIG given, or in a recording without
+// counts) runs every message.
+func (r *replayer) counted(node, key string) func() bool {
+	c, ok := r.log.runs[node][key]
+	if !ok {
+		return nil
+	}
+	var ran uint64
+	return func() bool {
+		if ran < c.Runs {
+			ran++
+			return true
+		}
+		r.unrun[runKey{node, key}]++
+		return false
+	}
+}
+
+// rings is the Rings hook: a one-shot timer of the recorded run is called
+// at no deadline after its last call there, and never if it was never
+// called: the run's timers stopped before the deadlines still armed.
+func (r *replayer) rings(node, key string) func(nodes.TimerEvent) bool {
+	c, ok := r.log.runs[node][key]
+	if !ok {
+		return nil
+	}
+	return func(ev nodes.TimerEvent) bool {
+		if c.Runs > 0 && !ev.Expected.After(c.Last) {
+			return true
+		}
+		r.unrun[runKey{node, key}]++
+		return false
 	}
 }
 
@@ -147,32 +190,45 @@ func (r *replayer) runCalls(ctx context.Context, node string, handled uint64, ov
 }
 
 // run feeds the recorded inputs at their times, runs the nodes to the
-// recorded stop, then shuts them down.
-func (r *replayer) run() {
+// recorded stop, then shuts them down. It stops early, with the nodes
+// shut down, as soon as halted (nil: never) reports true between two
+// steps; it returns the number of inputs fed and the simulated time it
+// reached.
+func (r *replayer) run(halted func() bool) (fed int, at time.Time) {
+	if halted == nil {
+		halted = func() bool { return false }
+	}
+	defer func() {
+		for i := len(r.nodes) - 1; i >= 0; i-- {
+			r.nodes[i].Shutdown()
+		}
+	}()
 	r.ex.SpinAll()
 	for _, in := range r.log.inputs {
-		r.stepTo(in.at)
+		if !r.stepTo(in.at, halted) {
+			return fed, r.sim.Now()
+		}
 		bus.Receive(r.router, &subscribers.Message{Topic: in.topic, Payload: in.payload, Received: in.at}, nil)
+		fed++
 		r.ex.SpinAll()
 	}
-	r.stepTo(r.log.stop)
-	for i := len(r.nodes) - 1; i >= 0; i-- {
-		r.nodes[i].Shutdown()
-	}
+	r.stepTo(r.log.stop, halted)
+	return fed, r.sim.Now()
 }
 
 // stepTo advances the simulated clock to t, stopping at every deadline on
 // the way to run what falls due: timers due by an input's time run before
-// it.
-func (r *replayer) stepTo(t time.Time) {
-	for {
+// it. It reports false, where it stopped, as soon as halted reports true.
+func (r *replayer) stepTo(t time.Time, halted func() bool) bool {
+	for !halted() {
 		next, ok := r.sim.Next()
 		if !ok || next.After(t) {
-			break
+			r.sim.AdvanceTo(t)
+			r.ex.SpinAll()
+			return !halted()
 		}
 		r.sim.AdvanceTo(next)
 		r.ex.SpinAll()
 	}
-	r.sim.AdvanceTo(t)
-	r.ex.SpinAll()
+	return false
 }

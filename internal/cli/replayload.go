@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"strconv"
 	"time"
 
 	"github.com/robotexec/robotexec/config"
@@ -18,8 +17,8 @@ type runLog struct {
 	config      []byte // the config file stored, nil if none
 	configFile  string
 	start, stop time.Time
-	dropped     string // the recorder's drops, as stored
-	refused     int    // messages the closing subscriptions refused
+	dropped     string   // the recorder's drops, as stored
+	runs        app.Runs // the runs of the nodes' callbacks; nil if not stored
 	inputs      []recorded
 	outputs     map[string][]recorded        // by topic, in publication order
 	timers      map[timerKey][]app.TimerCall // by node and timer, in order
@@ -66,9 +65,9 @@ func readRunLog(path string) (*runLog, error) {
 			return nil, fmt.Errorf("%s: %s: time: %w", path, app.MetaStop, err)
 		}
 		l.dropped = st["dropped"]
-		if s := st["refused"]; s != "" {
-			if l.refused, err = strconv.Atoi(s); err != nil {
-				return nil, fmt.Errorf("%s: %s: refused: %w", path, app.MetaStop, err)
+		if s := st["runs"]; s != "" {
+			if err := json.Unmarshal([]byte(s), &l.runs); err != nil {
+				return nil, fmt.Errorf("%s: %s: runs: %w", path, app.MetaStop, err)
 			}
 		}
 	}
@@ -118,10 +117,10 @@ func (l *runLog) loadConfig(path string) (*config.Config, error) {
 	return cfg, nil
 }
 
-// knows reports whether the recorded run had node: a timer call or an
-// output of it.
+// knows reports whether the recorded run had node: a timer call, an
+// output or counted runs of it.
 func (l *runLog) knows(node string) bool {
-	if len(l.nodeCalls[node]) > 0 {
+	if len(l.nodeCalls[node]) > 0 || l.runs[node] != nil {
 		return true
 	}
 	for _, out := range l.outputs {

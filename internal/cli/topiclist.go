@@ -81,7 +81,9 @@ func listenTraffic(ctx context.Context, c *mqtt.Client, d time.Duration, seen fu
 
 // topicTable joins the graphs' subscriptions and publications with the
 // topics seen: a concrete topic gets every node whose pattern matches it;
-// a pattern that matched no topic seen is listed as itself.
+// a pattern that matched no topic seen is listed as itself. A stale graph
+// (its instance's status says offline: it died, or lost the broker)
+// names no publisher or subscriber, as in the live view.
 func topicTable(ins []*instance, seen map[string]int) []topicListJSON {
 	rows := map[string]*topicListJSON{}
 	row := func(t string) *topicListJSON {
@@ -100,6 +102,9 @@ func topicTable(ins []*instance, seen map[string]int) []topicListJSON {
 	}
 	var pats []pattern
 	for _, in := range ins {
+		if in.Stale() {
+			continue
+		}
 		for _, n := range in.Nodes {
 			for _, s := range n.Subscriptions {
 				pats = append(pats, pattern{s.Topic, endpoint{Node: n.Name, Instance: in.ClientID}, true})

@@ -18,6 +18,9 @@ type Graph struct {
 	ClientID string    `json:"client_id"`
 	Version  string    `json:"version"`
 	Started  time.Time `json:"started"`
+	// Broker is the URL of the broker the instance is connected to, or
+	// tries: with a list of brokers (a cluster's nodes), which one.
+	Broker string `json:"broker,omitempty"`
 	// Metrics is the URL of the instance's /metrics, if it serves them.
 	Metrics string `json:"metrics,omitempty"`
 	Nodes   []Node `json:"nodes"`

@@ -66,6 +66,8 @@ type Collector struct {
 	panics            *prometheus.Desc
 	connected         *prometheus.Desc
 	reconnects        *prometheus.Desc
+	broker            *prometheus.Desc
+	sessionsLost      *prometheus.Desc
 	received          *prometheus.Desc
 	published         *prometheus.Desc
 	publishFailures   *prometheus.Desc
@@ -102,6 +104,10 @@ func NewCollector(src Sources) *Collector {
 			"1 while the MQTT client is connected and subscribed, else 0.", nil, nil),
 		reconnects: prometheus.NewDesc("robotexec_mqtt_reconnects_total",
 			"Connections to the MQTT broker after the first.", nil, nil),
+		broker: prometheus.NewDesc("robotexec_mqtt_broker",
+			"1, labelled with the URL of the broker the MQTT client is connected to (with a list of brokers, which one); no series while it is not connected.", []string{"broker"}, nil),
+		sessionsLost: prometheus.NewDesc("robotexec_mqtt_sessions_lost_total",
+			"Reconnections of the persistent session to a broker that did not have it (session_present=false): messages published to the subscriptions meanwhile may be missed.", nil, nil),
 		received: prometheus.NewDesc("robotexec_mqtt_messages_received_total",
 			"Messages received from the MQTT broker.", nil, nil),
 		published: prometheus.NewDesc("robotexec_mqtt_messages_published_total",
@@ -132,7 +138,7 @@ func NewCollector(src Sources) *Collector {
 func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{
 		c.duration, c.latency, c.queueDepth, c.dropped, c.missed, c.panics,
-		c.connected, c.reconnects, c.received, c.published, c.publishFailures, c.refused,
+		c.connected, c.reconnects, c.broker, c.sessionsLost, c.received, c.published, c.publishFailures, c.refused,
 		c.brokerConns, c.brokerRefused, c.viewConns, c.viewDropped, c.viewChannels, c.viewEvicted, c.viewRefused,
 	} {
 		ch <- d
@@ -254,6 +260,10 @@ func (c *Collector) collectMQTT(ch chan<- prometheus.Metric) {
 	}
 	ch <- prometheus.MustNewConstMetric(c.connected, prometheus.GaugeValue, conn)
 	ch <- prometheus.MustNewConstMetric(c.reconnects, prometheus.CounterValue, float64(st.Reconnects))
+	if st.Broker != "" {
+		ch <- prometheus.MustNewConstMetric(c.broker, prometheus.GaugeValue, 1, st.Broker)
+	}
+	ch <- prometheus.MustNewConstMetric(c.sessionsLost, prometheus.CounterValue, float64(st.SessionsLost))
 	ch <- prometheus.MustNewConstMetric(c.received, prometheus.CounterValue, float64(st.Received))
 	ch <- prometheus.MustNewConstMetric(c.published, prometheus.CounterValue, float64(st.Published))
 	ch <- prometheus.MustNewConstMetric(c.publishFailures, prometheus.CounterValue, float64(st.PublishFailed))

@@ -16,6 +16,8 @@
 //	robotexec_callback_panics_total       counter    node, callback
 //	robotexec_mqtt_connected              gauge
 //	robotexec_mqtt_reconnects_total       counter
+//	robotexec_mqtt_broker                 gauge      broker (1 for the broker connected to)
+//	robotexec_mqtt_sessions_lost_total    counter
 //
 // and robotexec_mqtt_messages_received_total,
 // robotexec_mqtt_messages_published_total,

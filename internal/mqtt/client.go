@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -48,8 +49,8 @@ const (
 	// attempts that fail the same way.
 	failureLogEvery = 30 * time.Second
 	// ownID is the subscription identifier of the client's own
-	// subscription to its status topic: the router's identifiers are 64
-	// and above (see package internal/bus).
+	// subscriptions, to its status topic and its describe topic: the
+	// router's identifiers are 64 and above (see package internal/bus).
 	ownID = 1
 )
 
@@ -86,15 +87,19 @@ type Client struct {
 	wire      map[string]*wireState // filters to subscribe on connecting
 	kept      map[string][]byte     // retained messages published on connecting (Keep)
 	link      link                  // the connection, nil between connections
+	on        *endpoint             // its broker
+	prev      *endpoint             // the broker of the last connection lost
+	lostAt    time.Time             // when it was lost
 	ready     bool                  // connected and subscriptions renewed
 	readyCh   chan struct{}         // closed when ready becomes true
-	lastErr   error                 // cause of the last failed attempt, nil once connected
+	lastErrs  map[*endpoint]error   // causes of the failed attempts since the last connection
 	failures  int                   // failed attempts since the last connection
-	failLog   time.Time             // when a failure was last logged
-	failMsg   string                // and what it said
+	failLogs  map[*endpoint]failLog // the last failure logged, by broker
 	maxPacket atomic.Int64          // the broker's Maximum Packet Size; 0: none
+	at        atomic.Int32          // the index of the broker connected to or tried
 
 	reasserting atomic.Bool // a reassertOnline publication is under way
+	describing  atomic.Bool // a describe answer is under way
 	statusMu    sync.Mutex  // orders reassertOnline before Close's offline
 
 	// bg counts the client's own goroutines that Close waits for (see
@@ -108,6 +113,13 @@ type Client struct {
 	counters
 }
 
+// failLog is when a broker's failed attempt was last logged, and what it
+// said.
+type failLog struct {
+	at  time.Time
+	msg string
+}
+
 // wireState is a filter to subscribe at the broker on connecting, and
 // whether it is the status topic's, which wants no retained message.
 type wireState struct {
@@ -117,6 +129,7 @@ type wireState struct {
 
 type counters struct {
 	connects, reconnects, losses, failures  atomic.Uint64
+	sessionsLost                            atomic.Uint64
 	received, redelivered, delivered, unrtd atomic.Uint64
 	tooLarge, pendingFull                   atomic.Uint64
 	published, publishFailed                atomic.Uint64
@@ -148,7 +161,7 @@ func Dial(cfg Config) (*Client, error) {
 	} else {
 		c.store3 = newStore3()
 		if cfg.InProcess {
-			s.Logger.Info("mqtt: protocol 3.1.1: in_process is off, every message goes through the broker", "broker", s.display)
+			s.Logger.Info("mqtt: protocol 3.1.1: in_process is off, every message goes through the broker", "broker", s.brokers[0].display)
 		}
 	}
 	c.hooks.oversized = c.oversized
@@ -171,8 +184,29 @@ func Dial(cfg Config) (*Client, error) {
 // ClientID returns the client's ID.
 func (c *Client) ClientID() string { return c.cfg.ClientID }
 
-// Broker returns the broker's URL, without credentials.
-func (c *Client) Broker() string { return c.cfg.display }
+// Broker returns the URL, without credentials, of the broker the client
+// is connected to, or between connections the one it tries or tries
+// next.
+func (c *Client) Broker() string { return c.cfg.brokers[c.at.Load()].display }
+
+// Brokers returns the URLs, without credentials, of the brokers that the
+// client tries in turn (see Config.Brokers).
+func (c *Client) Brokers() []string {
+	urls := make([]string, len(c.cfg.brokers))
+	for i, ep := range c.cfg.brokers {
+		urls[i] = ep.display
+	}
+	return urls
+}
+
+// brokerList returns the brokers' URLs for messages: the one, or the
+// list.
+func (c *Client) brokerList() string {
+	if len(c.cfg.brokers) == 1 {
+		return c.cfg.brokers[0].display
+	}
+	return strings.Join(c.Brokers(), ", ")
+}
 
 // StatusTopic returns the topic of the client's online/offline status, ""
 // when it is turned off.
@@ -216,28 +250,49 @@ func (c *Client) WaitConnected(ctx context.Context) error {
 		case <-c.ctx.Done():
 			return ErrClosed
 		case <-ctx.Done():
-			c.mu.Lock()
-			last := c.lastErr
-			c.mu.Unlock()
-			if last != nil {
-				return fmt.Errorf("mqtt: not connected to %s: %w (last attempt: %w)", c.cfg.display, ctx.Err(), last)
+			if last := c.LastError(); last != nil {
+				return fmt.Errorf("mqtt: not connected to %s: %w (last attempt: %w)", c.brokerList(), ctx.Err(), last)
 			}
-			return fmt.Errorf("mqtt: not connected to %s: %w", c.cfg.display, ctx.Err())
+			return fmt.Errorf("mqtt: not connected to %s: %w", c.brokerList(), ctx.Err())
 		}
 	}
 }
 
 // LastError returns the error of the last failed connection attempt, with
-// the broker's URL, or nil when the client connected since.
+// the broker's URL, or nil when the client connected since. With several
+// brokers it joins the last error of each broker tried since the last
+// connection, in the order of the list.
 func (c *Client) LastError() error {
 	c.mu.Lock()
-	err := c.lastErr
-	c.mu.Unlock()
-	if err == nil {
-		return nil
+	defer c.mu.Unlock()
+	var errs []error
+	for _, ep := range c.cfg.brokers {
+		if err := c.lastErrs[ep]; err != nil {
+			errs = append(errs, fmt.Errorf("mqtt: connect to %s: %w", ep.display, err))
+		}
 	}
-	return fmt.Errorf("mqtt: connect to %s: %w", c.cfg.display, err)
+	switch len(errs) {
+	case 0:
+		return nil
+	case 1:
+		return errs[0]
+	}
+	return attemptErrors(errs)
 }
+
+// attemptErrors are the errors of the last attempts on several brokers:
+// errors.Is and errors.As see each; the message is one line.
+type attemptErrors []error
+
+func (e attemptErrors) Error() string {
+	msgs := make([]string, len(e))
+	for i, err := range e {
+		msgs[i] = err.Error()
+	}
+	return strings.Join(msgs, "; ")
+}
+
+func (e attemptErrors) Unwrap() []error { return e }
 
 // Pause stops handing incoming messages to subscriptions: they wait,
 // unacknowledged, in the client (QoS 0 ones up to MaxPendingQoS0) or at the

@@ -55,7 +55,7 @@ var (
 func (c *Client) close(ctx context.Context, step time.Duration) error {
 	var errs []error
 	giveUp := func(err error) {
-		c.log.Warn(err.Error(), "broker", c.cfg.display)
+		c.log.Warn(err.Error(), "broker", c.Broker())
 		errs = append(errs, err)
 	}
 	// The publications queued so far go to the connection first.
@@ -104,7 +104,7 @@ func (c *Client) sayOffline(ctx context.Context, step time.Duration, l link) {
 	defer c.statusMu.Unlock()
 	if c.cfg.StatusTopic != "" {
 		sctx, cancel := stepContext(ctx, step)
-		c.publishStatus(sctx, l, StatusOffline)
+		c.publishStatus(sctx, l, StatusOffline, nil)
 		cancel()
 	}
 }

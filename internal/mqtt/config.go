@@ -5,9 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net/url"
 	"os"
-	"strings"
 	"time"
 
 	"github.com/robotexec/robotexec/internal/bus"
@@ -41,6 +39,10 @@ const (
 	// Protocol5 and Protocol311 are the values of Config.Protocol.
 	Protocol5   = "5"
 	Protocol311 = "3.1.1"
+	// DefaultDescribeTopic is the topic of the requests to describe
+	// themselves that robotexec node list publishes (see
+	// Config.DescribeTopic).
+	DefaultDescribeTopic = "robotexec/describe"
 	// StatusOnline and StatusOffline are the status topic's payloads.
 	StatusOnline  = "online"
 	StatusOffline = "offline"
@@ -52,10 +54,19 @@ const (
 type Config struct {
 	// Broker is the broker's URL: tcp://host:port (also mqtt://), ssl://
 	// (also tls://, mqtts://) for TLS, ws:// or wss:// for WebSocket.
-	// Credentials in the URL are moved to Username and Password (when
-	// those are empty) and never logged. (optional) Defaults to
+	// Credentials in the URL are the broker's, unless Username and
+	// Password are set, and never logged. (optional) Defaults to
 	// DefaultBroker, tcp://127.0.0.1:1883.
 	Broker string
+	// Brokers, instead of Broker, are several brokers' URLs (each as
+	// Broker): the nodes of a cluster, or a primary and its standby. The
+	// client connects to the first that answers; when a connection is
+	// lost it tries the next at once, going round the list, and waits
+	// MinBackoff to MaxBackoff only after a round in which none
+	// answered. It stays on the broker it reached until that connection
+	// is lost. (optional) Defaults to Broker alone; setting both is an
+	// error.
+	Brokers []string
 	// ClientID identifies the client's session at the broker; it must be
 	// unique among the broker's clients (the broker disconnects the older
 	// of two clients with one ID) and stable across restarts for a
@@ -155,6 +166,21 @@ type Config struct {
 	// client vanishes without Close. (optional) Defaults to
 	// "robotexec/<ClientID>/status"; "-" turns the status off.
 	StatusTopic string
+	// OnConnect, when not nil, is called with the broker's URL (without
+	// credentials) each time the client has connected and subscribed
+	// again, from the client's connection goroutine: it must not wait
+	// for the client. robotexec run updates its graph topic, which names
+	// the broker. (optional)
+	OnConnect func(broker string)
+	// DescribeTopic, when not "", is a topic the client subscribes to:
+	// a message on it makes the client publish its online status and
+	// its kept messages (Keep) again (once for the requests that come
+	// while it does), so that a
+	// client of another node of a cluster that does not share retained
+	// messages between its nodes (ejabberd) gets them live. robotexec
+	// node list asks on DefaultDescribeTopic. (optional) Defaults to
+	// none.
+	DescribeTopic string
 	// Logger receives the client's logs. (optional) Defaults to
 	// slog.Default().
 	Logger *slog.Logger
@@ -186,18 +212,14 @@ type Config struct {
 // settings is a validated Config with defaults applied.
 type settings struct {
 	Config
-	v5      bool     // MQTT 5
-	url     *url.URL // without credentials
-	display string   // the URL for logs and errors
+	v5      bool        // MQTT 5
+	brokers []*endpoint // Brokers, or Broker alone
 	tls     *tls.Config
 }
 
 func (cfg Config) settings() (*settings, error) {
 	s := &settings{Config: cfg}
-	if s.Broker == "" {
-		s.Broker = DefaultBroker
-	}
-	errs := []error{s.parseBroker()}
+	errs := []error{s.parseBrokers()}
 	if s.ClientID == "" {
 		host, err := os.Hostname()
 		if err != nil || host == "" {
@@ -234,37 +256,6 @@ func (cfg Config) settings() (*settings, error) {
 		return nil, err
 	}
 	return s, nil
-}
-
-// parseBroker parses the broker URL into url and display, moving its
-// credentials into Username and Password unless those are set.
-func (s *settings) parseBroker() error {
-	u, err := url.Parse(s.Broker)
-	if err != nil {
-		// url.Parse's error repeats the URL, password included.
-		return fmt.Errorf("mqtt: broker URL %q does not parse", redactRaw(s.Broker))
-	}
-	if u.User != nil {
-		if s.Username == "" {
-			s.Username = u.User.Username()
-		}
-		if p, ok := u.User.Password(); ok && s.Password == "" {
-			s.Password = p
-		}
-		u.User = nil
-	}
-	s.url = u
-	s.display = u.String()
-	var errs []error
-	switch strings.ToLower(u.Scheme) {
-	case "tcp", "mqtt", "ssl", "tls", "mqtts", "tcps", "ws", "wss":
-	default:
-		errs = append(errs, fmt.Errorf("mqtt: broker URL %s: scheme %q is not tcp, mqtt, ssl, tls, mqtts, ws or wss", u.Redacted(), u.Scheme))
-	}
-	if u.Host == "" {
-		errs = append(errs, fmt.Errorf("mqtt: broker URL %s has no host", u.Redacted()))
-	}
-	return errors.Join(errs...)
 }
 
 // protocol checks Protocol, and turns InProcess off with MQTT 3.1.1.
@@ -347,19 +338,4 @@ func defaultDuration(d *time.Duration, def time.Duration) {
 	if *d <= 0 {
 		*d = def
 	}
-}
-
-// redactRaw hides the user information of a URL that does not parse.
-func redactRaw(raw string) string {
-	scheme, rest, ok := strings.Cut(raw, "://")
-	if !ok {
-		scheme, rest = "", raw
-	}
-	if at := strings.LastIndex(rest, "@"); at >= 0 {
-		rest = "xxxxx@" + rest[at+1:]
-	}
-	if scheme == "" {
-		return rest
-	}
-	return scheme + "://" + rest
 }

@@ -3,6 +3,7 @@ package mqtt
 import (
 	"context"
 	"math/rand/v2"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -16,17 +17,29 @@ import (
 // reached. The paho libraries speak the protocol on each connection (see
 // link.go); the client keeps what outlives one.
 
-// run makes the client's connections until Close.
+// run makes the client's connections until Close. It tries the brokers
+// in turn, from the first: after a failed attempt, or a lost connection,
+// the next at once; after a round of failed attempts, the next after a
+// backoff.
 func (c *Client) run() {
 	defer close(c.runDone)
 	wait := c.cfg.MinBackoff
+	n := len(c.cfg.brokers)
+	next, failedInRound := 0, 0
 	for {
-		res, err := c.attempt()
+		ep := c.cfg.brokers[next]
+		c.at.Store(int32(next))
+		next = (next + 1) % n
+		res, err := c.attempt(ep)
 		if err != nil {
 			if c.ctx.Err() != nil {
 				return
 			}
-			c.failed(err)
+			c.failed(ep, err)
+			if failedInRound++; failedInRound < n {
+				continue
+			}
+			failedInRound = 0
 			select {
 			case <-time.After(wait/2 + rand.N(wait/2+1)):
 			case <-c.ctx.Done():
@@ -35,82 +48,95 @@ func (c *Client) run() {
 			wait = min(2*wait, c.cfg.MaxBackoff)
 			continue
 		}
-		wait = c.cfg.MinBackoff
+		wait, failedInRound = c.cfg.MinBackoff, 0
 		if c.ctx.Err() != nil {
 			res.l.close() // made as Close began
 			return
 		}
-		c.up(res)
+		c.up(ep, res)
 		select {
 		case <-res.l.done():
-			c.down(res.l)
+			c.down(ep, res.l)
 		case <-c.ctx.Done():
 			return // Close disconnects
 		}
 	}
 }
 
-// attempt dials the broker and makes a connection, within the connect
+// attempt dials the broker ep and makes a connection, within the connect
 // timeout.
-func (c *Client) attempt() (connected, error) {
+func (c *Client) attempt(ep *endpoint) (connected, error) {
 	ctx, cancel := context.WithTimeout(c.ctx, c.cfg.ConnectTimeout)
 	defer cancel()
-	nc, err := c.dial(ctx)
+	nc, err := c.dial(ctx, ep)
 	if err != nil {
 		return connected{}, err
 	}
 	fc := newFrameConn(nc, c.cfg.v5, c.cfg.packetLimit(), &c.hooks, c.cfg.WriteTimeout)
 	if c.cfg.v5 {
-		return c.connect5(ctx, fc)
+		return c.connect5(ctx, fc, ep)
 	}
-	return c.connect3(ctx, fc)
+	return c.connect3(ctx, fc, ep)
 }
 
-// failed records and logs a failed connection attempt.
-func (c *Client) failed(err error) {
+// failed records and logs a failed connection attempt to ep.
+func (c *Client) failed(ep *endpoint, err error) {
 	c.counters.failures.Add(1)
 	now := time.Now()
 	c.mu.Lock()
-	c.lastErr = err
+	if c.lastErrs == nil {
+		c.lastErrs = make(map[*endpoint]error, len(c.cfg.brokers))
+	}
+	c.lastErrs[ep] = err
 	c.failures++
 	attempts := c.failures
-	logIt := attempts == 1 || err.Error() != c.failMsg || now.Sub(c.failLog) >= failureLogEvery
+	if c.failLogs == nil {
+		c.failLogs = make(map[*endpoint]failLog, len(c.cfg.brokers))
+	}
+	last := c.failLogs[ep]
+	logIt := attempts == 1 || err.Error() != last.msg || now.Sub(last.at) >= failureLogEvery
 	if logIt {
-		c.failLog, c.failMsg = now, err.Error()
+		c.failLogs[ep] = failLog{now, err.Error()}
 	}
 	c.mu.Unlock()
 	if logIt {
-		c.log.Warn("mqtt: waiting for broker, retrying", "broker", c.cfg.display,
+		c.log.Warn("mqtt: waiting for broker, retrying", "broker", ep.display,
 			"client_id", c.cfg.ClientID, "attempts", attempts, "error", err)
 	}
 }
 
-// up starts using a new connection: it subscribes every filter again,
-// lets the publications go, publishes the kept messages again after a
-// reconnection and says online.
-func (c *Client) up(res connected) {
+// up starts using a new connection to ep: it subscribes every filter
+// again, lets the publications go, publishes the kept messages again
+// after a reconnection and says online.
+func (c *Client) up(ep *endpoint, res connected) {
 	l := res.l
 	c.maxPacket.Store(int64(res.maxPacket))
 	c.subMu.Lock()
 	c.mu.Lock()
-	c.link = l
+	c.link, c.on = l, ep
 	ws := make([]wireState, 0, len(c.wire)+1)
 	for _, w := range c.wire {
 		ws = append(ws, *w)
 	}
-	attempts := c.failures
-	c.failures, c.lastErr = 0, nil
+	attempts, lost, prev := c.failures, c.lostAt, c.prev
+	c.failures, c.lastErrs = 0, nil
 	c.mu.Unlock()
-	if st := c.cfg.StatusTopic; st != "" {
-		// See reassertOnline; never any retained message.
-		ws = append(ws, wireState{w: bus.WireFilter{Filter: st, ID: ownID}, status: true})
-	}
 	n := c.connects.Add(1)
 	if n > 1 {
 		c.reconnects.Add(1)
 	}
-	c.log.Info("mqtt: connected", "broker", c.cfg.display, "client_id", c.cfg.ClientID, "protocol", c.cfg.Protocol,
+	c.log.Info("mqtt: connected", "broker", ep.display, "client_id", c.cfg.ClientID, "protocol", c.cfg.Protocol,
 		"reconnect", n > 1, "session_present", res.sessionPresent, "failed_attempts", attempts, "subscriptions", len(ws))
+	if n > 1 && !res.sessionPresent && !c.cfg.CleanSession {
+		c.sessionLost(ep, prev, lost, ws, res.resent)
+	}
+	if st := c.cfg.StatusTopic; st != "" {
+		// See reassertOnline; never any retained message.
+		ws = append(ws, wireState{w: bus.WireFilter{Filter: st, ID: ownID}, status: true})
+	}
+	if dt := c.cfg.DescribeTopic; dt != "" {
+		ws = append(ws, wireState{w: bus.WireFilter{Filter: dt, ID: ownID, NoLocal: true}, status: true})
+	}
 	renewed := c.renew(l, ws)
 	c.subMu.Unlock()
 	if !renewed {
@@ -123,7 +149,7 @@ func (c *Client) up(res connected) {
 	if n > 1 {
 		c.republishKept()
 	}
-	c.sayOnline(l)
+	c.sayOnline(l, ep)
 	c.mu.Lock()
 	select {
 	case <-l.done():
@@ -133,6 +159,34 @@ func (c *Client) up(res connected) {
 		}
 	}
 	c.mu.Unlock()
+	if f := c.cfg.OnConnect; f != nil {
+		f(ep.display)
+	}
+}
+
+// sessionLost counts and says, once, that the broker ep has no session
+// for the persistent client, which had one when its connection to prev
+// was lost at lost: what its subscriptions' filters carried meanwhile is
+// missed, while its own unacknowledged publications (resent of them)
+// go again, and its subscriptions are made again.
+func (c *Client) sessionLost(ep, prev *endpoint, lost time.Time, ws []wireState, resent int) {
+	c.sessionsLost.Add(1)
+	filters := make([]string, 0, len(ws))
+	for _, w := range ws {
+		filters = append(filters, w.w.Filter)
+	}
+	slices.Sort(filters)
+	args := []any{"broker", ep.display, "client_id", c.cfg.ClientID}
+	if prev != nil && prev != ep {
+		args = append(args, "previous_broker", prev.display)
+	}
+	if !lost.IsZero() {
+		args = append(args, "gap", time.Since(lost).Round(time.Millisecond))
+	}
+	c.log.Warn("mqtt: the broker has no session for this client (session_present=false): messages published "+
+		"to its subscriptions' filters while it was disconnected may be missed; its unacknowledged publications "+
+		"are sent again and its subscriptions made again",
+		append(args, "filters", filters, "publications_resent", resent)...)
 }
 
 // renewConcurrency bounds the SUBSCRIBEs awaiting the broker's answer
@@ -167,7 +221,7 @@ func (c *Client) renew(l link, ws []wireState) bool {
 			case err == nil, c.refusals.add(c.log, err), ended(l), c.ctx.Err() != nil:
 			default:
 				failed.Store(true)
-				c.log.Warn("mqtt: subscribing after connecting failed, reconnecting", "broker", c.cfg.display,
+				c.log.Warn("mqtt: subscribing after connecting failed, reconnecting", "broker", c.Broker(),
 					"filter", w.w.Filter, "error", err)
 			}
 		}()
@@ -186,13 +240,14 @@ func ended(l link) bool {
 	}
 }
 
-// down stops using a connection that ended.
-func (c *Client) down(l link) {
+// down stops using a connection to ep that ended.
+func (c *Client) down(ep *endpoint, l link) {
 	c.out.setLink(nil)
 	c.mu.Lock()
 	if c.link == l {
-		c.link = nil
+		c.link, c.on = nil, nil
 	}
+	c.prev, c.lostAt = ep, time.Now()
 	c.setReady(false)
 	c.mu.Unlock()
 	if l3, ok := l.(*link3); ok {
@@ -202,7 +257,9 @@ func (c *Client) down(l link) {
 	}
 	c.losses.Add(1)
 	if !c.closed.Load() {
-		c.log.Warn("mqtt: connection lost, reconnecting", "broker", c.cfg.display, "client_id", c.cfg.ClientID, "error", l.err())
+		next := c.cfg.brokers[(int(c.at.Load())+1)%len(c.cfg.brokers)]
+		c.log.Warn("mqtt: connection lost, reconnecting", "broker", ep.display, "next", next.display,
+			"client_id", c.cfg.ClientID, "error", l.err())
 	}
 }
 
@@ -216,6 +273,14 @@ func (c *Client) setReady(r bool) {
 		c.ready = false
 		c.readyCh = make(chan struct{})
 	}
+}
+
+// currentBroker returns the connection and its broker, nil between
+// connections.
+func (c *Client) currentBroker() (link, *endpoint) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.link, c.on
 }
 
 // current returns the connection, nil between connections.

@@ -10,15 +10,15 @@ import (
 	"golang.org/x/net/proxy"
 )
 
-// dial opens a network connection to the broker: TCP, TLS or WebSocket,
+// dial opens a network connection to the broker ep: TCP, TLS or WebSocket,
 // through the proxy that the environment names (ALL_PROXY, NO_PROXY), within
 // the connect timeout.
-func (c *Client) dial(ctx context.Context) (net.Conn, error) {
+func (c *Client) dial(ctx context.Context, ep *endpoint) (net.Conn, error) {
 	s := c.cfg
 	ctx, cancel := context.WithTimeout(ctx, s.ConnectTimeout)
 	defer cancel()
 	d := &net.Dialer{Timeout: s.ConnectTimeout}
-	u := s.url
+	u := ep.url
 	switch u.Scheme {
 	case "tcp", "mqtt":
 		return dialContext(ctx, d, u.Host)

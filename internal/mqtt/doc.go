@@ -11,6 +11,17 @@
 // reconnects by itself after a lost connection. On every connection it
 // subscribes every attached filter again.
 //
+// Given several brokers (Config.Brokers: the nodes of a cluster, or a
+// primary and its standby), it connects to the first that answers and,
+// when the connection is lost, tries the next at once, going round the
+// list; it backs off only after a round in which none answered.
+// [Client.Broker], Stats.Broker and the online status's user property
+// [BrokerProperty] say which broker it is on. A node that does not have
+// the persistent session is a new session: the client subscribes again,
+// sends again what the lost broker had not acknowledged, counts the loss
+// (Stats.SessionsLost) and logs once what its subscriptions may have
+// missed.
+//
 // A Client is the remote of a [subscribers.Router], [Client.Router], the
 // message path of the process, and a [subscribers.Source]:
 //

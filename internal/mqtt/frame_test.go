@@ -80,3 +80,43 @@ func TestLeaveSharedAfterACutPublish(t *testing.T) {
 	defer cancel()
 	require.NoError(t, c.LeaveShared(ctx))
 }
+
+// A PUBLISH without a topic name, and without a Topic Alias (the client
+// allows the broker none), breaks MQTT 5 (3.3.2.1, 4.7.3): from a faulty
+// broker it reaches no subscription, not even "#". It is acknowledged,
+// so that the broker does not send it again, and counted as unrouted;
+// the connection and the messages after it go on.
+func TestEmptyTopicFromBroker(t *testing.T) {
+	fb := newFakeBroker(t, func(c net.Conn, r *packetReader) {
+		<-r.subs
+		for _, p := range []packets.Publish{
+			{Topic: "", QoS: 1, PacketID: 7, Retain: true, Payload: []byte("nowhere")},
+			{Topic: "a/b", QoS: 1, PacketID: 8, Payload: []byte("ab")},
+		} {
+			p.Properties = &packets.Properties{}
+			_, _ = p.WriteTo(c)
+		}
+	})
+	c := dial(t, fb.URL(), mqtt.Config{QoS: 1, StatusTopic: "-"})
+	ex := executor.New(executor.Options{Workers: 1})
+	rec := newRecorder()
+	_, err := ex.NewOwner("n", nil).Subscribe(c, "#", rec.add)
+	require.NoError(t, err)
+	startExecutor(t, ex)
+	for _, want := range []uint16{7, 8} {
+		select {
+		case id := <-fb.acks:
+			require.Equal(t, want, id)
+		case <-time.After(waitFor):
+			t.Fatalf("no PUBACK %d", want)
+		}
+	}
+	// Both were handed over, in order, before their acknowledgements.
+	msgs := rec.waitCount(t, 1)
+	require.Len(t, msgs, 1)
+	require.Equal(t, "a/b", msgs[0].Topic)
+	st := c.Stats()
+	require.EqualValues(t, 1, st.Unrouted)
+	require.EqualValues(t, 1, st.Delivered)
+	require.Zero(t, st.ConnectionLosses)
+}

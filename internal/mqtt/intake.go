@@ -71,6 +71,9 @@ func (c *Client) onMessage(it *inbound) {
 	if st := c.cfg.StatusTopic; st != "" && it.msg.Topic == st && string(it.msg.Payload) == StatusOffline {
 		c.reassertOnline()
 	}
+	if dt := c.cfg.DescribeTopic; dt != "" && it.msg.Topic == dt {
+		c.describe()
+	}
 	if len(it.msg.Payload) > c.cfg.MaxPayload {
 		it.tooLarge = true
 		it.msg.Payload = nil
@@ -207,7 +210,11 @@ func (c *Client) deliver(it *inbound) {
 		rc := receive(c.router, &it.msg, ids)
 		switch {
 		case rc.Matched == 0:
-			if it.msg.Topic != c.cfg.StatusTopic {
+			// The copies of the client's own status and describe
+			// request are expected. Without them the topics are "",
+			// which a topic name never is (a faulty broker's empty
+			// one matches no subscription and is unrouted).
+			if t := it.msg.Topic; t == "" || (t != c.cfg.StatusTopic && t != c.cfg.DescribeTopic) {
 				c.unrtd.Add(1)
 			}
 		case rc.Accepted > 0:

@@ -56,4 +56,5 @@ type connected struct {
 	l              link
 	sessionPresent bool
 	maxPacket      int // the broker's Maximum Packet Size; 0: none said
+	resent         int // unacknowledged publications that go again: the broker had no session
 }

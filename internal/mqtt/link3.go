@@ -44,10 +44,10 @@ type pending3 struct {
 	tok paho3.Token
 }
 
-// connect3 makes an MQTT 3.1.1 connection on conn.
-func (c *Client) connect3(ctx context.Context, conn *frameConn) (connected, error) {
+// connect3 makes an MQTT 3.1.1 connection to ep on conn.
+func (c *Client) connect3(ctx context.Context, conn *frameConn, ep *endpoint) (connected, error) {
 	l := &link3{c: c, conn: conn, ended: make(chan struct{})}
-	l.pc = paho3.NewClient(l.options())
+	l.pc = paho3.NewClient(l.options(ep))
 	tok := l.pc.Connect()
 	select {
 	case <-tok.Done():
@@ -57,7 +57,7 @@ func (c *Client) connect3(ctx context.Context, conn *frameConn) (connected, erro
 	}
 	if err := tok.Error(); err != nil {
 		_ = conn.Close()
-		return connected{}, c.describe3(err)
+		return connected{}, c.describe3(err, ep)
 	}
 	res := connected{l: l}
 	if ct, ok := tok.(*paho3.ConnectToken); ok {
@@ -69,13 +69,13 @@ func (c *Client) connect3(ctx context.Context, conn *frameConn) (connected, erro
 // options are paho's options for one connection: no reconnection (the
 // client makes the next connection), the client's store, acknowledgements
 // left to the intake.
-func (l *link3) options() *paho3.ClientOptions {
+func (l *link3) options(ep *endpoint) *paho3.ClientOptions {
 	s := l.c.cfg
 	o := paho3.NewClientOptions()
-	o.AddBroker(s.url.String())
+	o.AddBroker(ep.url.String())
 	o.SetClientID(s.ClientID)
-	o.SetUsername(s.Username)
-	o.SetPassword(s.Password)
+	o.SetUsername(ep.username)
+	o.SetPassword(ep.password)
 	// Without an explicit version paho retries a refused CONNECT with MQTT
 	// 3.1, which hides why the broker refused.
 	o.SetProtocolVersion(4)
@@ -101,12 +101,12 @@ func (l *link3) options() *paho3.ClientOptions {
 
 // describe3 turns a refused MQTT 3.1.1 CONNECT into an error that says
 // what to check.
-func (c *Client) describe3(err error) error {
+func (c *Client) describe3(err error, ep *endpoint) error {
 	switch {
 	case errors.Is(err, packets.ErrorRefusedNotAuthorised):
-		return c.credentialsError(&RefusedError{Op: "connect", Reason: NotAuthorized, Detail: err.Error()})
+		return credentialsError(&RefusedError{Op: "connect", Reason: NotAuthorized, Detail: err.Error()}, ep)
 	case errors.Is(err, packets.ErrorRefusedBadUsernameOrPassword):
-		return c.credentialsError(&RefusedError{Op: "connect", Reason: BadCredentials, Detail: err.Error()})
+		return credentialsError(&RefusedError{Op: "connect", Reason: BadCredentials, Detail: err.Error()}, ep)
 	case errors.Is(err, packets.ErrorRefusedIDRejected):
 		return fmt.Errorf("mqtt: broker rejected client ID %q: %w", c.cfg.ClientID, err)
 	}

@@ -25,6 +25,7 @@ type link5 struct {
 	held    bool   // the feeder holds the writer (hold, release)
 	acks    []byte // PUBACKs waiting for flushAcks
 	ackConn uint64 // their connection's number
+	num     uint64 // the connection's number in the session (session5.conn)
 	ctx     context.Context
 	cancel  context.CancelFunc
 	endOnce sync.Once
@@ -36,8 +37,8 @@ type link5 struct {
 // connection ended; it goes on the next one.
 var errRequeue = errors.New("mqtt: connection ended before the publication was taken")
 
-// connect5 makes an MQTT 5 connection on conn.
-func (c *Client) connect5(ctx context.Context, conn *frameConn) (connected, error) {
+// connect5 makes an MQTT 5 connection to ep on conn.
+func (c *Client) connect5(ctx context.Context, conn *frameConn, ep *endpoint) (connected, error) {
 	l := &link5{c: c, conn: conn, ended: make(chan struct{})}
 	l.ctx, l.cancel = context.WithCancel(context.Background())
 	l.pc = paho.NewClient(paho.ClientConfig{
@@ -53,11 +54,11 @@ func (c *Client) connect5(ctx context.Context, conn *frameConn) (connected, erro
 		// may take longer. The client's contexts bound every wait.
 		PacketTimeout: 24 * time.Hour,
 	})
-	ca, err := l.pc.Connect(ctx, c.connectPacket())
+	ca, err := l.pc.Connect(ctx, c.connectPacket(ep))
 	if err != nil {
 		l.cancel()
 		_ = conn.Close()
-		return connected{}, c.connectError(ca, err)
+		return connected{}, c.connectError(ca, err, ep)
 	}
 	go func() {
 		// Ended once paho's goroutines have: no handler of this
@@ -66,7 +67,8 @@ func (c *Client) connect5(ctx context.Context, conn *frameConn) (connected, erro
 		l.end(errors.New("mqtt: connection closed"))
 		close(l.ended)
 	}()
-	res := connected{l: l, sessionPresent: ca.SessionPresent}
+	l.num = c.sess5.current()
+	res := connected{l: l, sessionPresent: ca.SessionPresent, resent: c.sess5.requeued()}
 	l.subIDs, l.recvMax = true, 65535
 	if p := ca.Properties; p != nil {
 		l.subIDs = p.SubIDAvailable
@@ -80,9 +82,9 @@ func (c *Client) connect5(ctx context.Context, conn *frameConn) (connected, erro
 	return res, nil
 }
 
-// connectPacket is the client's CONNECT: its session, its limits and its
-// will.
-func (c *Client) connectPacket() *paho.Connect {
+// connectPacket is the client's CONNECT to ep: its session, its limits
+// and its will.
+func (c *Client) connectPacket(ep *endpoint) *paho.Connect {
 	s := c.cfg
 	expiry := uint32(0)
 	if !s.CleanSession {
@@ -94,10 +96,10 @@ func (c *Client) connectPacket() *paho.Connect {
 		ClientID:     s.ClientID,
 		KeepAlive:    uint16(s.KeepAlive / time.Second),
 		CleanStart:   s.CleanSession,
-		Username:     s.Username,
-		UsernameFlag: s.Username != "",
-		Password:     []byte(s.Password),
-		PasswordFlag: s.Password != "",
+		Username:     ep.username,
+		UsernameFlag: ep.username != "",
+		Password:     []byte(ep.password),
+		PasswordFlag: ep.password != "",
 		Properties: &paho.ConnectProperties{
 			SessionExpiryInterval: &expiry,
 			ReceiveMaximum:        &recvMax,
@@ -111,8 +113,8 @@ func (c *Client) connectPacket() *paho.Connect {
 	return cp
 }
 
-// connectError describes a refused CONNECT.
-func (c *Client) connectError(ca *paho.Connack, err error) error {
+// connectError describes a CONNECT that ep refused.
+func (c *Client) connectError(ca *paho.Connack, err error, ep *endpoint) error {
 	if ca == nil || ca.ReasonCode < 0x80 {
 		return err
 	}
@@ -122,7 +124,7 @@ func (c *Client) connectError(ca *paho.Connack, err error) error {
 	}
 	switch e.Reason {
 	case NotAuthorized, BadCredentials:
-		return c.credentialsError(e)
+		return credentialsError(e, ep)
 	case UnsupportedProtocol:
 		return fmt.Errorf("%w: the broker does not speak MQTT 5; set mqtt.protocol: 3.1.1", e)
 	case ClientIDNotValid:
@@ -186,6 +188,12 @@ func (l *link5) publish(g *outgoing) error {
 		return errRequeue
 	}
 	p := &paho.Publish{Topic: g.m.Topic, QoS: g.m.QoS, Retain: g.m.Retained, Payload: g.m.Payload}
+	if len(g.user) > 0 {
+		p.Properties = &paho.PublishProperties{}
+		for _, kv := range g.user {
+			p.Properties.User = append(p.Properties.User, paho.UserProperty{Key: kv[0], Value: kv[1]})
+		}
+	}
 	if g.m.QoS == 0 {
 		if _, err := l.pc.PublishWithOptions(l.ctx, p, paho.PublishOptions{}); err != nil {
 			return l.publishError(g, err)
@@ -199,9 +207,9 @@ func (l *link5) publish(g *outgoing) error {
 		l.conn.uncork()
 		defer l.conn.cork()
 	}
-	l.c.sess5.hand(g)
+	l.c.sess5.hand(g, l.num)
 	_, err := l.pc.PublishWithOptions(l.ctx, p, paho.PublishOptions{Method: paho.PublishMethod_AsyncSend})
-	l.c.sess5.hand(nil)
+	l.c.sess5.hand(nil, 0)
 	if err == nil || errors.Is(err, paho.ErrNetworkErrorAfterStored) {
 		return nil // in the session: the answer comes, maybe on the next connection
 	}
@@ -211,7 +219,7 @@ func (l *link5) publish(g *outgoing) error {
 // publishError describes a publication that paho did not take.
 func (l *link5) publishError(g *outgoing, err error) error {
 	switch {
-	case errors.Is(err, session.ErrNoConnection), errors.Is(err, context.Canceled), l.ctx.Err() != nil:
+	case errors.Is(err, session.ErrNoConnection), errors.Is(err, context.Canceled), errors.Is(err, errStale), l.ctx.Err() != nil:
 		return errRequeue
 	case errors.Is(err, paho.ErrInvalidArguments):
 		// The broker's CONNACK said it takes no such QoS or no retained

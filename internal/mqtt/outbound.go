@@ -1,6 +1,7 @@
 package mqtt
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -53,6 +54,9 @@ type outgoing struct {
 	// unsubscribe, when not "", makes this an UNSUBSCRIBE of that filter
 	// instead, in order with the publications (see unsubscribeFilter).
 	unsubscribe string
+	// user are MQTT 5 user properties, keys and values, of the
+	// publication.
+	user [][2]string
 }
 
 func (o *outbound) init() {
@@ -149,19 +153,38 @@ func (c *Client) writable(topic string) bool {
 	return false
 }
 
-// requeue puts gs, publications of a session that the broker lost, back
-// at the front of the queue, in order: they go first on the connection
-// being made.
+// requeue puts gs, publications of a session that the broker lost or that
+// an ended connection did not take, back in the queue, in the order in
+// which they were first queued (their seq) among those waiting: they go
+// before those queued later, on the connection being made, however the
+// ends of the last connection gave them back.
 func (c *Client) requeue(gs []outgoing) {
 	if len(gs) == 0 {
 		return
 	}
+	slices.SortFunc(gs, func(a, b outgoing) int { return cmp.Compare(a.seq, b.seq) })
 	o := &c.out
 	o.mu.Lock()
-	o.q = append(gs, o.q...)
+	o.q = mergeBySeq(gs, o.q)
 	o.n.Add(int64(len(gs)))
 	o.mu.Unlock()
 	o.signal()
+}
+
+// mergeBySeq returns a and b, each in seq order, merged in seq order.
+func mergeBySeq(a, b []outgoing) []outgoing {
+	if len(b) == 0 || a[len(a)-1].seq < b[0].seq {
+		return append(a, b...) // the usual case: all before the queue
+	}
+	out := make([]outgoing, 0, len(a)+len(b))
+	for len(a) > 0 && len(b) > 0 {
+		if a[0].seq <= b[0].seq {
+			out, a = append(out, a[0]), a[1:]
+		} else {
+			out, b = append(out, b[0]), b[1:]
+		}
+	}
+	return append(append(out, a...), b...)
 }
 
 // runFeeder hands the queued publications to the connection, in order,

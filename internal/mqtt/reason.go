@@ -137,9 +137,9 @@ func (e *RefusedError) Unwrap() error { return e.Reason }
 
 // credentialsError says which credentials the broker refused, never the
 // password.
-func (c *Client) credentialsError(e *RefusedError) error {
-	if c.cfg.Username == "" {
+func credentialsError(e *RefusedError, ep *endpoint) error {
+	if ep.username == "" {
 		return fmt.Errorf("%w: anonymous connections are not allowed (%w)", ErrNotAuthorized, e.Reason)
 	}
-	return fmt.Errorf("%w of user %q (%w)", ErrNotAuthorized, c.cfg.Username, e.Reason)
+	return fmt.Errorf("%w of user %q (%w)", ErrNotAuthorized, ep.username, e.Reason)
 }

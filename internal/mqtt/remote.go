@@ -99,7 +99,7 @@ func (c *Client) subscribeNow(w bus.WireFilter) (unanswered link, err error) {
 		// The connection went away meanwhile; the next one subscribes.
 		return nil, nil
 	}
-	c.log.Warn("mqtt: subscribing failed, reconnecting", "broker", c.cfg.display, "filter", w.Filter, "error", err)
+	c.log.Warn("mqtt: subscribing failed, reconnecting", "broker", c.Broker(), "filter", w.Filter, "error", err)
 	return l, nil
 }
 
@@ -120,7 +120,8 @@ func (c *Client) unsubscribeFilter(filter string) {
 	o := &c.out
 	o.mu.Lock()
 	if !o.closed && o.link != nil {
-		o.q = append(o.q, outgoing{unsubscribe: filter})
+		o.seq++ // in order with the publications, requeued ones too
+		o.q = append(o.q, outgoing{unsubscribe: filter, seq: o.seq})
 		o.n.Add(1)
 	}
 	o.mu.Unlock()

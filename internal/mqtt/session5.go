@@ -2,8 +2,8 @@ package mqtt
 
 import (
 	"context"
+	"errors"
 	"io"
-	"slices"
 	"sync"
 
 	"github.com/eclipse/paho.golang/packets"
@@ -33,7 +33,10 @@ type session5 struct {
 	pubs    map[uint16]outgoing // unanswered QoS 1 and 2 publications
 	recd    map[uint16]struct{} // of them, QoS 2 ones the broker received (PUBREC)
 	handing *outgoing           // the publication being handed to paho
-	empty   chan struct{}       // closed when pubs is empty, while waited for
+	// handingConn is the number of the connection that hands it.
+	handingConn uint64
+	lost        int           // publications requeued at the last CONNACK
+	empty       chan struct{} // closed when pubs is empty, while waited for
 
 	// addMu keeps a connection's CONNACK out while a publication is
 	// being added: paho's State.AddToSession reads the send quota
@@ -59,14 +62,24 @@ func newSession5(c *Client) *session5 {
 // the unanswered publications go back to the client's queue, but the
 // QoS 2 ones that the broker received (PUBREC): it has them, and sending
 // them again would deliver them twice; they succeeded.
+//
+// It runs with no publication being added (addMu), so that a publication
+// is either in the session before it, and sent again or given back here,
+// or refused to the ended connection that hands it after it (see
+// AddToSession), and given back by that connection.
 func (s *session5) ConAckReceived(w io.Writer, cp *packets.Connect, ca *packets.Connack) error {
+	s.addMu.Lock()
 	s.connMu.Lock()
 	s.conns++
 	s.conn = s.conns
 	s.connMu.Unlock()
+	s.mu.Lock()
+	s.lost = 0
+	s.mu.Unlock()
+	var took []outgoing
 	if !ca.SessionPresent {
 		s.mu.Lock()
-		var lost, took []outgoing
+		var lost []outgoing
 		for id, g := range s.pubs {
 			if _, ok := s.recd[id]; ok {
 				took = append(took, g)
@@ -76,17 +89,25 @@ func (s *session5) ConAckReceived(w io.Writer, cp *packets.Connect, ca *packets.
 		}
 		clear(s.pubs)
 		clear(s.recd)
+		s.lost = len(lost)
 		s.signalEmpty()
 		s.mu.Unlock()
-		slices.SortFunc(lost, func(a, b outgoing) int { return int(a.seq - b.seq) })
 		s.c.requeue(lost)
-		for i := range took {
-			s.c.settled(&took[i], nil)
-		}
 	}
-	s.addMu.Lock()
-	defer s.addMu.Unlock()
-	return s.State.ConAckReceived(w, cp, ca)
+	err := s.State.ConAckReceived(w, cp, ca)
+	s.addMu.Unlock()
+	for i := range took {
+		s.c.settled(&took[i], nil)
+	}
+	return err
+}
+
+// requeued returns how many unanswered publications the last CONNACK sent
+// back to the client's queue, to go again.
+func (s *session5) requeued() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.lost
 }
 
 // ConnectionLost ends the connection's acknowledgements.
@@ -104,29 +125,40 @@ func (s *session5) current() uint64 {
 	return s.conn
 }
 
+// errStale refuses a publication to the connection that hands it, which
+// ended: the session belongs to the next connection now, which would never
+// send it. The connection gives it back to the client's queue.
+var errStale = errors.New("mqtt: the connection ended before the publication was stored")
+
 // AddToSession records which publication a PUBLISH's identifier stands
-// for.
+// for; it refuses, with errStale, a publication that a connection other
+// than the session's current one hands.
 func (s *session5) AddToSession(ctx context.Context, p session.Packet, resp chan<- packets.ControlPacket) error {
 	s.addMu.RLock()
-	err := s.State.AddToSession(ctx, p, resp)
-	s.addMu.RUnlock()
-	if err != nil {
+	defer s.addMu.RUnlock()
+	_, isPub := p.(*packets.Publish)
+	s.mu.Lock()
+	handing, conn := s.handing, s.handingConn
+	s.mu.Unlock()
+	if isPub && handing != nil && conn != s.current() {
+		return errStale
+	}
+	if err := s.State.AddToSession(ctx, p, resp); err != nil {
 		return err
 	}
-	if pb, ok := p.(*packets.Publish); ok {
+	if pb, ok := p.(*packets.Publish); ok && handing != nil {
 		s.mu.Lock()
-		if s.handing != nil {
-			s.pubs[pb.PacketID] = *s.handing
-		}
+		s.pubs[pb.PacketID] = *handing
 		s.mu.Unlock()
 	}
 	return nil
 }
 
-// hand records g as the publication that paho is being handed, or none.
-func (s *session5) hand(g *outgoing) {
+// hand records g as the publication that the connection conn is handing
+// paho, or none.
+func (s *session5) hand(g *outgoing, conn uint64) {
 	s.mu.Lock()
-	s.handing = g
+	s.handing, s.handingConn = g, conn
 	s.mu.Unlock()
 }
 

@@ -6,6 +6,9 @@ import "github.com/robotexec/robotexec/subscribers"
 type Stats struct {
 	// Connected is Connected().
 	Connected bool
+	// Broker is the URL of the broker the client is connected to,
+	// without credentials, or "" between connections.
+	Broker string
 	// Connects counts successful connections, the first included;
 	// Reconnects those after the first (robotexec_mqtt_reconnects_total).
 	Connects, Reconnects uint64
@@ -13,6 +16,14 @@ type Stats struct {
 	ConnectionLosses uint64
 	// ConnectFailures counts failed connection attempts.
 	ConnectFailures uint64
+	// SessionsLost counts the reconnections of a persistent session
+	// (Config.CleanSession false) to a broker that did not have the
+	// session (Session Present 0): a restarted broker without
+	// persistence, an expired session, or another node of a cluster
+	// that does not share sessions. What the client's subscriptions
+	// would have received meanwhile is missed; its unacknowledged
+	// publications were sent again.
+	SessionsLost uint64
 	// Received counts messages from the broker; Redelivered those among
 	// them that the broker marked as possibly sent before (DUP).
 	Received, Redelivered uint64
@@ -43,8 +54,14 @@ type Stats struct {
 
 // Stats returns the client's counters.
 func (c *Client) Stats() Stats {
+	broker := ""
+	if _, ep := c.currentBroker(); ep != nil && c.Connected() {
+		broker = ep.display
+	}
 	return Stats{
 		Connected:        c.Connected(),
+		Broker:           broker,
+		SessionsLost:     c.sessionsLost.Load(),
 		Connects:         c.connects.Load(),
 		Reconnects:       c.reconnects.Load(),
 		ConnectionLosses: c.losses.Load(),

@@ -6,6 +6,7 @@ package nodehooks
 
 import (
 	"context"
+	"strconv"
 	"time"
 
 	"github.com/robotexec/robotexec/timers"
@@ -34,7 +35,47 @@ type Hooks struct {
 	// message callback of a node, with the callback's run context and the
 	// node's handled count before the callback.
 	Handling func(ctx context.Context, node string, handled uint64, done bool)
+	// Counted is called when a node makes a subscription, with the node's
+	// name and the subscription's key (see Key). The function it returns,
+	// if not nil, is called before each message callback of the
+	// subscription; the message is skipped, as if it had never come, when
+	// it returns false. A recording counts the messages each subscription
+	// ran, so that its replay runs as many and no more: at the stop, the
+	// last messages that came to a subscription (refused once it closed,
+	// or published when it had gone) never ran.
+	Counted func(node, key string) func() bool
+	// Rings is called when a node makes a one-shot timer, with the
+	// node's name and the timer's key (see Key). The function it returns,
+	// if not nil, is called before each call of the timer with its event;
+	// the call is skipped when it returns false. A recording notes when
+	// each timer was last called (the event's Actual), so that its replay
+	// makes no call whose deadline comes after that: at the stop, the
+	// timers stopped before the deadlines still armed. (The number of
+	// calls is no such fact: a call late under load serves what a replay,
+	// on time, serves in several.)
+	Rings func(node, key string) func(ev timers.Event) bool
 }
+
+// Key returns the key of a node's callback for Hooks.Counted and
+// Hooks.Rings: kind
+// ("subscription" or "one-shot") and the callback's name (its Name
+// option, else its topic filter or "timer(DELAY)"), then " #2", " #3",
+// ... for the second, third, ... callback of the node with the same kind
+// and name (nth). A node that makes the same callbacks in the same order
+// gets the same keys in a recorded run and in its replay.
+func Key(kind, name string, nth int) string {
+	k := kind + " " + name
+	if nth > 1 {
+		k += " #" + strconv.Itoa(nth)
+	}
+	return k
+}
+
+// The kinds of callbacks in a Key.
+const (
+	Subscription = "subscription"
+	OneShot      = "one-shot"
+)
 
 // At returns where env, a *nodes.Env, keeps its hooks (nil: none).
 // Package nodes sets it when it is loaded.

@@ -14,6 +14,11 @@
 // and closed there with its summary and footer where they fit, and it
 // holds exactly the messages counted as recorded.
 //
+// A [Writer] writes the same files on its caller's goroutine, for a
+// program that may wait for the disk (robotexec replay): nothing is queued
+// or dropped, and the first write error comes back from the call that met
+// it, the file salvaged as a Recorder's.
+//
 // Each topic gets a channel per payload kind: payloads that are valid JSON
 // go on a channel with message encoding "json" (no schema), which MCAP
 // tools decode and plot; any other payload is kept byte for byte on a
@@ -23,5 +28,5 @@
 //
 // # Concurrency
 //
-// A Recorder is safe for concurrent use.
+// A Recorder is safe for concurrent use; a Writer is not.
 package recording

@@ -107,6 +107,18 @@ func Create(path string, opts Options) (*Recorder, error) {
 	if opts.Queue <= 0 {
 		opts.Queue = DefaultQueue
 	}
+	w, err := createFile(path, opts)
+	if err != nil {
+		return nil, err
+	}
+	r := &Recorder{path: path, q: make(chan item, opts.Queue), done: make(chan struct{})}
+	go r.run(w)
+	return r, nil
+}
+
+// createFile creates the file at path (truncating it) and writes its
+// header, with opts' defaults applied.
+func createFile(path string, opts Options) (*fileWriter, error) {
 	if opts.ChunkSize <= 0 {
 		opts.ChunkSize = DefaultChunkSize
 	}
@@ -119,9 +131,7 @@ func Create(path string, opts Options) (*Recorder, error) {
 		_ = f.Close()
 		return nil, describe(path, err)
 	}
-	r := &Recorder{path: path, q: make(chan item, opts.Queue), done: make(chan struct{})}
-	go r.run(w)
-	return r, nil
+	return w, nil
 }
 
 // Path returns the file's path.

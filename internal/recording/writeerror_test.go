@@ -89,15 +89,19 @@ type helperReport struct {
 	CloseErr        string
 }
 
+// recordLimited is the helper: spec is "PATH LIMIT", or "PATH LIMIT
+// writer" to write with a Writer (see writeStops).
 func recordLimited(spec string) int {
-	path, limit, _ := strings.Cut(spec, " ")
-	n, err := strconv.ParseUint(limit, 10, 64)
+	fields := strings.Fields(spec)
+	n, err := strconv.ParseUint(fields[1], 10, 64)
 	if err == nil {
 		err = syscall.Setrlimit(syscall.RLIMIT_FSIZE, &syscall.Rlimit{Cur: n, Max: n})
 	}
-	var rep helperReport
-	if err == nil {
-		rep, err = recordStops(path, true)
+	var rep any
+	if err == nil && len(fields) > 2 {
+		rep, err = writeStops(fields[0])
+	} else if err == nil {
+		rep, err = recordStops(fields[0], true)
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -188,16 +192,21 @@ func chunkEnd(t *testing.T, path string, n int) uint64 {
 
 // runLimited runs the helper, recording to path under a file size limit.
 func runLimited(t *testing.T, path string, limit uint64) helperReport {
+	var rep helperReport
+	runHelper(t, fmt.Sprintf("%s %d", path, limit), &rep)
+	return rep
+}
+
+// runHelper runs the helper with spec and decodes its report into rep.
+func runHelper(t *testing.T, spec string, rep any) {
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), fmt.Sprintf("%s=%s %d", limitedEnv, path, limit))
+	cmd.Env = append(os.Environ(), limitedEnv+"="+spec)
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	cmd.WaitDelay = time.Second
 	out, err := cmd.Output()
 	require.NoError(t, err, "the helper: %s", stderr.String())
-	var rep helperReport
-	require.NoError(t, json.Unmarshal(out, &rep), "%s", out)
-	return rep
+	require.NoError(t, json.Unmarshal(out, rep), "%s", out)
 }
 
 // jsRead is what read.mjs and stream.mjs print.

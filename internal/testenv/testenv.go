@@ -42,6 +42,9 @@ var (
 	GCC       = Program{"gcc", "apt-get install -y gcc"}
 	Node      = Program{"node", "apt-get install -y nodejs npm"}
 	NPM       = Program{"npm", "apt-get install -y npm"}
+	// Ejabberd is Debian's ejabberd, an MQTT 5 broker that clusters;
+	// its ejabberdctl is looked up (in /usr/sbin).
+	Ejabberd = Program{"ejabberdctl", "apt-get install -y ejabberd"}
 )
 
 // All reports whether ROBOTEXEC_TEST_ALL=1: no test may skip.

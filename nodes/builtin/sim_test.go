@@ -119,3 +119,43 @@ func TestParamErrors(t *testing.T) {
 		require.ErrorContains(t, err, tc.want, "%s with %q", tc.typ, tc.params)
 	}
 }
+
+// A clock set back (use_sim_time, a playback that starts over) re-arms the
+// watchdog's timeouts on the new time: a topic that stays silent falls
+// stale a timeout after the jump, as does one first seen after it a
+// timeout after its message, rather than when the clock catches up with
+// the deadlines of before the jump; a stale topic stays stale until its
+// next message. A small step back leaves the deadlines within a timeout
+// of the new time as they were.
+func TestWatchdogClockJumpBack(t *testing.T) {
+	r := nodetest.New(t)
+	r.MustBuild("wd", "watchdog", "watch: robot/+/data\ntimeout: 200ms\nalarm: robot/alarm")
+	start := r.Now()
+	r.Publish("robot/a/data", "1")
+	r.Advance(150 * time.Millisecond)
+	r.Publish("robot/b/data", "1") // deadline start+350ms
+	r.Advance(50 * time.Millisecond)
+	require.Equal(t, []string{"robot/a/data stale"}, alarms(t, r, "robot/alarm"))
+
+	back := start.Add(-10 * time.Second)
+	r.Rewind(back)
+	r.Advance(50 * time.Millisecond)
+	r.Publish("robot/c/data", "1") // deadline back+250ms
+	r.Advance(149 * time.Millisecond)
+	require.Len(t, alarms(t, r, "robot/alarm"), 1, "b has 200 ms from the jump")
+	r.Advance(time.Millisecond)
+	require.Equal(t, []string{"robot/b/data stale"}, alarms(t, r, "robot/alarm")[1:], "at back+200ms")
+	r.Advance(50 * time.Millisecond)
+	require.Equal(t, []string{"robot/c/data stale"}, alarms(t, r, "robot/alarm")[2:], "at back+250ms")
+	r.Publish("robot/a/data", "2")
+	require.Equal(t, []string{"robot/a/data ok"}, alarms(t, r, "robot/alarm")[3:])
+
+	// A step back of 50 ms, to back+300ms: a's deadline, back+450ms, is
+	// within a timeout of the new time and stays.
+	r.Advance(100 * time.Millisecond)
+	r.Rewind(back.Add(300 * time.Millisecond))
+	r.Advance(149 * time.Millisecond)
+	require.Len(t, alarms(t, r, "robot/alarm"), 4)
+	r.Advance(time.Millisecond)
+	require.Equal(t, []string{"robot/a/data stale"}, alarms(t, r, "robot/alarm")[4:], "at back+450ms, as before the step")
+}

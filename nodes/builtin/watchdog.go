@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/robotexec/robotexec/internal/ratelog"
@@ -58,6 +59,37 @@ type watchdog struct {
 	warn    *ratelog.Limiter
 	logOne  map[string]*ratelog.Limiter // by state: one line a second
 	maxSize int
+	jumps   jumps  // the clock's jumps back, told by a simulated clock
+	jumped  uint64 // the jumps that the deadlines were re-armed for
+}
+
+// jumps counts the times a clock that can be set back (a simulated clock
+// that follows the clock topic, under use_sim_time) was set back, and
+// the time it was last set back to. The clock tells it on the goroutine
+// that sets it back, while the watchdog's callbacks may run.
+type jumps struct {
+	mu sync.Mutex
+	n  uint64
+	to time.Time
+}
+
+// rewound is the clock's OnRewind function.
+func (j *jumps) rewound(to time.Time) {
+	j.mu.Lock()
+	j.n, j.to = j.n+1, to
+	j.mu.Unlock()
+}
+
+// last returns the count of jumps and the time of the last.
+func (j *jumps) last() (uint64, time.Time) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return j.n, j.to
+}
+
+// rewinder is a clock that can be set back and says so (timers.Sim).
+type rewinder interface {
+	OnRewind(f func(to time.Time))
 }
 
 type watched struct {
@@ -97,6 +129,9 @@ func NewWatchdog(n *nodes.Node) error {
 	}
 	w.live.Init()
 	w.stale.Init()
+	if c, ok := w.clock.(rewinder); ok {
+		c.OnRewind(w.jumps.rewound)
+	}
 	w.timer = n.OneShot(p.Timeout, w.expire, nodes.Name("timeout"))
 	if w.timer != nil {
 		w.timer.Cancel() // armed by the first message
@@ -110,6 +145,7 @@ func (w *watchdog) seen(ctx context.Context, sub *subscribers.Subscription, m su
 	if m.Topic == w.p.Alarm {
 		return
 	}
+	w.rearmOnJump()
 	seen := m.Received
 	if seen.IsZero() {
 		seen = w.clock.Now()
@@ -153,6 +189,7 @@ func (w *watchdog) evict() {
 // expire is the timer's callback: the live topics whose deadline passed
 // fall stale, in order.
 func (w *watchdog) expire(ctx context.Context, _ timers.Event) {
+	w.rearmOnJump()
 	now := w.clock.Now()
 	w.armed = time.Time{}
 	for e := w.live.Front(); e != nil; e = w.live.Front() {
@@ -165,6 +202,31 @@ func (w *watchdog) expire(ctx context.Context, _ timers.Event) {
 		w.topics[tw.topic] = w.stale.PushBack(tw)
 		w.alarm(ctx, tw.topic, "stale", tw.lastSeen)
 	}
+	w.arm()
+}
+
+// rearmOnJump re-arms the timeouts on the clock's new time if it was set
+// back since the last callback, as rcl re-arms a timer on a jump back of
+// ROS time: a live topic whose deadline is more than a timeout after the
+// time the clock went back to gets that time plus the timeout, as if it
+// had been seen then; the others keep theirs. Without it, a clock that
+// starts over (robotexec play -loop -clock) would leave every topic
+// waiting for the deadlines of before the jump. Stale topics stay stale
+// until their next message. The live list stays in deadline order: the
+// deadlines kept come first, and those brought back are all the same.
+func (w *watchdog) rearmOnJump() {
+	n, to := w.jumps.last()
+	if n == w.jumped {
+		return
+	}
+	w.jumped = n
+	limit := to.Add(w.p.Timeout)
+	for e := w.live.Front(); e != nil; e = e.Next() {
+		if tw := e.Value.(*watched); tw.deadline.After(limit) {
+			tw.deadline = limit
+		}
+	}
+	w.armed = time.Time{}
 	w.arm()
 }
 

@@ -2,7 +2,8 @@
 //
 // A [Rig] builds nodes from their params, as a config's nodes list gives
 // them, on a simulated clock and an in-process router. A test publishes
-// messages to them, advances the clock, and reads what they published and
+// messages to them, advances the clock (or sets it back, as a clock topic
+// does when a playback starts over), and reads what they published and
 // what they logged:
 //
 //	func TestFilter(t *testing.T) {

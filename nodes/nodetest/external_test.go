@@ -69,8 +69,8 @@ func TestCounter(t *testing.T) {
 
 // Node packages in a module outside this one, which requires this one
 // through a replace line, test their nodes with nodetest: a counter, and
-// the node and the test of the README's "Your first node", as they are
-// there. Only public packages are importable there: the same test
+// the node of the README's "Your first node" and its test in
+// docs/nodes.md, as they are there. Only public packages are importable there: the same test
 // importing an internal package does not build. Nothing is downloaded:
 // the module cache holds every dependency (GOPROXY=off), and go.sum is
 // this module's.
@@ -94,8 +94,8 @@ func TestExternalModuleImportsNodetest(t *testing.T) {
 	write("go.sum", string(sum))
 	write("counter/counter.go", externalNode)
 	write("counter/counter_test.go", externalTest)
-	write("imufilter/imufilter.go", readmeBlock(t, root, "package imufilter\n"))
-	write("imufilter/imufilter_test.go", readmeBlock(t, root, "package imufilter_test\n"))
+	write("imufilter/imufilter.go", docBlock(t, root, "README.md", "package imufilter\n"))
+	write("imufilter/imufilter_test.go", docBlock(t, root, "docs/nodes.md", "package imufilter_test\n"))
 
 	goTest := func() (string, error) {
 		cmd := exec.Command(goBin, "test", "-count=1", "-v", "./...")
@@ -132,17 +132,17 @@ func goVersion(t *testing.T, root string) string {
 	return ""
 }
 
-// readmeBlock returns the Go block of the root's README.md that starts
+// docBlock returns the Go block of page, a path from the root, that starts
 // with first.
-func readmeBlock(t *testing.T, root, first string) string {
+func docBlock(t *testing.T, root, page, first string) string {
 	t.Helper()
-	readme, err := os.ReadFile(filepath.Join(root, "README.md"))
+	text, err := os.ReadFile(filepath.Join(root, page))
 	require.NoError(t, err)
-	for _, part := range strings.Split(string(readme), "```go\n")[1:] {
+	for _, part := range strings.Split(string(text), "```go\n")[1:] {
 		if block, _, _ := strings.Cut(part, "\n```"); strings.HasPrefix(block, first) {
 			return block + "\n"
 		}
 	}
-	t.Fatalf("README.md has no go block that starts with %q", first)
+	t.Fatalf("%s has no go block that starts with %q", page, first)
 	return ""
 }

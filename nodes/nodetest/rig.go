@@ -133,6 +133,15 @@ func (r *Rig) Advance(d time.Duration) {
 	r.ex.SpinAll()
 }
 
+// Rewind sets the clock back to t, as the clock topic does under
+// use_sim_time when a playback starts over, then runs the callbacks that
+// are ready. The timers re-arm on the new time as they do in robotexec
+// run (docs/recording.md, Simulated time).
+func (r *Rig) Rewind(t time.Time) {
+	r.clock.Rewind(t)
+	r.ex.SpinAll()
+}
+
 // Now returns the time of the rig's clock.
 func (r *Rig) Now() time.Time { return r.clock.Now() }
 
