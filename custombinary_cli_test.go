@@ -25,9 +25,11 @@ import (
 const specNode = `package imufilter
 
 import (
+	"context"
 	"time"
 
 	"github.com/robotexec/robotexec/nodes"
+	"github.com/robotexec/robotexec/timers"
 )
 
 func init() { nodes.Register("imu_filter", "low-pass filter for IMU samples", New) }
@@ -49,7 +51,7 @@ func New(n *nodes.Node) error {
 	out := n.Publisher(p.Output)
 	var avg Sample
 	nodes.Subscribe(n, p.Input, func(ctx context.Context, s Sample) { avg = blend(avg, s, p.Alpha) })
-	n.Timer(p.Period, func(ctx context.Context, _ timers.Event) { out.PublishJSON(ctx, avg) })
+	n.Timer(p.Period, func(ctx context.Context, ev timers.Event) { out.PublishJSON(ctx, avg) })
 	return nil // callbacks of one node share its default mutually exclusive group
 }
 `
