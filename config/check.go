@@ -30,6 +30,9 @@ func (t *tree) check(c *Config) {
 	} else if strings.ContainsAny(e.ClockTopic, "+#\x00") {
 		t.errorAt("executor.clock_topic", "must be a topic name, without wildcards, not %s", quote(e.ClockTopic))
 	}
+	if e.DrainTimeout < time.Millisecond {
+		t.errorAt("executor.drain_timeout", "must be 1ms or more, not %v", e.DrainTimeout)
+	}
 	switch e.TimerSource {
 	case "":
 		e.TimerSource = TimerSourcePrecise

@@ -31,6 +31,8 @@ const (
 	// MaxMaxPayload is the largest mqtt.max_payload: MQTT's largest
 	// packet is 256 MiB, headers included.
 	MaxMaxPayload Size = 255 << 20
+	// DefaultDrainTimeout is the default of executor.drain_timeout.
+	DefaultDrainTimeout = 10 * time.Second
 	// DefaultKeepAlive is the default MQTT keep-alive.
 	DefaultKeepAlive = 30 * time.Second
 	// Protocol5 and Protocol311 are the values of MQTT.Protocol.
@@ -124,6 +126,12 @@ type Executor struct {
 	// {"time": RFC3339Nano} (robotexec play -clock publishes them).
 	// (optional) Defaults to DefaultClockTopic.
 	ClockTopic string `yaml:"clock_topic"`
+	// DrainTimeout is the drain deadline of a stop: past it, the
+	// contexts of the callbacks running and of those still to run are
+	// done, so that a long callback that watches its context returns,
+	// and the rest of the queues drains without publishing. (optional)
+	// Defaults to DefaultDrainTimeout, 10 s; at least 1ms.
+	DrainTimeout time.Duration `yaml:"drain_timeout"`
 }
 
 // MQTT is the mqtt: section.
@@ -391,7 +399,7 @@ func Parse(file string, data []byte, lookupEnv func(string) (string, bool)) (*Co
 	lookup := envLookup(lookupEnv)
 	cfg := &Config{
 		File:     file,
-		Executor: Executor{QueueDepth: DefaultQueueDepth, InProcess: true, GCHeadroom: DefaultGCHeadroom, ClockTopic: DefaultClockTopic},
+		Executor: Executor{QueueDepth: DefaultQueueDepth, InProcess: true, GCHeadroom: DefaultGCHeadroom, ClockTopic: DefaultClockTopic, DrainTimeout: DefaultDrainTimeout},
 		MQTT: MQTT{
 			Broker:         EmbeddedBroker,
 			Listen:         DefaultListen,

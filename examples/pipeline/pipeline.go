@@ -25,7 +25,7 @@ func init() {
 type StageParams struct {
 	Input  string        `yaml:"input"`  // topic filter to read
 	Output string        `yaml:"output"` // topic to publish to
-	Work   time.Duration `yaml:"work"`   // how long each message takes to process (a sleep)
+	Work   time.Duration `yaml:"work"`   // how long each message takes to process (a wait that ends early when the callback's context is done)
 }
 
 // NewStage builds a stage node.
@@ -43,7 +43,12 @@ func NewStage(n *nodes.Node) error {
 	out := n.Publisher(p.Output)
 	n.Subscribe(p.Input, func(ctx context.Context, m subscribers.Message) {
 		if p.Work > 0 {
-			time.Sleep(p.Work)
+			work := time.NewTimer(p.Work)
+			select {
+			case <-work.C:
+			case <-ctx.Done(): // the drain deadline of a stop
+				work.Stop()
+			}
 		}
 		if err := out.Publish(ctx, m.Payload); err != nil {
 			n.Logger().Warn("stage: publish failed", "err", err)

@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"runtime"
@@ -250,7 +251,7 @@ func (a *App) stop() error {
 	// the closing subscriptions.
 	a.client.Pause()
 	a.obs.state.Store(stateStopping)
-	err := a.ex.Shutdown(context.Background())
+	err := a.drain()
 	if rerr := <-a.done; err == nil {
 		err = rerr
 	}
@@ -268,6 +269,20 @@ func (a *App) stop() error {
 	}
 	a.close()
 	return err
+}
+
+// drain stops the executor and waits for it to drain: past
+// executor.drain_timeout, the callbacks' contexts are done (the drain
+// deadline), and it waits on for what they leave.
+func (a *App) drain() error {
+	ctx, cancel := context.WithTimeout(context.Background(), a.cfg.Executor.DrainTimeout)
+	defer cancel()
+	err := a.ex.Shutdown(ctx)
+	if !errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	a.log.Warn("the drain deadline passed: the callbacks' contexts are done", "drain_timeout", a.cfg.Executor.DrainTimeout)
+	return a.ex.Shutdown(context.Background())
 }
 
 // close closes what start opened. The client's and the broker's closes

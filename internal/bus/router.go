@@ -336,8 +336,8 @@ func (r *Router) localMatch(topic string, dst []*Subscription) []*Subscription {
 func (r *Router) publish(ctx context.Context, m *Message, subs []*Subscription, out bool) (int, error) {
 	run := RunOf(ctx)
 	if run != nil {
-		if !run.enter() {
-			return 0, run.Err()
+		if err := run.enter(); err != nil {
+			return 0, err
 		}
 		defer run.leave()
 	}

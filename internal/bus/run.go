@@ -122,14 +122,18 @@ func (r *Run) Value(key any) any {
 // String names the context, as the context package's do.
 func (r *Run) String() string { return "robotexec.run" }
 
-// enter begins a publication under r; it reports false, and begins
-// nothing, once the run has ended.
-func (r *Run) enter() bool {
+// enter begins a publication under r; once r is done (its run ended, or
+// Stop is done) it begins nothing and returns r's Err.
+func (r *Run) enter() error {
 	if r.word.Add(2)&1 != 0 {
 		r.word.Add(-2)
-		return false
+		return context.Canceled
 	}
-	return true
+	if r.Stop.Err() != nil {
+		r.word.Add(-2)
+		return context.DeadlineExceeded
+	}
+	return nil
 }
 
 // leave ends a publication that enter began.

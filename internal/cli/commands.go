@@ -22,8 +22,9 @@ import (
 	"github.com/robotexec/robotexec/subscribers"
 )
 
-// shutdownGrace bounds a clean stop; past it the command exits anyway.
-const shutdownGrace = 10 * time.Second
+// shutdownGrace bounds what a clean stop takes past the drain deadline
+// (executor.drain_timeout); past it the command exits anyway.
+const shutdownGrace = 5 * time.Second
 
 func cmdRun(version string, args []string, stdout, stderr io.Writer) int {
 	fs := newFlags("run", "[flags] CONFIG", "Load CONFIG, start the embedded broker or connect to the configured one, start\nevery node and run until SIGINT or SIGTERM; then stop the sources, drain the\nqueues and exit 0. A second signal exits at once.", stderr)
@@ -77,7 +78,8 @@ type runner struct {
 }
 
 // run starts cfg and runs it until a signal, then stops it: it drains
-// within shutdownGrace, and a second signal exits at once.
+// within the drain deadline and shutdownGrace, and a second signal exits
+// at once.
 func (r *runner) run(cfg *config.Config) int {
 	signals := make(chan os.Signal, 2)
 	signal.Notify(signals, os.Interrupt, syscall.SIGTERM)
@@ -99,7 +101,8 @@ func (r *runner) run(cfg *config.Config) int {
 	}
 	sig := <-signals
 	r.log.Info("stopping: draining the queues", "signal", sig.String())
-	ctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
+	bound := cfg.Executor.DrainTimeout + shutdownGrace
+	ctx, cancel := context.WithTimeout(context.Background(), bound)
 	defer cancel()
 	// A second signal cuts the drain short: it cancels the Shutdown.
 	second := make(chan os.Signal, 1)
@@ -116,7 +119,7 @@ func (r *runner) run(cfg *config.Config) int {
 	switch {
 	case err == nil:
 	case errors.Is(err, context.DeadlineExceeded):
-		fmt.Fprintf(r.stderr, "robotexec run: did not drain within %v: exiting\n", shutdownGrace)
+		fmt.Fprintf(r.stderr, "robotexec run: did not drain within %v: exiting\n", bound)
 		return ExitFailure
 	case errors.Is(err, context.Canceled):
 		fmt.Fprintf(r.stderr, "robotexec run: second signal (%v): exiting now\n", <-second)

@@ -64,7 +64,7 @@ func (f viewFlags) settings(filters []string) (viewSettings, error) {
 			return viewSettings{}, err
 		}
 	}
-	cfg := &config.Config{Executor: config.Executor{GCHeadroom: config.DefaultGCHeadroom, ClockTopic: config.DefaultClockTopic}}
+	cfg := &config.Config{Executor: config.Executor{GCHeadroom: config.DefaultGCHeadroom, ClockTopic: config.DefaultClockTopic, DrainTimeout: config.DefaultDrainTimeout}}
 	if *f.client.config != "" {
 		var err error
 		if cfg, err = config.Load(*f.client.config); err != nil {
