@@ -53,7 +53,7 @@ func lines(err error) []string {
 func defaults(file string) config.Config {
 	return config.Config{
 		File:     file,
-		Executor: config.Executor{Workers: 0, QueueDepth: 10, Overflow: "", TimerSource: "precise", InProcess: true, GCHeadroom: 32 << 20, ClockTopic: "clock"},
+		Executor: config.Executor{Workers: 0, QueueDepth: 10, Overflow: "", TimerSource: "precise", InProcess: true, GCHeadroom: 32 << 20, ClockTopic: "clock", DrainTimeout: 10 * time.Second},
 		MQTT: config.MQTT{
 			Broker:         "embedded",
 			Brokers:        config.BrokerList{"embedded"},
@@ -116,7 +116,7 @@ func TestFullFile(t *testing.T) {
 	require.NoError(t, err)
 
 	require.Equal(t, path, cfg.File)
-	require.Equal(t, config.Executor{Workers: 4, QueueDepth: 32, Overflow: config.OverflowDropNewest, TimerSource: config.TimerSourceGo, GCHeadroom: 64 << 20, UseSimTime: true, ClockTopic: "sim/clock"}, cfg.Executor)
+	require.Equal(t, config.Executor{Workers: 4, QueueDepth: 32, Overflow: config.OverflowDropNewest, TimerSource: config.TimerSourceGo, GCHeadroom: 64 << 20, UseSimTime: true, ClockTopic: "sim/clock", DrainTimeout: 3 * time.Second}, cfg.Executor)
 	require.Equal(t, config.MQTT{
 		Broker:         "ssl://broker.example.com:8883",
 		Brokers:        config.BrokerList{"ssl://broker.example.com:8883"},
@@ -149,9 +149,9 @@ func TestFullFile(t *testing.T) {
 		got = append(got, node{n.Name, n.Type, n.Group, n.Line, n.Index})
 	}
 	require.Equal(t, []node{
-		{"imu_bridge", "bridge", "sensors", 31, 0},
-		{"heartbeat-1", "heartbeat", "", 35, 1},
-		{"watchdog", "watchdog", "sensors", 40, 2},
+		{"imu_bridge", "bridge", "sensors", 32, 0},
+		{"heartbeat-1", "heartbeat", "", 36, 1},
+		{"watchdog", "watchdog", "sensors", 41, 2},
 	}, got)
 
 	var bridge struct {

@@ -54,7 +54,7 @@ func TestErrors(t *testing.T) {
 		{"unknown nested key", "executor:\n  workers: 2\n  wokers: 3\n  depth: 1\n",
 			[]string{
 				`config.yaml:3: executor.wokers: unknown key; did you mean "workers"?`,
-				`config.yaml:4: executor.depth: unknown key (known keys: workers, queue_depth, overflow, timer_source, in_process, gc_headroom, use_sim_time, clock_topic)`,
+				`config.yaml:4: executor.depth: unknown key (known keys: workers, queue_depth, overflow, timer_source, in_process, gc_headroom, use_sim_time, clock_topic, drain_timeout)`,
 			}},
 		{"unknown key in tls", "mqtt:\n  broker: ssl://h:1\n  tls:\n    CA: x\n",
 			[]string{`config.yaml:4: mqtt.tls.CA: unknown key; did you mean "ca"?`}},
@@ -109,6 +109,8 @@ func TestErrors(t *testing.T) {
 			[]string{`config.yaml:2: executor.clock_topic: must be a topic name, without wildcards, not "clock/#"`}},
 		{"bad timer source", "executor:\n  timer_source: atomic\n",
 			[]string{`config.yaml:2: executor.timer_source: must be precise or go, not "atomic"`}},
+		{"no drain", "executor:\n  drain_timeout: 0s\n",
+			[]string{`config.yaml:2: executor.drain_timeout: must be 1ms or more, not 0s`}},
 		{"bad qos", "mqtt:\n  qos: 3\n",
 			[]string{`config.yaml:2: mqtt.qos: must be 0, 1 or 2, not 3`}},
 		{"negative qos", "mqtt:\n  qos: -1\n",

@@ -17,10 +17,12 @@ const (
 package counter
 
 import (
+	"context"
 	"time"
 
 	"github.com/robotexec/robotexec/nodes"
 	"github.com/robotexec/robotexec/subscribers"
+	"github.com/robotexec/robotexec/timers"
 )
 
 func init() { nodes.Register("mybot_counter", "counts messages", New) }
