@@ -71,16 +71,12 @@ func (e *Executor) runMessages(w *worker, x *waitset.Entity, en *entity, batch i
 // serve runs en's callback on m, one run of w, recorded where Options.Runs
 // asks.
 func (e *Executor) serve(w *worker, x *waitset.Entity, en *entity, m *subscribers.Message) {
-	var over *subscribers.Subscription
 	if runs := e.opts.Runs; runs == nil {
-		over = e.callMessage(en, m)
+		e.callMessage(w.run, en, m)
 	} else {
 		start := e.opts.Stamp()
-		over = e.callMessage(en, m)
+		e.callMessage(w.run, en, m)
 		runs.Ran(Run{Worker: w.id, ID: x.ID(), Trigger: m.Received, Start: start, End: e.opts.Stamp()})
-	}
-	if over != nil && w.over == nil {
-		w.over = over
 	}
 	w.nruns++
 }
@@ -94,7 +90,7 @@ func (e *Executor) serve(w *worker, x *waitset.Entity, en *entity, m *subscriber
 // queued on a group); or a publication of the callback left a
 // subscription overloaded, so that the callback is muted now (see run).
 func (e *Executor) batchEnds(w *worker, until int64, cpu uint32) bool {
-	if w.over != nil {
+	if w.run.Overloaded() != nil {
 		return true
 	}
 	now, on := e.batchClock()

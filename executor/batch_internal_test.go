@@ -16,6 +16,7 @@ import (
 func TestBatchEndsOnAnotherCPU(t *testing.T) {
 	e := New(Options{Workers: 1})
 	w := e.workers[0]
+	w.run = e.scope.NewRun()
 	const never = math.MaxInt64
 	if e.batchOn != onCPU {
 		_, cpu := e.batchClock()

@@ -24,36 +24,15 @@ type entity struct {
 	panics  atomic.Uint64
 }
 
-// callTimer and callMessage call en's callback with a run context of its
-// own (bus.Run), done when the call returns, and end the run once the
-// callback has returned: they return the subscription that a publication
-// under the run left overloaded, or nil (see mute). They are the only
-// functions that call callbacks, and the one place where callbacks'
-// panics are recovered (recoverPanic).
-func (e *Executor) callTimer(en *entity, ev timers.Event) *subscribers.Subscription {
-	r := e.newRun()
-	e.invokeTimer(r, en, ev)
-	return r.End()
-}
-
-func (e *Executor) callMessage(en *entity, m *subscribers.Message) *subscribers.Subscription {
-	r := e.newRun()
-	e.invokeMessage(r, en, m)
-	return r.End()
-}
-
-// newRun returns the context of a callback's call: done when the call
-// returns, or at the executor's drain deadline (see Shutdown).
-func (e *Executor) newRun() *bus.Run {
-	return &bus.Run{Stop: e.shut.stopCtx, Handoff: !e.opts.noHandoff}
-}
-
-func (e *Executor) invokeTimer(r *bus.Run, en *entity, ev timers.Event) {
+// callTimer and callMessage call en's callback with r, the context of the
+// run (see run). They are the only functions that call callbacks, and the
+// one place where callbacks' panics are recovered (recoverPanic).
+func (e *Executor) callTimer(r *bus.Run, en *entity, ev timers.Event) {
 	defer e.recoverPanic(en)
 	en.onTimer(r, ev)
 }
 
-func (e *Executor) invokeMessage(r *bus.Run, en *entity, m *subscribers.Message) {
+func (e *Executor) callMessage(r *bus.Run, en *entity, m *subscribers.Message) {
 	defer e.recoverPanic(en)
 	en.onMsg(r, *m)
 }

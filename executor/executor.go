@@ -12,6 +12,7 @@ import (
 
 	"golang.org/x/sys/cpu"
 
+	"github.com/robotexec/robotexec/internal/bus"
 	"github.com/robotexec/robotexec/internal/timerq"
 	"github.com/robotexec/robotexec/internal/tsc"
 	"github.com/robotexec/robotexec/internal/waitset"
@@ -161,6 +162,8 @@ type readMostly struct {
 	// origin where the time-stamp counter is not used.
 	budget int64
 	epoch  time.Time
+	// scope is what the contexts of the runs share (see Executor.run).
+	scope *bus.RunScope
 }
 
 // runQueue is the section of an Executor that mu guards: the run queue and
@@ -224,10 +227,11 @@ func New(opts Options) *Executor {
 		epoch := time.Now()
 		opts.Stamp = func() int64 { return int64(time.Since(epoch)) }
 	}
-	e := &Executor{readMostly: readMostly{opts: opts, log: opts.Logger, obs: opts.observer, epoch: time.Now()}}
+	e := &Executor{readMostly: readMostly{opts: opts, log: opts.Logger, obs: opts.observer, epoch: time.Now(), scope: new(bus.RunScope)}}
 	e.shut.stopping = make(chan struct{})
 	e.shut.exited = make(chan struct{})
-	e.shut.stopCtx, e.shut.expire = context.WithCancel(context.Background())
+	e.scope.Stop, e.shut.expire = context.WithCancel(context.Background())
+	e.scope.Handoff = !opts.noHandoff
 	if ns := tsc.NsPerTick(); ns != 0 {
 		e.batchOn = onTSC
 		e.budget = int64(min(float64(opts.BatchBudget)/ns, 1<<62))

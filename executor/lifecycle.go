@@ -38,14 +38,13 @@ const (
 )
 
 // shutdown is what Shutdown and Run share: Shutdown closes stopping once,
-// and Run closes exited when its workers have exited. stopCtx is the
-// parent of every run's context (see newRun); expire ends it when a
+// and Run closes exited when its workers have exited. expire ends the
+// runs' scope's Stop, the parent of every run's context, when a
 // Shutdown's ctx ends before the drain does (the drain deadline).
 type shutdown struct {
 	once     sync.Once
 	stopping chan struct{}
 	exited   chan struct{}
-	stopCtx  context.Context
 	expire   context.CancelFunc
 }
 

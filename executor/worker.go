@@ -54,9 +54,8 @@ type workerState struct {
 	batch int
 	// published is the count of runs last stored in runs.
 	published uint64
-	// over is the subscription that a publication of the run's callback
-	// left overloaded, for the run's end to mute the callback (see mute).
-	over *subscribers.Subscription
+	// run is the context of the run the worker makes (see Executor.run).
+	run *bus.Run
 }
 
 // publishEvery is how many runs a busy worker makes between publications
@@ -238,6 +237,9 @@ func (e *Executor) runGroup(w *worker, g *Group) int {
 // batch, the messages behind it (see Options.Batch).
 func (e *Executor) run(w *worker, x *waitset.Entity, en *entity, hold bool) {
 	x.Start()
+	// The run's context: done when the run ends, or at the drain
+	// deadline (see Shutdown).
+	w.run = e.scope.NewRun()
 	more := false
 	if en.timer != nil {
 		e.runTimer(w, x, en)
@@ -250,10 +252,10 @@ func (e *Executor) run(w *worker, x *waitset.Entity, en *entity, hold bool) {
 		}
 		more = e.runMessages(w, x, en, batch)
 	}
-	if s := w.over; s != nil {
-		w.over = nil
+	if s := w.run.End(); s != nil {
 		e.mute(x, en, s)
 	}
+	w.run = nil
 	if en.acq != nil {
 		e.release(en.acq, &w.runnable)
 	}
@@ -285,11 +287,11 @@ func (e *Executor) runTimer(w *worker, x *waitset.Entity, en *entity) {
 	}
 	runs := e.opts.Runs
 	if runs == nil {
-		w.over = e.callTimer(en, ev)
+		e.callTimer(w.run, en, ev)
 		return
 	}
 	start := e.opts.Stamp()
-	w.over = e.callTimer(en, ev)
+	e.callTimer(w.run, en, ev)
 	runs.Ran(Run{Worker: w.id, ID: x.ID(), Trigger: ev.Expected, Start: start, End: e.opts.Stamp()})
 }
 

@@ -147,7 +147,7 @@ func TestClaimGivenBackAfterTheRingGrew(t *testing.T) {
 	require.Equal(t, 2, k)
 	for _, p := range []string{"3", "4", "5"} {
 		// A callback's publication (under a run) goes past the depth.
-		run := &bus.Run{Stop: context.Background()}
+		run := (&bus.RunScope{Stop: context.Background()}).NewRun()
 		_, err := pub.PublishMessage(run, bus.Message{Payload: []byte(p)})
 		require.NoError(t, err)
 		run.End()

@@ -128,7 +128,7 @@ func (o offering) deliver(m *Message, at stamp, subs []*Subscription) (int, erro
 			}
 			continue
 		}
-		accepted, over := s.offer(m, at, o.run.Handoff)
+		accepted, over := s.offer(m, at, o.run.scope.Handoff)
 		if accepted {
 			n++
 		}

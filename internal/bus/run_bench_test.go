@@ -16,7 +16,7 @@ func BenchmarkBackpressureDecision(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	run := &Run{Stop: context.Background()}
+	run := (&RunScope{Stop: context.Background()}).NewRun()
 	derived, cancel := context.WithCancel(run)
 	defer cancel()
 	for _, bc := range []struct {
@@ -55,7 +55,7 @@ func BenchmarkPublishIntoFullBlockQueue(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	run := &Run{Stop: context.Background()}
+	run := (&RunScope{Stop: context.Background()}).NewRun()
 	m := Message{Payload: []byte("x")}
 	if _, err := pub.PublishMessage(run, m); err != nil {
 		b.Fatal(err)

@@ -25,7 +25,8 @@ func TestRunContext(t *testing.T) {
 
 	stop, expire := context.WithCancel(context.WithValue(context.Background(), key{}, "v"))
 	defer expire()
-	r := &bus.Run{Stop: stop}
+	scope := &bus.RunScope{Stop: stop}
+	r := scope.NewRun()
 	require.NoError(t, r.Err())
 	require.Equal(t, "v", r.Value(key{}))
 	require.Same(t, r, bus.RunOf(r))
@@ -45,7 +46,7 @@ func TestRunContext(t *testing.T) {
 	require.ErrorIs(t, pub.Publish(r, nil), context.Canceled, "refused once the run ended")
 	require.Equal(t, 3, sub.Len())
 
-	r2 := &bus.Run{Stop: stop}
+	r2 := scope.NewRun()
 	done2 := r2.Done()
 	expire()
 	select {

@@ -59,7 +59,7 @@ func TestStampIsThePublicationsTime(t *testing.T) {
 		if i%2 == 0 {
 			_, err = pub.PublishMessage(context.Background(), Message{})
 		} else {
-			run := &Run{Stop: context.Background()}
+			run := (&RunScope{Stop: context.Background()}).NewRun()
 			_, err = pub.PublishMessage(run, Message{})
 			run.End()
 		}
