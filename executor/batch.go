@@ -5,8 +5,8 @@ import (
 
 	"github.com/robotexec/robotexec/internal/bus"
 	"github.com/robotexec/robotexec/internal/tsc"
-	"github.com/robotexec/robotexec/internal/waitset"
 	"github.com/robotexec/robotexec/subscribers"
+	"github.com/robotexec/robotexec/waitset"
 )
 
 // DefaultBatch is the most messages a subscription's run serves when

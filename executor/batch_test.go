@@ -12,8 +12,8 @@ import (
 
 	"github.com/robotexec/robotexec/executor"
 	"github.com/robotexec/robotexec/internal/tracecheck"
-	"github.com/robotexec/robotexec/internal/waitset"
 	"github.com/robotexec/robotexec/subscribers"
+	"github.com/robotexec/robotexec/waitset"
 )
 
 // batchWait bounds every wait of the batch tests.
@@ -109,9 +109,10 @@ func countOps(steps []tracecheck.Step, op waitset.Op, id uint64) int {
 func twoQueuedSubscriptions(t *testing.T, batch, msgs int) (order []string, steps []tracecheck.Step, runs uint64) {
 	t.Helper()
 	rec := &tracecheck.Recorder{}
-	ex := executor.New(executor.WithObserver(executor.Options{
+	ex := executor.New(executor.Options{
 		Workers: 1, Batch: batch, BatchBudget: time.Hour, Logger: quiet(),
-	}, rec))
+		Observer: rec,
+	})
 	o := ex.NewOwner("n", ex.NewGroup("r", executor.Reentrant))
 	bus := new(subscribers.Router)
 	log := newCallLog(2 * msgs)
@@ -188,7 +189,7 @@ func TestBatchEndsAfterBudget(t *testing.T) {
 	const msgs, work = 16, 6 * time.Microsecond
 	require.Greater(t, 2*work, executor.DefaultBatchBudget)
 	rec := &tracecheck.Recorder{}
-	ex := executor.New(executor.WithObserver(executor.Options{Workers: 1, Logger: quiet()}, rec))
+	ex := executor.New(executor.Options{Workers: 1, Logger: quiet(), Observer: rec})
 	o := ex.NewOwner("n", nil)
 	bus := new(subscribers.Router)
 	log := newCallLog(msgs)
@@ -223,7 +224,7 @@ func TestBatchEndsAfterBudget(t *testing.T) {
 // and the trace has no Next step.
 func TestSpinOnceRunsOneMessage(t *testing.T) {
 	rec := &tracecheck.Recorder{}
-	ex := executor.New(executor.WithObserver(executor.Options{Batch: 8, BatchBudget: time.Hour, Logger: quiet()}, rec))
+	ex := executor.New(executor.Options{Batch: 8, BatchBudget: time.Hour, Logger: quiet(), Observer: rec})
 	o := ex.NewOwner("n", nil)
 	bus := new(subscribers.Router)
 	log := newCallLog(3)
@@ -257,9 +258,10 @@ func TestSpinOnceRunsOneMessage(t *testing.T) {
 func TestBatchNeedsServeOne(t *testing.T) {
 	const msgs = 6
 	rec := &tracecheck.Recorder{}
-	ex := executor.New(executor.WithObserver(executor.Options{
+	ex := executor.New(executor.Options{
 		Workers: 1, Batch: 8, BatchBudget: time.Hour, Logger: quiet(),
-	}, rec))
+		Observer: rec,
+	})
 	bus := new(subscribers.Router)
 	log := newCallLog(3 * msgs)
 

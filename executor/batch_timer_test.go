@@ -11,9 +11,9 @@ import (
 
 	"github.com/robotexec/robotexec/executor"
 	"github.com/robotexec/robotexec/internal/tracecheck"
-	"github.com/robotexec/robotexec/internal/waitset"
 	"github.com/robotexec/robotexec/subscribers"
 	"github.com/robotexec/robotexec/timers"
+	"github.com/robotexec/robotexec/waitset"
 )
 
 // TestBatchEndsWhenTimerDue checks that a run ends when a timer becomes
@@ -25,9 +25,10 @@ func TestBatchEndsWhenTimerDue(t *testing.T) {
 	const msgs = 8
 	clock := timers.NewSim(epoch)
 	rec := &tracecheck.Recorder{}
-	ex := executor.New(executor.WithObserver(executor.Options{
+	ex := executor.New(executor.Options{
 		Workers: 1, Clock: clock, BatchBudget: time.Hour, Logger: quiet(),
-	}, rec))
+		Observer: rec,
+	})
 	o := ex.NewOwner("n", ex.NewGroup("r", executor.Reentrant))
 	bus := new(subscribers.Router)
 	log := newCallLog(msgs + 1)
@@ -80,9 +81,10 @@ func TestBatchEndsWhenTimerWaitsForItsGroup(t *testing.T) {
 	const msgs = 8
 	clock := timers.NewSim(epoch)
 	obs := &dequeueSignal{dequeued: make(chan struct{})}
-	ex := executor.New(executor.WithObserver(executor.Options{
+	ex := executor.New(executor.Options{
 		Workers: 2, Clock: clock, BatchBudget: time.Hour, Logger: quiet(),
-	}, obs))
+		Observer: obs,
+	})
 	o := ex.NewOwner("node", nil) // its default group: mutually exclusive
 	bus := new(subscribers.Router)
 	log := newCallLog(msgs + 1)
@@ -136,9 +138,10 @@ func TestBatchEndsWhenTimerWaitsInTheLane(t *testing.T) {
 	const msgs = 8
 	clock := timers.NewSim(epoch)
 	rec := &tracecheck.Recorder{}
-	ex := executor.New(executor.WithObserver(executor.Options{
+	ex := executor.New(executor.Options{
 		Workers: 2, Clock: clock, BatchBudget: time.Hour, Logger: quiet(),
-	}, rec))
+		Observer: rec,
+	})
 	o := ex.NewOwner("n", ex.NewGroup("r", executor.Reentrant))
 	bus := new(subscribers.Router)
 	log := newCallLog(msgs + 1)

@@ -6,7 +6,7 @@
 // The executor follows the scheduler model of docs/design.md (Scheduler
 // model) in the repository. Every timer and subscription is an entity that
 // is waiting, queued or running, never two at once. A trigger puts the
-// entity in the wait set (internal/waitset in the repository), with set
+// entity in the wait set (waitset in the repository), with set
 // semantics. When the run queue is empty, the next worker to look for work
 // takes waiting ∩ wait set as one batch into the run queue, all ready timers
 // first, then all ready subscriptions; workers take entities from the head

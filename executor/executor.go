@@ -15,8 +15,8 @@ import (
 	"github.com/robotexec/robotexec/internal/bus"
 	"github.com/robotexec/robotexec/internal/timerq"
 	"github.com/robotexec/robotexec/internal/tsc"
-	"github.com/robotexec/robotexec/internal/waitset"
 	"github.com/robotexec/robotexec/timers"
+	"github.com/robotexec/robotexec/waitset"
 )
 
 var (
@@ -55,6 +55,11 @@ type Options struct {
 	// methods, serve one message; a run also ends after a message whose
 	// callback's publication left a subscription overloaded.
 	Batch int
+	// Observer, if not nil, is told of every scheduling step of the
+	// executor (waitset.Event), synchronously, on the dispatch path: for
+	// traces that check the scheduling properties (docs/design.md). It
+	// must be fast and must not block.
+	Observer waitset.Observer
 	// BatchBudget is how long a subscription's run may go on to its next
 	// message: after a callback that ends BatchBudget or more after the
 	// run began, the run ends and the subscription goes to the back of
@@ -67,15 +72,6 @@ type Options struct {
 	// tests and benchmarks set it, through WithHandoff in export_test.go,
 	// to measure what the hand-off saves.
 	noHandoff bool
-	// observer receives every scheduling step (package waitset's events);
-	// nil means none. It runs on the dispatch path. Tests set it, through
-	// waitset.ObserveExecutor or WithObserver in export_test.go, to check
-	// traces.
-	observer waitset.Observer
-}
-
-func init() {
-	waitset.ObserveExecutor = func(opts any, obs waitset.Observer) { opts.(*Options).observer = obs }
 }
 
 // Run describes one callback run for a RunObserver.
@@ -227,7 +223,7 @@ func New(opts Options) *Executor {
 		epoch := time.Now()
 		opts.Stamp = func() int64 { return int64(time.Since(epoch)) }
 	}
-	e := &Executor{readMostly: readMostly{opts: opts, log: opts.Logger, obs: opts.observer, epoch: time.Now(), scope: new(bus.RunScope)}}
+	e := &Executor{readMostly: readMostly{opts: opts, log: opts.Logger, obs: opts.Observer, epoch: time.Now(), scope: new(bus.RunScope)}}
 	e.shut.stopping = make(chan struct{})
 	e.shut.exited = make(chan struct{})
 	e.scope.Stop, e.shut.expire = context.WithCancel(context.Background())
@@ -241,7 +237,7 @@ func New(opts Options) *Executor {
 	} else {
 		e.budget = int64(min(opts.BatchBudget, 1<<62))
 	}
-	e.set = waitset.New(e.wake, opts.observer)
+	e.set = waitset.New(e.wake, opts.Observer)
 	e.timers = timerq.NewQueue(opts.Clock, e.set)
 	if e.timers.Fast().Pollable() && e.timers.Fast().Lead() > 0 {
 		// Only a queue its workers can poll: early's busy-wait reads

@@ -1,14 +1,5 @@
 package executor
 
-import "github.com/robotexec/robotexec/internal/waitset"
-
-// WithObserver returns o with obs told of every scheduling step, for the
-// tests that check traces.
-func WithObserver(o Options, obs waitset.Observer) Options {
-	o.observer = obs
-	return o
-}
-
 // WithHandoff returns o with the hand-off of in-process publications (see
 // Publisher) on, as in every executor, or off: then every publication made
 // in a callback wakes an idle worker. It is for the tests and benchmarks

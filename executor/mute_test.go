@@ -10,9 +10,9 @@ import (
 
 	"github.com/robotexec/robotexec/executor"
 	"github.com/robotexec/robotexec/internal/tracecheck"
-	"github.com/robotexec/robotexec/internal/waitset"
 	"github.com/robotexec/robotexec/subscribers"
 	"github.com/robotexec/robotexec/timers"
+	"github.com/robotexec/robotexec/waitset"
 )
 
 // muteCounter counts mutes and unmutes beside a trace recorder.
@@ -37,7 +37,7 @@ func (m *muteCounter) Observe(ev waitset.Event) {
 // plus one publication, nothing is dropped, and the producer resumes.
 func TestMuteKeepsAFastProducerBoundedWithoutDrops(t *testing.T) {
 	obs := &muteCounter{}
-	ex := executor.New(executor.WithObserver(executor.Options{Workers: 2, Logger: quiet()}, obs))
+	ex := executor.New(executor.Options{Workers: 2, Logger: quiet(), Observer: obs})
 	bus := new(subscribers.Router)
 	const depth = 5
 	var maxLen atomic.Int64
@@ -92,7 +92,7 @@ func TestMuteKeepsAFastProducerBoundedWithoutDrops(t *testing.T) {
 // muted by its own queue, so a cycle drains.
 func TestMuteSkipsCycles(t *testing.T) {
 	obs := &muteCounter{}
-	ex := executor.New(executor.WithObserver(executor.Options{Logger: quiet()}, obs))
+	ex := executor.New(executor.Options{Logger: quiet(), Observer: obs})
 	bus := new(subscribers.Router)
 	o := ex.NewOwner("loop", nil)
 	pub, err := bus.Publisher("loop")
@@ -115,7 +115,7 @@ func TestMuteSkipsCycles(t *testing.T) {
 // consumer drains, the mute ends, Run returns.
 func TestMuteEndsAtShutdown(t *testing.T) {
 	obs := &muteCounter{}
-	ex := executor.New(executor.WithObserver(executor.Options{Workers: 2, Logger: quiet()}, obs))
+	ex := executor.New(executor.Options{Workers: 2, Logger: quiet(), Observer: obs})
 	bus := new(subscribers.Router)
 	release := make(chan struct{})
 	consumer := ex.NewOwner("consumer", nil)

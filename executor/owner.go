@@ -8,9 +8,9 @@ import (
 	"github.com/robotexec/robotexec/internal/bus"
 	"github.com/robotexec/robotexec/internal/regopt"
 	"github.com/robotexec/robotexec/internal/timerq"
-	"github.com/robotexec/robotexec/internal/waitset"
 	"github.com/robotexec/robotexec/subscribers"
 	"github.com/robotexec/robotexec/timers"
+	"github.com/robotexec/robotexec/waitset"
 )
 
 // Owner registers callbacks on an executor on behalf of one node. Every

@@ -27,7 +27,7 @@ import (
 // (TestMuteKeepsAFastProducerBoundedWithoutDrops).
 func TestPublishFromGoroutineOfCallback(t *testing.T) {
 	obs := &muteCounter{}
-	ex := executor.New(executor.WithObserver(executor.Options{Workers: 2, Logger: quiet()}, obs))
+	ex := executor.New(executor.Options{Workers: 2, Logger: quiet(), Observer: obs})
 	bus := new(subscribers.Router)
 	const depth, n = 2, 5
 	release := make(chan struct{})

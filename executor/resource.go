@@ -4,7 +4,7 @@ import (
 	"slices"
 	"sync"
 
-	"github.com/robotexec/robotexec/internal/waitset"
+	"github.com/robotexec/robotexec/waitset"
 )
 
 // Resource is a named piece of state that callbacks may need exclusively, as

@@ -22,7 +22,7 @@ import (
 // overlap.
 func TestResourceOppositeOrdersNeitherDeadlockNorOverlap(t *testing.T) {
 	rec := &tracecheck.Recorder{}
-	ex := executor.New(executor.WithObserver(executor.Options{Workers: 4, Logger: quiet()}, rec))
+	ex := executor.New(executor.Options{Workers: 4, Logger: quiet(), Observer: rec})
 	x, y := ex.Resource("x"), ex.Resource("y")
 	require.Same(t, x, ex.Resource("x"))
 	require.Equal(t, "y", y.Name())
@@ -97,7 +97,7 @@ func TestResourceOppositeOrdersNeitherDeadlockNorOverlap(t *testing.T) {
 func TestResourceWithTimerAndGroup(t *testing.T) {
 	clock := timers.NewSim(epoch)
 	rec := &tracecheck.Recorder{}
-	ex := executor.New(executor.WithObserver(executor.Options{Clock: clock, Logger: quiet()}, rec))
+	ex := executor.New(executor.Options{Clock: clock, Logger: quiet(), Observer: rec})
 	odom := ex.Resource("odom")
 	o := ex.NewOwner("fusion", nil)
 	bus := new(subscribers.Router)

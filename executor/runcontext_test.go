@@ -12,9 +12,9 @@ import (
 
 	"github.com/robotexec/robotexec/executor"
 	"github.com/robotexec/robotexec/internal/tracecheck"
-	"github.com/robotexec/robotexec/internal/waitset"
 	"github.com/robotexec/robotexec/subscribers"
 	"github.com/robotexec/robotexec/timers"
+	"github.com/robotexec/robotexec/waitset"
 )
 
 // mutedIDs records the IDs of the entities muted, beside a trace
@@ -56,7 +56,7 @@ func blockedConsumer(t *testing.T, ex *executor.Executor, bus *subscribers.Route
 // timer: every mute is its, and the other timer keeps its rate meanwhile.
 func TestMuteGoesToThePublishingCallback(t *testing.T) {
 	obs := &mutedIDs{ids: make(chan uint64, 1024)}
-	ex := executor.New(executor.WithObserver(executor.Options{Workers: 3, Logger: quiet()}, obs))
+	ex := executor.New(executor.Options{Workers: 3, Logger: quiet(), Observer: obs})
 	bus := new(subscribers.Router)
 	release := make(chan struct{})
 	blockedConsumer(t, ex, bus, "work", release)

@@ -1,6 +1,6 @@
 package executor
 
-import "github.com/robotexec/robotexec/internal/waitset"
+import "github.com/robotexec/robotexec/waitset"
 
 // dequeueLocked takes the next entity for w: the head of the run queue,
 // after holding what w finished ready again, or, when the run queue is

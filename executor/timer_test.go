@@ -71,7 +71,7 @@ func TestOneShotAndCancel(t *testing.T) {
 // bound on the trace.
 func TestTimerKeepsFiringUnderSubscriptionFlood(t *testing.T) {
 	rec := &tracecheck.Recorder{}
-	ex := executor.New(executor.WithObserver(executor.Options{Workers: 2, Logger: quiet()}, rec))
+	ex := executor.New(executor.Options{Workers: 2, Logger: quiet(), Observer: rec})
 	o := ex.NewOwner("n", ex.NewGroup("r", executor.Reentrant))
 	bus := new(subscribers.Router)
 	const nsubs = 8

@@ -17,9 +17,9 @@ import (
 
 	"github.com/robotexec/robotexec/executor"
 	"github.com/robotexec/robotexec/internal/tracecheck"
-	"github.com/robotexec/robotexec/internal/waitset"
 	"github.com/robotexec/robotexec/subscribers"
 	"github.com/robotexec/robotexec/timers"
+	"github.com/robotexec/robotexec/waitset"
 )
 
 // traceSeeds is how many random workloads TestTraceRandomWorkloads runs;
@@ -59,10 +59,11 @@ func newWorkload(t *testing.T, seed uint64) *workload {
 	w := &workload{rng: rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))}
 	w.workers = 1 + w.rng.IntN(4)
 	w.rec = &tracecheck.Recorder{}
-	w.ex = executor.New(executor.WithObserver(executor.Options{
-		Workers: w.workers,
-		Logger:  slog.New(slog.NewTextHandler(io.Discard, nil)),
-	}, w.rec))
+	w.ex = executor.New(executor.Options{
+		Workers:  w.workers,
+		Logger:   slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Observer: w.rec,
+	})
 	w.bus = new(subscribers.Router)
 	w.group = map[uint64]string{}
 

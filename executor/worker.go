@@ -7,8 +7,8 @@ import (
 
 	"github.com/robotexec/robotexec/internal/bus"
 	"github.com/robotexec/robotexec/internal/timerq"
-	"github.com/robotexec/robotexec/internal/waitset"
 	"github.com/robotexec/robotexec/subscribers"
+	"github.com/robotexec/robotexec/waitset"
 )
 
 // worker is the state of one worker goroutine: one of Run's, or, for the

@@ -12,10 +12,10 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/robotexec/robotexec/executor"
-	"github.com/robotexec/robotexec/internal/waitset"
 	"github.com/robotexec/robotexec/nodes"
 	"github.com/robotexec/robotexec/subscribers"
 	"github.com/robotexec/robotexec/timers"
+	"github.com/robotexec/robotexec/waitset"
 )
 
 // mutedEntities sends the IDs of the entities muted.

@@ -12,10 +12,10 @@ import (
 
 	"github.com/robotexec/robotexec/executor"
 	"github.com/robotexec/robotexec/internal/tracecheck"
-	"github.com/robotexec/robotexec/internal/waitset"
 	"github.com/robotexec/robotexec/nodes"
 	"github.com/robotexec/robotexec/subscribers"
 	"github.com/robotexec/robotexec/timers"
+	"github.com/robotexec/robotexec/waitset"
 )
 
 // relayType is a node type that passes each message of its input on to its
@@ -183,6 +183,6 @@ func ptr[T any](v T) *T { return &v }
 
 // observed returns opts with obs told of every scheduling step.
 func observed(opts executor.Options, obs waitset.Observer) executor.Options {
-	waitset.ObserveExecutor(&opts, obs)
+	opts.Observer = obs
 	return opts
 }

@@ -1,6 +1,6 @@
 package bus
 
-import "github.com/robotexec/robotexec/internal/waitset"
+import "github.com/robotexec/robotexec/waitset"
 
 // A run that takes its messages one by one locks the queue once per
 // message, and the publisher locks it once per message too: the two pass

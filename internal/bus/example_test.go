@@ -5,7 +5,7 @@ import (
 	"fmt"
 
 	"github.com/robotexec/robotexec/internal/bus"
-	"github.com/robotexec/robotexec/internal/waitset"
+	"github.com/robotexec/robotexec/waitset"
 )
 
 // ExampleSubscription drives a subscription by hand, as an executor would:

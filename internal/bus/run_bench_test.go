@@ -4,7 +4,7 @@ import (
 	"context"
 	"testing"
 
-	"github.com/robotexec/robotexec/internal/waitset"
+	"github.com/robotexec/robotexec/waitset"
 )
 
 // BenchmarkBackpressureDecision is what deciding that a publication is a

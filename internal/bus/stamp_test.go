@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/robotexec/robotexec/internal/waitset"
+	"github.com/robotexec/robotexec/waitset"
 )
 
 // The stamps follow the monotonic clock across re-anchors, within a

@@ -17,8 +17,8 @@ import (
 	"github.com/robotexec/robotexec/internal/mqtt"
 	"github.com/robotexec/robotexec/internal/mqtt/broker"
 	"github.com/robotexec/robotexec/internal/mqtttest"
-	"github.com/robotexec/robotexec/internal/waitset"
 	"github.com/robotexec/robotexec/subscribers"
+	"github.com/robotexec/robotexec/waitset"
 )
 
 // failoverWithin bounds the time from a lost connection to the

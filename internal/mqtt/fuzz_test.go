@@ -9,8 +9,8 @@ import (
 
 	"github.com/robotexec/robotexec/internal/bus"
 	"github.com/robotexec/robotexec/internal/mqtt"
-	"github.com/robotexec/robotexec/internal/waitset"
 	"github.com/robotexec/robotexec/subscribers"
+	"github.com/robotexec/robotexec/waitset"
 )
 
 // The intake of FuzzIntake's client: its ID (hence its status topic),

@@ -16,9 +16,9 @@ import (
 	"github.com/robotexec/robotexec/internal/mqtt/broker"
 	"github.com/robotexec/robotexec/internal/mqtttest"
 	"github.com/robotexec/robotexec/internal/tracecheck"
-	"github.com/robotexec/robotexec/internal/waitset"
 	"github.com/robotexec/robotexec/subscribers"
 	"github.com/robotexec/robotexec/timers"
+	"github.com/robotexec/robotexec/waitset"
 )
 
 // localWorld is a client whose router is in-process, on a real broker
@@ -70,9 +70,7 @@ func newLocalWorld(t *testing.T, name string, proxied, clean bool) *localWorld {
 		w.url = w.proxy.URL()
 	}
 	w.c = dial(t, w.url, cfg)
-	opts := executor.Options{Workers: 2}
-	waitset.ObserveExecutor(&opts, w.trace)
-	w.ex = executor.New(opts)
+	w.ex = executor.New(executor.Options{Workers: 2, Observer: w.trace})
 	w.foreign = rawClient(t, b.URL())
 	return w
 }

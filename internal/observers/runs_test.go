@@ -14,9 +14,9 @@ import (
 	"github.com/robotexec/robotexec/internal/chrometrace"
 	"github.com/robotexec/robotexec/internal/observers"
 	"github.com/robotexec/robotexec/internal/tracecheck"
-	"github.com/robotexec/robotexec/internal/waitset"
 	"github.com/robotexec/robotexec/subscribers"
 	"github.com/robotexec/robotexec/timers"
+	"github.com/robotexec/robotexec/waitset"
 )
 
 func TestBucketBounds(t *testing.T) {

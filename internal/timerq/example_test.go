@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"github.com/robotexec/robotexec/internal/timerq"
-	"github.com/robotexec/robotexec/internal/waitset"
+	"github.com/robotexec/robotexec/waitset"
 )
 
 // ExampleQueue runs a 100ms timer on a simulated clock, playing the

@@ -6,7 +6,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/robotexec/robotexec/internal/waitset"
+	"github.com/robotexec/robotexec/waitset"
 )
 
 // slot is a timer in the heap, with its ordering kept beside it: the

@@ -8,7 +8,7 @@ import (
 
 	"github.com/robotexec/robotexec/internal/timerq"
 	"github.com/robotexec/robotexec/internal/tsc"
-	"github.com/robotexec/robotexec/internal/waitset"
+	"github.com/robotexec/robotexec/waitset"
 )
 
 // deaf is the system clock with alarms that never ring: only Poll serves

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/robotexec/robotexec/internal/tsc"
-	"github.com/robotexec/robotexec/internal/waitset"
+	"github.com/robotexec/robotexec/waitset"
 )
 
 // ErrStopped is returned when a timer is made on a stopped queue.

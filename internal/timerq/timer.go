@@ -4,7 +4,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/robotexec/robotexec/internal/waitset"
+	"github.com/robotexec/robotexec/waitset"
 )
 
 // Event is what a timer callback receives.

@@ -1,6 +1,6 @@
 package tracecheck
 
-import "github.com/robotexec/robotexec/internal/waitset"
+import "github.com/robotexec/robotexec/waitset"
 
 // lifecycle checks that each entity's scheduling steps follow
 // (Enqueue Dequeue Start Finish)*: never queued twice, never running twice

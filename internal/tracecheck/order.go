@@ -1,6 +1,6 @@
 package tracecheck
 
-import "github.com/robotexec/robotexec/internal/waitset"
+import "github.com/robotexec/robotexec/waitset"
 
 // groups checks that no two entities of one mutually exclusive group run at
 // once.

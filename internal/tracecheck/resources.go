@@ -1,6 +1,6 @@
 package tracecheck
 
-import "github.com/robotexec/robotexec/internal/waitset"
+import "github.com/robotexec/robotexec/waitset"
 
 // resources checks the invariants of docs/design.md, Resources, on the
 // resource steps:

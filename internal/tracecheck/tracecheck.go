@@ -24,7 +24,7 @@ import (
 	"fmt"
 	"sync"
 
-	"github.com/robotexec/robotexec/internal/waitset"
+	"github.com/robotexec/robotexec/waitset"
 )
 
 // Step is one recorded event with its place in the trace.

@@ -6,7 +6,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/robotexec/robotexec/internal/waitset"
+	"github.com/robotexec/robotexec/waitset"
 )
 
 // lanes is a set with two timers and two subscriptions and a wake counter.

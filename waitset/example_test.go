@@ -3,7 +3,7 @@ package waitset_test
 import (
 	"fmt"
 
-	"github.com/robotexec/robotexec/internal/waitset"
+	"github.com/robotexec/robotexec/waitset"
 )
 
 // ExampleSet plays the scheduler and one worker by hand: triggers coalesce,

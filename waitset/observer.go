@@ -107,9 +107,3 @@ type Event struct {
 type Observer interface {
 	Observe(Event)
 }
-
-// ObserveExecutor makes the executor options opts, an *executor.Options,
-// report every step of that executor to obs. Package executor sets it
-// when it is loaded; tests of other packages use it to record traces,
-// which are no part of the executor's API.
-var ObserveExecutor func(opts any, obs Observer)
