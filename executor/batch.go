@@ -5,7 +5,6 @@ import (
 
 	"github.com/robotexec/robotexec/internal/bus"
 	"github.com/robotexec/robotexec/internal/tsc"
-	"github.com/robotexec/robotexec/subscribers"
 	"github.com/robotexec/robotexec/waitset"
 )
 
@@ -70,7 +69,7 @@ func (e *Executor) runMessages(w *worker, x *waitset.Entity, en *entity, batch i
 
 // serve runs en's callback on m, one run of w, recorded where Options.Runs
 // asks.
-func (e *Executor) serve(w *worker, x *waitset.Entity, en *entity, m *subscribers.Message) {
+func (e *Executor) serve(w *worker, x *waitset.Entity, en *entity, m *bus.Message) {
 	if runs := e.opts.Runs; runs == nil {
 		e.callMessage(w.run, en, m)
 	} else {

@@ -6,6 +6,7 @@ import (
 	"sync/atomic"
 
 	"github.com/robotexec/robotexec/internal/bus"
+	"github.com/robotexec/robotexec/internal/facade"
 	"github.com/robotexec/robotexec/subscribers"
 	"github.com/robotexec/robotexec/timers"
 )
@@ -17,7 +18,7 @@ type entity struct {
 	name    string
 	group   *Group // the mutually exclusive group that serializes it, or nil
 	timer   *timers.Timer
-	sub     *subscribers.Subscription
+	sub     *bus.Subscription
 	onTimer func(context.Context, timers.Event)
 	onMsg   func(context.Context, subscribers.Message)
 	acq     *acquisition // the callback's resources, or nil
@@ -32,9 +33,9 @@ func (e *Executor) callTimer(r *bus.Run, en *entity, ev timers.Event) {
 	en.onTimer(r, ev)
 }
 
-func (e *Executor) callMessage(r *bus.Run, en *entity, m *subscribers.Message) {
+func (e *Executor) callMessage(r *bus.Run, en *entity, m *bus.Message) {
 	defer e.recoverPanic(en)
-	en.onMsg(r, *m)
+	en.onMsg(r, subscribers.Message(*m))
 }
 
 // recoverPanic turns a callback's panic into a logged, counted error; the
@@ -102,7 +103,10 @@ func (en *entity) id() uint64 {
 }
 
 func (en *entity) describe() Callback {
-	cb := Callback{ID: en.id(), Owner: en.owner.name, Name: en.name, Timer: en.timer, Subscription: en.sub, Panics: en.panics.Load()}
+	cb := Callback{ID: en.id(), Owner: en.owner.name, Name: en.name, Timer: en.timer, Panics: en.panics.Load()}
+	if en.sub != nil {
+		cb.Subscription = facade.PublicSub(en.sub)
+	}
 	if en.group != nil {
 		cb.Group = en.group.name
 	}

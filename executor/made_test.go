@@ -15,9 +15,8 @@ import (
 func TestMadeBeforeAttach(t *testing.T) {
 	ex := executor.New(executor.Options{Workers: 1})
 	bus := new(subscribers.Router)
-	p, err := bus.Publisher("state/mode", subscribers.WithRetain())
+	_, err := bus.Publish(context.Background(), subscribers.Message{Topic: "state/mode", Payload: []byte("auto"), Retained: true})
 	require.NoError(t, err)
-	require.NoError(t, p.Publish(context.Background(), []byte("auto")))
 
 	var made *subscribers.Subscription
 	var seen []*subscribers.Subscription

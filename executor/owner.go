@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/robotexec/robotexec/internal/bus"
+	"github.com/robotexec/robotexec/internal/facade"
 	"github.com/robotexec/robotexec/internal/regopt"
 	"github.com/robotexec/robotexec/internal/timerq"
 	"github.com/robotexec/robotexec/subscribers"
@@ -52,9 +53,9 @@ type Option func(*regopt.Values)
 type regOptions struct {
 	group     *Group
 	name      string
-	queue     subscribers.Options
+	queue     bus.Options
 	resources []*Resource
-	made      func(*subscribers.Subscription)
+	made      func(*bus.Subscription)
 }
 
 // InGroup puts the callback in group g instead of its owner's default
@@ -71,7 +72,9 @@ func Depth(n int) Option { return func(o *regopt.Values) { o.Depth = n } }
 
 // Overflow sets a subscription's overflow policy (default
 // subscribers.DropOldest).
-func Overflow(p subscribers.Policy) Option { return func(o *regopt.Values) { o.Overflow = &p } }
+func Overflow(p subscribers.Policy) Option {
+	return func(o *regopt.Values) { o.Overflow = (*bus.Policy)(&p) }
+}
 
 // Made calls f with a subscription once it is made, before it is attached
 // to its source, and so before its callback can run: a callback that
@@ -79,11 +82,12 @@ func Overflow(p subscribers.Policy) Option { return func(o *regopt.Values) { o.O
 // registration is called, in order.
 func Made(f func(*subscribers.Subscription)) Option {
 	return func(o *regopt.Values) {
+		made := func(s *bus.Subscription) { f(facade.PublicSub(s)) }
 		if prev := o.Made; prev != nil {
-			o.Made = func(s *subscribers.Subscription) { prev(s); f(s) }
+			o.Made = func(s *bus.Subscription) { prev(s); made(s) }
 			return
 		}
-		o.Made = f
+		o.Made = made
 	}
 }
 
@@ -190,7 +194,8 @@ func (o *Owner) Subscribe(src subscribers.Source, filter string, cb func(context
 	e.regMu.Unlock()
 	// Attaching may wait for the network (an MQTT SUBACK); it happens
 	// outside the lock so that other registrations and a stop go on.
-	if err := src.Attach(s); err != nil {
+	pub := facade.PublicSub(s)
+	if err := src.Attach(pub); err != nil {
 		e.forget(en)
 		s.Close()
 		return nil, fmt.Errorf("executor: %s: subscribe %q: %w", o.name, filter, err)
@@ -198,10 +203,10 @@ func (o *Owner) Subscribe(src subscribers.Source, filter string, cb func(context
 	if s.Closed() {
 		// The executor stopped while attaching: Close found no source to
 		// detach from yet.
-		src.Detach(s)
+		src.Detach(pub)
 		return nil, ErrClosed
 	}
-	return s, nil
+	return pub, nil
 }
 
 // forget removes en from the executor's entities.

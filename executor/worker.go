@@ -7,7 +7,6 @@ import (
 
 	"github.com/robotexec/robotexec/internal/bus"
 	"github.com/robotexec/robotexec/internal/timerq"
-	"github.com/robotexec/robotexec/subscribers"
 	"github.com/robotexec/robotexec/waitset"
 )
 
@@ -45,7 +44,7 @@ type workerState struct {
 	busyFor    time.Duration // its next idle busy-wait (see idleBusyWait)
 	// msg holds the message of the subscription the worker runs, taken
 	// straight from its queue (see run).
-	msg subscribers.Message
+	msg bus.Message
 	// claim is the messages of the run's queue that the run claimed (see
 	// runClaimed).
 	claim bus.Claim
@@ -298,7 +297,7 @@ func (e *Executor) runTimer(w *worker, x *waitset.Entity, en *entity) {
 // mute mutes x, whose run published to the overloaded subscription s, until
 // s drains (PostRun, docs/design.md, Resources): not if x is itself an
 // overloaded subscription, or s is x, so that a cycle of publishers drains.
-func (e *Executor) mute(x *waitset.Entity, en *entity, s *subscribers.Subscription) {
+func (e *Executor) mute(x *waitset.Entity, en *entity, s *bus.Subscription) {
 	if en.sub != nil && (en.sub == s || en.sub.Overloaded()) {
 		return
 	}

@@ -49,7 +49,7 @@ func TestMuteGoesToTheCallbackNotThePublishersNode(t *testing.T) {
 		})
 		return nil
 	})
-	var bsPublisher *nodes.Publisher
+	var bsPublisher *subscribers.Publisher
 	var bRuns atomic.Int64
 	b := register(func(n *nodes.Node) error {
 		bsPublisher = n.Publisher("work")

@@ -1,6 +1,10 @@
 package nodes
 
-import "container/list"
+import (
+	"container/list"
+
+	"github.com/robotexec/robotexec/subscribers"
+)
 
 // DynPublishers is how many publishers of topics known at run time
 // ([Node.Publish]) a node keeps; the least recently used goes first.
@@ -14,10 +18,10 @@ type dynPublishers struct {
 
 type dynEntry struct {
 	key pubKey
-	p   *Publisher
+	p   *subscribers.Publisher
 }
 
-func (d *dynPublishers) get(key pubKey) *Publisher {
+func (d *dynPublishers) get(key pubKey) *subscribers.Publisher {
 	e, ok := d.m[key]
 	if !ok {
 		return nil
@@ -26,7 +30,7 @@ func (d *dynPublishers) get(key pubKey) *Publisher {
 	return e.Value.(dynEntry).p
 }
 
-func (d *dynPublishers) add(key pubKey, p *Publisher) {
+func (d *dynPublishers) add(key pubKey, p *subscribers.Publisher) {
 	if d.m == nil {
 		d.m = make(map[pubKey]*list.Element)
 		d.lru.Init()

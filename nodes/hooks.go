@@ -115,10 +115,9 @@ func (n *Node) callbackKey(kind, name string) string {
 // those that share both (see nodehooks.Key).
 type callbackKey struct{ kind, name string }
 
-// published tells the env's Published hook, if any, of a publication
-// under ctx, unless ctx refuses it.
-func (n *Node) published(ctx context.Context, topic string, payload []byte) {
-	if h := n.env.hooks; h != nil && h.Published != nil && ctx.Err() == nil {
+// published tells the env's Published hook, if any, of a publication.
+func (n *Node) published(topic string, payload []byte) {
+	if h := n.env.hooks; h != nil && h.Published != nil {
 		h.Published(n.spec.Name, topic, payload, n.Clock().Now())
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/robotexec/robotexec/executor"
+	"github.com/robotexec/robotexec/internal/bus"
 	"github.com/robotexec/robotexec/internal/nodehooks"
 	"github.com/robotexec/robotexec/internal/ratelog"
 	"github.com/robotexec/robotexec/internal/regopt"
@@ -94,7 +95,7 @@ type Node struct {
 	mu       sync.Mutex
 	errs     []error
 	shutdown []func()
-	pubs     map[pubKey]*Publisher
+	pubs     map[pubKey]*subscribers.Publisher
 	dyn      dynPublishers       // Publish's, by topic known at run time
 	keys     map[callbackKey]int // callbacks made, by kind and name, for nodehooks.Key
 
@@ -209,7 +210,7 @@ func (n *Node) regOptions(o regopt.Values) []executor.Option {
 	if o.Depth == 0 {
 		o.Depth = n.env.Depth
 	}
-	p := n.policy(o)
+	p := bus.Policy(n.policy(o))
 	o.Overflow = &p
 	return []executor.Option{func(v *regopt.Values) { *v = o }}
 }
@@ -219,7 +220,7 @@ func (n *Node) regOptions(o regopt.Values) []executor.Option {
 func (n *Node) policy(o regopt.Values) subscribers.Policy {
 	switch {
 	case o.Overflow != nil:
-		return *o.Overflow
+		return subscribers.Policy(*o.Overflow)
 	case n.env.Overflow != nil:
 		return *n.env.Overflow
 	case n.qos(o) > 0:

@@ -171,7 +171,7 @@ func TestSubscribeJSONCountsMalformedAndRateLimitsLogs(t *testing.T) {
 
 func TestRegistrationErrorsFailTheNode(t *testing.T) {
 	r := newRig(t)
-	var pub *nodes.Publisher
+	var pub *subscribers.Publisher
 	typ := register(func(n *nodes.Node) error {
 		n.Subscribe("a/#/b", func(ctx context.Context, _ subscribers.Message) {})
 		pub = n.Publisher("x/+")
@@ -297,7 +297,7 @@ func TestTimersOneShotShutdownAndAccessors(t *testing.T) {
 
 func TestPublisherOptionsAndCaching(t *testing.T) {
 	r := newRig(t)
-	var a, b, c *nodes.Publisher
+	var a, b, c *subscribers.Publisher
 	typ := register(func(n *nodes.Node) error {
 		a = n.Publisher("state", nodes.QoS(2), nodes.Retain())
 		b = n.Publisher("state", nodes.QoS(2), nodes.Retain())

@@ -29,7 +29,7 @@ func relayType(done chan<- struct{}) string {
 		if err := n.Params(&p); err != nil {
 			return err
 		}
-		var out *nodes.Publisher
+		var out *subscribers.Publisher
 		if p.Out != "" {
 			out = n.Publisher(p.Out)
 		}

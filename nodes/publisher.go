@@ -2,32 +2,22 @@ package nodes
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"slices"
 
+	"github.com/robotexec/robotexec/internal/bus"
+	"github.com/robotexec/robotexec/internal/facade"
 	"github.com/robotexec/robotexec/subscribers"
 )
 
-// Publisher publishes on one topic for a node: to the matching
-// subscriptions of this process directly and to the broker for everyone
-// else (see [subscribers.Router]). Under a callback's context, a message
-// into a full local subscription with the block policy mutes that
-// callback after its run until the queue drains, and one to an idle local
-// subscription may run next on the same worker. Under any other context
-// (a goroutine's own), a message into a full block queue waits for room
-// until the context is done.
-type Publisher struct {
-	n     *Node
-	topic string
-	pub   *subscribers.Publisher
-	err   error
-}
-
 // Publisher returns a publisher on topic (a topic name, no wildcards) with
-// the node's default QoS, or QoS and Retain options. A bad topic fails the
-// node's construction, and the publisher's Publish returns the error.
-func (n *Node) Publisher(topic string, opts ...Option) *Publisher {
+// the node's default QoS, or QoS and Retain options: it publishes to the
+// matching subscriptions of this process directly and to the broker for
+// everyone else (see [subscribers.Publisher] for what a publication under
+// a callback's context does). The same topic and options give the same
+// publisher. A bad topic fails the node's construction, and the
+// publisher's publications return the error.
+func (n *Node) Publisher(topic string, opts ...Option) *subscribers.Publisher {
 	key := n.pubKey(topic, opts)
 	n.mu.Lock()
 	if p := n.pubs[key]; p != nil {
@@ -35,16 +25,20 @@ func (n *Node) Publisher(topic string, opts ...Option) *Publisher {
 		return p
 	}
 	n.mu.Unlock()
-	p := n.newPublisher(key)
-	if p.err != nil {
-		n.fail(p.err)
+	p, err := n.newPublisher(key)
+	if err != nil {
+		n.fail(err)
 		return p
 	}
 	n.mu.Lock()
 	if n.pubs == nil {
-		n.pubs = map[pubKey]*Publisher{}
+		n.pubs = map[pubKey]*subscribers.Publisher{}
 	}
-	n.pubs[key] = p
+	if q := n.pubs[key]; q != nil {
+		p = q // made twice at once: keep the first
+	} else {
+		n.pubs[key] = p
+	}
 	n.mu.Unlock()
 	return p
 }
@@ -54,46 +48,21 @@ func (n *Node) pubKey(topic string, opts []Option) pubKey {
 	return pubKey{topic: topic, qos: n.qos(o), retain: o.Retain}
 }
 
-// newPublisher makes a publisher; its err says why it cannot publish.
-func (n *Node) newPublisher(key pubKey) *Publisher {
-	p := &Publisher{n: n, topic: key.topic}
-	popts := []subscribers.PublishOption{subscribers.WithQoS(key.qos)}
+// newPublisher makes a publisher of the node; one that cannot publish
+// returns the error, which it also returns.
+func (n *Node) newPublisher(key pubKey) (*subscribers.Publisher, error) {
+	popts := []bus.PublishOption{bus.WithQoS(key.qos), bus.WithBefore(func(ctx context.Context, m *bus.Message) {
+		n.published(key.topic, m.Payload)
+	})}
 	if key.retain {
-		popts = append(popts, subscribers.WithRetain())
+		popts = append(popts, bus.WithRetain())
 	}
-	p.pub, p.err = n.env.Router.Publisher(key.topic, popts...)
-	if p.err != nil {
-		p.err = fmt.Errorf("publisher %q: %w", key.topic, p.err)
-	}
-	return p
-}
-
-// Topic returns the publisher's topic.
-func (p *Publisher) Topic() string { return p.topic }
-
-// Publish publishes payload under ctx; the payload must not be modified
-// afterwards. It never waits for the network. It fails when the broker
-// connection cannot take the message (see docs/mqtt.md); subscriptions of
-// this process have it then all the same. A ctx that is done (a finished
-// run's) refuses the message with its error.
-func (p *Publisher) Publish(ctx context.Context, payload []byte) error {
-	if p.err != nil {
-		return p.err
-	}
-	p.n.published(ctx, p.topic, payload)
-	return p.pub.Publish(ctx, payload)
-}
-
-// PublishJSON publishes v encoded with encoding/json.
-func (p *Publisher) PublishJSON(ctx context.Context, v any) error {
-	if p.err != nil {
-		return p.err
-	}
-	b, err := json.Marshal(v)
+	p, err := facade.Router(n.env.Router).Publisher(key.topic, popts...)
 	if err != nil {
-		return fmt.Errorf("publisher %q: %w", p.topic, err)
+		err = fmt.Errorf("publisher %q: %w", key.topic, err)
+		p = bus.Failed(key.topic, err)
 	}
-	return p.Publish(ctx, b)
+	return facade.PublicPublisher(p), err
 }
 
 // Publish publishes payload on topic, for topics known only at run time
@@ -110,7 +79,7 @@ func (n *Node) Publish(ctx context.Context, topic string, payload []byte, opts .
 	}
 	n.mu.Unlock()
 	if p == nil {
-		p = n.newPublisher(key)
+		p, _ = n.newPublisher(key)
 		n.mu.Lock()
 		n.dyn.add(key, p)
 		n.mu.Unlock()

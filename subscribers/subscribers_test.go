@@ -9,24 +9,23 @@ import (
 	"github.com/robotexec/robotexec/subscribers"
 )
 
-// The public names are the bus's: each function answers as the bus does.
+// The public names answer as the message path does.
 func TestPublicNames(t *testing.T) {
-	p, err := subscribers.ParsePolicy("block")
-	require.NoError(t, err)
+	var p subscribers.Policy
+	require.NoError(t, p.UnmarshalText([]byte("block")))
 	require.Equal(t, subscribers.Block, p)
-	_, err = subscribers.ParsePolicy("keep_all")
-	require.Error(t, err)
+	require.Equal(t, "block", p.String())
+	require.Error(t, p.UnmarshalText([]byte("keep_all")))
 
 	require.NoError(t, subscribers.ValidateFilter("robot/+/odom"))
 	require.Error(t, subscribers.ValidateFilter("robot/#/odom"))
 	require.NoError(t, subscribers.ValidateTopic("robot/7/odom"))
 
 	r := subscribers.NewRouter(subscribers.RouterOptions{MaxPayload: 4})
-	pub, err := r.Publisher("robot/mode", subscribers.WithQoS(1), subscribers.WithRetain())
+	pub, err := r.Publisher("robot/mode")
 	require.NoError(t, err)
-	m := pub.Message([]byte("auto"))
-	require.Equal(t, byte(1), m.QoS)
-	require.True(t, m.Retained)
+	require.Equal(t, "robot/mode", pub.Topic())
 	require.ErrorIs(t, pub.Publish(context.Background(), []byte("manual")), subscribers.ErrTooLarge)
+	require.EqualValues(t, 1, r.TooLarge())
 	require.Equal(t, "queue_full", subscribers.QueueFull.String())
 }

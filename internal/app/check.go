@@ -63,7 +63,8 @@ func NodeEnv(cfg *config.Config, ex *executor.Executor, r *subscribers.Router, l
 		Depth:    cfg.Executor.QueueDepth,
 	}
 	if cfg.Executor.Overflow != "" {
-		policy, _ := subscribers.ParsePolicy(cfg.Executor.Overflow) // checked by config
+		var policy subscribers.Policy
+		_ = policy.UnmarshalText([]byte(cfg.Executor.Overflow)) // checked by config
 		env.Overflow = &policy
 	}
 	return env

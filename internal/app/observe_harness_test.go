@@ -194,11 +194,9 @@ func (x *e2e) probes() []*probe {
 // acknowledgement.
 func (x *e2e) publish(t *testing.T, topic, payload string) {
 	t.Helper()
-	p, err := x.pub.Publisher(topic, subscribers.WithQoS(1))
-	require.NoError(t, err)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	require.NoError(t, x.pub.PublishWait(ctx, p.Message([]byte(payload))))
+	require.NoError(t, x.pub.PublishWait(ctx, subscribers.Message{Topic: topic, Payload: []byte(payload), QoS: 1}))
 }
 
 // waitBound bounds every wait for something to happen.

@@ -10,11 +10,11 @@ import (
 	"time"
 
 	"github.com/robotexec/robotexec/config"
+	"github.com/robotexec/robotexec/internal/bus"
 	"github.com/robotexec/robotexec/internal/nodehooks"
 	"github.com/robotexec/robotexec/internal/recording"
 	"github.com/robotexec/robotexec/internal/smallfile"
 	"github.com/robotexec/robotexec/nodes"
-	"github.com/robotexec/robotexec/subscribers"
 	"github.com/robotexec/robotexec/timers"
 )
 
@@ -113,7 +113,7 @@ func (r *runRecording) begin(start time.Time) {
 }
 
 // input records a message that the router received.
-func (r *runRecording) input(m *subscribers.Message) {
+func (r *runRecording) input(m *bus.Message) {
 	r.rec.RecordAs(recording.Input, "", m.Topic, m.Payload, m.Received)
 }
 

@@ -9,6 +9,7 @@ import (
 
 	"github.com/robotexec/robotexec/config"
 	"github.com/robotexec/robotexec/internal/bus"
+	"github.com/robotexec/robotexec/internal/facade"
 	"github.com/robotexec/robotexec/internal/nodehooks"
 	"github.com/robotexec/robotexec/internal/view"
 	"github.com/robotexec/robotexec/nodes"
@@ -66,7 +67,7 @@ func (a *App) startView(router *subscribers.Router) error {
 // attachTaps shows a recording (run -record) and the live view what
 // router receives and what the nodes of e publish.
 func (a *App) attachTaps(e *nodes.Env, router *subscribers.Router) {
-	var inputs []func(*subscribers.Message)
+	var inputs []func(*bus.Message)
 	var published []func(node, topic string, payload []byte, at time.Time)
 	hooks := nodehooks.At(e)
 	if a.rec != nil {
@@ -76,11 +77,11 @@ func (a *App) attachTaps(e *nodes.Env, router *subscribers.Router) {
 		published = append(published, (*hooks).Published)
 	}
 	if v := a.view; v != nil {
-		observe := func(m *subscribers.Message) { v.Observe(m.Topic, m.Payload, m.Received) }
+		observe := func(m *bus.Message) { v.Observe(m.Topic, m.Payload, m.Received) }
 		if a.sim != nil {
 			// The executor's time, as the nodes' publications are stamped.
 			clock := a.ex.Clock()
-			observe = func(m *subscribers.Message) { v.Observe(m.Topic, m.Payload, clock.Now()) }
+			observe = func(m *bus.Message) { v.Observe(m.Topic, m.Payload, clock.Now()) }
 		}
 		inputs = append(inputs, observe)
 		published = append(published, func(_, topic string, payload []byte, at time.Time) { v.Observe(topic, payload, at) })
@@ -89,9 +90,9 @@ func (a *App) attachTaps(e *nodes.Env, router *subscribers.Router) {
 	case 0:
 		return
 	case 1:
-		bus.TapInputs(router, inputs[0])
+		bus.TapInputs(facade.Router(router), inputs[0])
 	default:
-		bus.TapInputs(router, func(m *subscribers.Message) {
+		bus.TapInputs(facade.Router(router), func(m *bus.Message) {
 			for _, f := range inputs {
 				f(m)
 			}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/robotexec/robotexec/executor"
+	"github.com/robotexec/robotexec/internal/bus"
 	"github.com/robotexec/robotexec/internal/mqtt"
 	"github.com/robotexec/robotexec/internal/mqtt/broker"
 	"github.com/robotexec/robotexec/subscribers"
@@ -67,7 +68,7 @@ func PipelineExecutor(workers int, d time.Duration) (Latency, error) {
 		o := ex.NewOwner(fmt.Sprint("stage", i), nil)
 		var cb func(ctx context.Context, _ subscribers.Message)
 		if i <= PipelineStages {
-			out, err := r.Publisher(fmt.Sprint("p/", i), subscribers.WithQoS(1))
+			out, err := c.Publisher(fmt.Sprint("p/", i), bus.WithQoS(1))
 			if err != nil {
 				return Latency{}, err
 			}
@@ -80,7 +81,7 @@ func PipelineExecutor(workers int, d time.Duration) (Latency, error) {
 		}
 	}
 	src := ex.NewOwner("source", nil)
-	first, err := r.Publisher("p/0", subscribers.WithQoS(1))
+	first, err := c.Publisher("p/0", bus.WithQoS(1))
 	if err != nil {
 		return Latency{}, err
 	}
@@ -211,7 +212,7 @@ func BrokerHop(workers int, d time.Duration) (Latency, error) {
 	clock, _ := defaultClock()
 	pubEx := executor.New(executor.Options{Workers: workers, Logger: discard, Clock: clock})
 	o := pubEx.NewOwner("source", nil)
-	out, err := pc.Router().Publisher("hop", subscribers.WithQoS(1))
+	out, err := pc.Publisher("hop", bus.WithQoS(1))
 	if err != nil {
 		return Latency{}, err
 	}

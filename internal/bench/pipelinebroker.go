@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/robotexec/robotexec/executor"
+	"github.com/robotexec/robotexec/internal/bus"
 	"github.com/robotexec/robotexec/internal/mqtt"
 	"github.com/robotexec/robotexec/subscribers"
 	"github.com/robotexec/robotexec/timers"
@@ -156,7 +157,7 @@ func (r *pipeRig) stages() error {
 		o := r.ex.NewOwner(fmt.Sprint("stage", i), nil)
 		cb := func(ctx context.Context, m subscribers.Message) { r.sink.add(m.Payload) }
 		if i <= PipelineStages {
-			out, err := router.Publisher(r.topic(i), subscribers.WithQoS(1))
+			out, err := r.client.Publisher(r.topic(i), bus.WithQoS(1))
 			if err != nil {
 				return err
 			}
@@ -196,7 +197,7 @@ func (r *pipeRig) mark() {
 // r.srcDone.
 func (r *pipeRig) source(d time.Duration) error {
 	o := r.ex.NewOwner("source", nil)
-	first, err := r.client.Router().Publisher(r.topic(0), subscribers.WithQoS(1))
+	first, err := r.client.Publisher(r.topic(0), bus.WithQoS(1))
 	if err != nil {
 		return err
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/robotexec/robotexec/config"
 	"github.com/robotexec/robotexec/executor"
 	"github.com/robotexec/robotexec/internal/bus"
+	"github.com/robotexec/robotexec/internal/facade"
 	"github.com/robotexec/robotexec/internal/gcpace"
 	"github.com/robotexec/robotexec/internal/mqtt"
 	"github.com/robotexec/robotexec/internal/mqtt/broker"
@@ -322,10 +323,10 @@ func ViewForwarding(workers int, d time.Duration) (ViewCost, error) {
 			return attached{}, err
 		}
 		router := r.client.Router()
-		bus.TapInputs(router, func(m *subscribers.Message) { s.Observe(m.Topic, m.Payload, m.Received) })
+		bus.TapInputs(facade.Router(router), func(m *bus.Message) { s.Observe(m.Topic, m.Payload, m.Received) })
 		var vs []*viewer
 		detach := func() {
-			bus.TapInputs(router, nil)
+			bus.TapInputs(facade.Router(router), nil)
 			for _, v := range vs {
 				v.close()
 			}

@@ -84,6 +84,9 @@ const (
 	// subscription the message came through.
 	Evicted
 	numReasons
+
+	// NumReasons is the number of Reasons.
+	NumReasons = numReasons
 )
 
 // Reasons lists every Reason, in order.

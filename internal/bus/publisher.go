@@ -16,7 +16,16 @@ type Publisher struct {
 	qos    byte
 	retain bool
 	cache  atomic.Pointer[pubCache]
+	// err, when set (Failed), is what every publication returns.
+	err error
+	// before, when set (WithBefore), is told of each publication before
+	// it is published, unless its context refuses it.
+	before func(ctx context.Context, m *Message)
 }
+
+// Failed returns a publisher on topic whose publications all return err:
+// what a node's Publisher gives for a topic that it could not publish on.
+func Failed(topic string, err error) *Publisher { return &Publisher{topic: topic, err: err} }
 
 // pubCache is where a publisher's publications go, for as long as the
 // router's index and its audience keep their generations.
@@ -52,6 +61,12 @@ func WithQoS(q byte) PublishOption { return func(p *Publisher) { p.qos = q } }
 // WithRetain makes a publisher's Publish publish retained messages.
 func WithRetain() PublishOption { return func(p *Publisher) { p.retain = true } }
 
+// WithBefore tells f of each publication, before it is published, unless
+// its context refuses it: a node's publications are recorded so.
+func WithBefore(f func(ctx context.Context, m *Message)) PublishOption {
+	return func(p *Publisher) { p.before = f }
+}
+
 // Topic returns the publisher's topic.
 func (p *Publisher) Topic() string { return p.topic }
 
@@ -76,7 +91,13 @@ func (p *Publisher) Publish(ctx context.Context, payload []byte) error {
 // or ctx is done; PublishMessage then returns ctx's error and sends m
 // nowhere else. A ctx that is already done refuses m at once.
 func (p *Publisher) PublishMessage(ctx context.Context, m Message) (int, error) {
+	if p.err != nil {
+		return 0, p.err
+	}
 	m.Topic = p.topic
+	if p.before != nil && ctx.Err() == nil {
+		p.before(ctx, &m)
+	}
 	c := p.route()
 	return p.r.publish(ctx, &m, c.subs, c.out)
 }

@@ -402,6 +402,10 @@ func (r *Router) publishRetained(m *Message, subs []*Subscription, offer offerin
 // RouterOptions.MaxPayload.
 func (r *Router) TooLarge() uint64 { return r.tooLarge.Load() }
 
+// QoSDefault returns the QoS the router's subscriptions are attached at
+// (RouterOptions.QoS).
+func (r *Router) QoSDefault() byte { return r.opts.QoS }
+
 // retain stores m as its topic's retained message (an empty payload
 // clears it instead); r.mu must be held.
 func (r *Router) retain(m Message) {

@@ -102,24 +102,35 @@ type subRest struct {
 // not registered with a wait set nor attached to a source; the executor does
 // both.
 func New(filter string, opts Options) (*Subscription, error) {
-	if _, err := RouteFilter(filter); err != nil {
+	s := new(Subscription)
+	if err := Init(s, filter, opts); err != nil {
 		return nil, err
 	}
+	return s, nil
+}
+
+// Init makes *s, a zero Subscription, a subscription as New does, for a
+// Subscription allocated as part of another value.
+func Init(s *Subscription, filter string, opts Options) error {
+	if _, err := RouteFilter(filter); err != nil {
+		return err
+	}
 	if opts.Depth < 0 {
-		return nil, fmt.Errorf("subscribers: subscription to %q: depth %d is negative", filter, opts.Depth)
+		return fmt.Errorf("subscribers: subscription to %q: depth %d is negative", filter, opts.Depth)
 	}
 	if opts.Depth == 0 {
 		opts.Depth = DefaultDepth
 	}
 	if opts.Threshold < 0 {
-		return nil, fmt.Errorf("subscribers: subscription to %q: threshold %d is negative", filter, opts.Threshold)
+		return fmt.Errorf("subscribers: subscription to %q: threshold %d is negative", filter, opts.Threshold)
 	}
 	if opts.Threshold == 0 || opts.Threshold > opts.Depth {
 		opts.Threshold = opts.Depth
 	}
-	s := &Subscription{subRest: subRest{filter: filter, opts: opts}, ring: make([]item, opts.Depth)}
+	s.subRest = subRest{filter: filter, opts: opts}
+	s.ring = make([]item, opts.Depth)
 	s.space.L = &s.mu
-	return s, nil
+	return nil
 }
 
 // ID returns the subscription's ID: its callback's executor.Run.ID.

@@ -237,18 +237,14 @@ func cmdPub(args []string, stdout, stderr io.Writer) int {
 		return exitFor(err)
 	}
 	defer c.Close()
-	opts := []subscribers.PublishOption{subscribers.WithQoS(byte(*qos))}
-	if *retain {
-		opts = append(opts, subscribers.WithRetain())
-	}
-	p, err := c.Publisher(topic, opts...)
-	if err != nil {
-		fmt.Fprintln(stderr, "robotexec pub:", err)
+	if err := subscribers.ValidateTopic(topic); err != nil {
+		fmt.Fprintln(stderr, "robotexec pub: mqtt:", err)
 		return ExitUsage
 	}
+	m := subscribers.Message{Topic: topic, Payload: []byte(payload), QoS: byte(*qos), Retained: *retain}
 	pctx, cancel := context.WithTimeout(ctx, *cf.timeout)
 	defer cancel()
-	if err := c.PublishWait(pctx, p.Message([]byte(payload))); err != nil {
+	if err := c.PublishWait(pctx, m); err != nil {
 		fmt.Fprintln(stderr, "robotexec pub:", err)
 		return ExitFailure
 	}

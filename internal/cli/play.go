@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/robotexec/robotexec/config"
+	"github.com/robotexec/robotexec/internal/bus"
 	"github.com/robotexec/robotexec/internal/mqtt"
 	"github.com/robotexec/robotexec/internal/recording"
 	"github.com/robotexec/robotexec/subscribers"
@@ -180,7 +181,7 @@ func (p *player) publish(ctx context.Context, topic string, payload []byte) {
 	pub := p.pubs[topic]
 	if pub == nil {
 		var err error
-		if pub, err = p.c.Publisher(topic, subscribers.WithQoS(p.qos)); err != nil {
+		if pub, err = p.c.Publisher(topic, bus.WithQoS(p.qos)); err != nil {
 			p.failed++
 			return
 		}

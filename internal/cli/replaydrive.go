@@ -9,6 +9,7 @@ import (
 	"github.com/robotexec/robotexec/executor"
 	"github.com/robotexec/robotexec/internal/app"
 	"github.com/robotexec/robotexec/internal/bus"
+	"github.com/robotexec/robotexec/internal/facade"
 	"github.com/robotexec/robotexec/internal/nodehooks"
 	"github.com/robotexec/robotexec/nodes"
 	"github.com/robotexec/robotexec/subscribers"
@@ -208,7 +209,7 @@ func (r *replayer) run(halted func() bool) (fed int, at time.Time) {
 		if !r.stepTo(in.at, halted) {
 			return fed, r.sim.Now()
 		}
-		bus.Receive(r.router, &subscribers.Message{Topic: in.topic, Payload: in.payload, Received: in.at}, nil)
+		bus.Receive(facade.Router(r.router), &bus.Message{Topic: in.topic, Payload: in.payload, Received: in.at}, nil)
 		fed++
 		r.ex.SpinAll()
 	}

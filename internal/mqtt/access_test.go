@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/robotexec/robotexec/internal/bus"
 	"github.com/robotexec/robotexec/internal/mqtt"
 	"github.com/robotexec/robotexec/internal/mqtt/broker"
 	"github.com/robotexec/robotexec/internal/mqtttest"
@@ -50,7 +51,7 @@ func TestRestrictedUser(t *testing.T) {
 			failed := w.Stats().PublishFailed
 			err = w.PublishWait(ctx, subscribers.Message{Topic: "b/x", QoS: 1, Payload: []byte("refused")})
 			require.ErrorIs(t, err, mqtt.ErrForbidden)
-			pub, err := w.Publisher("b/y", subscribers.WithQoS(1))
+			pub, err := w.Publisher("b/y", bus.WithQoS(1))
 			require.NoError(t, err)
 			require.ErrorIs(t, pub.Publish(context.Background(), []byte("refused")), mqtt.ErrForbidden)
 			require.Equal(t, failed+2, w.Stats().PublishFailed)

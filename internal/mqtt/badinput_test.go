@@ -88,9 +88,9 @@ func TestMalformedFilter(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, "a/+", inner)
 
-	_, err = c.Publisher("a/+", subscribers.WithQoS(0))
+	_, err = c.Publisher("a/+", bus.WithQoS(0))
 	require.ErrorContains(t, err, `"a/+"`)
-	_, err = c.Publisher("a", subscribers.WithQoS(3))
+	_, err = c.Publisher("a", bus.WithQoS(3))
 	require.ErrorContains(t, err, "QoS 3")
 }
 

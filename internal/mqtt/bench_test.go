@@ -13,6 +13,7 @@ import (
 	paho "github.com/eclipse/paho.mqtt.golang"
 
 	"github.com/robotexec/robotexec/executor"
+	"github.com/robotexec/robotexec/internal/bus"
 	"github.com/robotexec/robotexec/internal/mqtt"
 	"github.com/robotexec/robotexec/internal/mqtt/broker"
 	"github.com/robotexec/robotexec/internal/mqtttest"
@@ -67,7 +68,7 @@ func benchBridge(b *testing.B, qos byte) {
 	if err := c.WaitConnected(ctx); err != nil {
 		b.Fatal(err)
 	}
-	out, err := c.Publisher("bench/out/robotexec", subscribers.WithQoS(qos))
+	out, err := c.Publisher("bench/out/robotexec", bus.WithQoS(qos))
 	if err != nil {
 		b.Fatal(err)
 	}

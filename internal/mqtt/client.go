@@ -14,7 +14,6 @@ import (
 
 	"github.com/robotexec/robotexec/internal/bus"
 	"github.com/robotexec/robotexec/internal/ratelog"
-	"github.com/robotexec/robotexec/subscribers"
 )
 
 var (
@@ -54,7 +53,7 @@ const (
 	ownID = 1
 )
 
-// Client is an MQTT connection and the [subscribers.Router] that it is the
+// Client is an MQTT connection and the [bus.Router] that it is the
 // remote of: the subscriptions attached to it (it is a
 // [subscribers.Source]) receive the messages of their topic filters, and
 // the router's publishers publish to the broker (and, with
@@ -72,7 +71,7 @@ type Client struct {
 	runDone    chan struct{} // closed when the connection goroutine ends
 	intakeDone chan struct{} // closed when the intake goroutine ends
 
-	router *subscribers.Router
+	router *bus.Router
 	in     intake
 	out    outbound
 	sess5  *session5   // MQTT 5: the session across connections
@@ -165,7 +164,7 @@ func Dial(cfg Config) (*Client, error) {
 		}
 	}
 	c.hooks.oversized = c.oversized
-	c.router = subscribers.NewRouter(subscribers.RouterOptions{
+	c.router = bus.NewRouter(bus.RouterOptions{
 		Remote:     (*remote)(c),
 		InProcess:  s.InProcess,
 		Audience:   s.Audience,

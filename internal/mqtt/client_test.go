@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/robotexec/robotexec/executor"
+	"github.com/robotexec/robotexec/internal/bus"
 	"github.com/robotexec/robotexec/internal/mqtt"
 	"github.com/robotexec/robotexec/internal/mqtt/broker"
 	"github.com/robotexec/robotexec/internal/mqtttest"
@@ -112,7 +113,7 @@ func TestRetainedMessage(t *testing.T) {
 func TestPublishFromCallback(t *testing.T) {
 	forEachBroker(t, mqtttest.MosquittoOptions{}, func(t *testing.T, b mqtttest.Broker) {
 		c := dial(t, b.URL(), mqtt.Config{QoS: 1})
-		out, err := c.Publisher("bridge/out", subscribers.WithQoS(1))
+		out, err := c.Publisher("bridge/out", bus.WithQoS(1))
 		require.NoError(t, err)
 		ex := executor.New(executor.Options{Workers: 2})
 		o := ex.NewOwner("bridge", nil)
@@ -121,7 +122,7 @@ func TestPublishFromCallback(t *testing.T) {
 			if m.Topic == "bridge/in/wait" {
 				ctx, cancel := context.WithTimeout(context.Background(), waitFor)
 				defer cancel()
-				errs <- c.PublishWait(ctx, out.Message(m.Payload))
+				errs <- c.PublishWait(ctx, msgOf(out, m.Payload))
 				return
 			}
 			errs <- out.Publish(ctx, m.Payload)
@@ -224,11 +225,11 @@ func TestDetach(t *testing.T) {
 			s2.Close()
 			// The client's own publication, acknowledged, comes after its
 			// UNSUBSCRIBE on the same connection.
-			p, err := c.Publisher("sync", subscribers.WithQoS(1))
+			p, err := c.Publisher("sync", bus.WithQoS(1))
 			require.NoError(t, err)
 			ctx, cancel := context.WithTimeout(context.Background(), waitFor)
 			defer cancel()
-			require.NoError(t, c.PublishWait(ctx, p.Message([]byte("x"))))
+			require.NoError(t, c.PublishWait(ctx, msgOf(p, []byte("x"))))
 			publish(t, pub, "a/2", 1, false, "2")
 			publish(t, pub, "marker", 1, false, "m")
 			marker.waitCount(t, 1)

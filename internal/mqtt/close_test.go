@@ -8,9 +8,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/robotexec/robotexec/internal/bus"
 	"github.com/robotexec/robotexec/internal/mqtt"
 	"github.com/robotexec/robotexec/internal/mqtttest"
-	"github.com/robotexec/robotexec/subscribers"
 )
 
 // Close says what it gave up on: a QoS 1 publication written into a
@@ -20,13 +20,13 @@ func TestCloseReportsUnacknowledged(t *testing.T) {
 	forEachBroker(t, mqtttest.MosquittoOptions{}, func(t *testing.T, b mqtttest.Broker) {
 		p := mqtttest.NewProxy(t, b.Addr())
 		c := dial(t, p.URL(), mqtt.Config{QoS: 1})
-		pub, err := c.Publisher("close/x", subscribers.WithQoS(1))
+		pub, err := c.Publisher("close/x", bus.WithQoS(1))
 		require.NoError(t, err)
 		require.NoError(t, pub.Publish(context.Background(), []byte("acknowledged")))
 		require.NoError(t, c.Close(), "nothing pending")
 
 		c = dial(t, p.URL(), mqtt.Config{QoS: 1})
-		pub, err = c.Publisher("close/x", subscribers.WithQoS(1))
+		pub, err = c.Publisher("close/x", bus.WithQoS(1))
 		require.NoError(t, err)
 		p.Blackhole(true)
 		require.NoError(t, pub.Publish(context.Background(), []byte("lost")))
@@ -47,7 +47,7 @@ func TestCloseContextGivesUpAtDeadline(t *testing.T) {
 		require.NoError(t, c.CloseContext(context.Background()), "nothing pending")
 
 		c = dial(t, p.URL(), mqtt.Config{QoS: 1})
-		pub, err := c.Publisher("close/y", subscribers.WithQoS(1))
+		pub, err := c.Publisher("close/y", bus.WithQoS(1))
 		require.NoError(t, err)
 		p.Blackhole(true)
 		require.NoError(t, pub.Publish(context.Background(), []byte("lost")))

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/robotexec/robotexec/internal/bus"
-	"github.com/robotexec/robotexec/subscribers"
 )
 
 // Defaults of Config's fields.
@@ -106,7 +105,7 @@ type Config struct {
 	// InProcess makes the client's router in-process: a publication
 	// reaches the matching subscriptions of the process directly and the
 	// broker for everyone else, and the broker is asked never to send it
-	// back (No Local; see [subscribers.Router]). (optional) Defaults to
+	// back (No Local; see [bus.Router]). (optional) Defaults to
 	// false: publications go to the broker, which sends them back to the
 	// client's subscriptions like to anyone's. Ignored with Protocol311.
 	InProcess bool
@@ -138,7 +137,7 @@ type Config struct {
 	// larger one received is dropped and counted (reason too_large) on
 	// each subscription it would have gone to, without the client ever
 	// holding more of it than its topic; a larger publication is refused
-	// at Publish with subscribers.ErrTooLarge and counted
+	// at Publish with bus.ErrTooLarge and counted
 	// (Stats.PublishFailed), reaching no one, so that a broker that
 	// would refuse it never gets it. With MQTT 5 the broker is told, as
 	// the client's Maximum Packet Size. (optional) Defaults to
@@ -231,7 +230,7 @@ func (cfg Config) settings() (*settings, error) {
 		errs = append(errs, fmt.Errorf("mqtt: QoS %d is not 0, 1 or 2", s.QoS))
 	}
 	for _, f := range s.Writable {
-		if err := subscribers.ValidateFilter(f); err != nil {
+		if err := bus.ValidateFilter(f); err != nil {
 			errs = append(errs, fmt.Errorf("mqtt: Writable: %w", err))
 		}
 	}
@@ -303,13 +302,13 @@ func (s *settings) topics() []error {
 	switch s.StatusTopic {
 	case "":
 		s.StatusTopic = fmt.Sprintf(DefaultStatusTopic, s.ClientID)
-		if err := subscribers.ValidateTopic(s.StatusTopic); err != nil {
+		if err := bus.ValidateTopic(s.StatusTopic); err != nil {
 			errs = append(errs, fmt.Errorf("mqtt: client ID %q makes no valid status topic: %w", s.ClientID, err))
 		}
 	case "-":
 		s.StatusTopic = ""
 	default:
-		if err := subscribers.ValidateTopic(s.StatusTopic); err != nil {
+		if err := bus.ValidateTopic(s.StatusTopic); err != nil {
 			errs = append(errs, fmt.Errorf("mqtt: status topic: %w", err))
 		}
 	}

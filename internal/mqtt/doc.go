@@ -22,7 +22,7 @@
 // (Stats.SessionsLost) and logs once what its subscriptions may have
 // missed.
 //
-// A Client is the remote of a [subscribers.Router], [Client.Router], the
+// A Client is the remote of a [bus.Router], [Client.Router], the
 // message path of the process, and a [subscribers.Source]:
 //
 //	ex := executor.New(executor.Options{Workers: 2})

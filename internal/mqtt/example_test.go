@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/robotexec/robotexec/executor"
+	"github.com/robotexec/robotexec/internal/bus"
 	"github.com/robotexec/robotexec/internal/mqtt"
 	"github.com/robotexec/robotexec/internal/mqtt/broker"
 	"github.com/robotexec/robotexec/subscribers"
@@ -51,7 +52,7 @@ func Example() {
 	done := make(chan error)
 	go func() { done <- ex.Run(runCtx) }()
 
-	pub, err := client.Publisher("sensors/left/imu", subscribers.WithQoS(1))
+	pub, err := client.Publisher("sensors/left/imu", bus.WithQoS(1))
 	if err != nil {
 		panic(err)
 	}
@@ -114,7 +115,7 @@ func Example_inProcess() {
 	done := make(chan error)
 	go func() { done <- ex.Run(runCtx) }()
 
-	pub, err := robot.Publisher("robot/odom", subscribers.WithQoS(1))
+	pub, err := robot.Publisher("robot/odom", bus.WithQoS(1))
 	if err != nil {
 		panic(err)
 	}

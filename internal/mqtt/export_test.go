@@ -5,7 +5,6 @@ import (
 	"sync/atomic"
 
 	"github.com/robotexec/robotexec/internal/bus"
-	"github.com/robotexec/robotexec/subscribers"
 )
 
 // InjectedMessage is a message from the broker made by a test, as a
@@ -27,7 +26,7 @@ func (m *InjectedMessage) Acks() int { return int(m.acks.Load()) }
 // that arrived from the broker (FuzzIntake), without a broker.
 func (c *Client) Inject(m *InjectedMessage) {
 	c.onMessage(&inbound{
-		msg:  subscribers.Message{Topic: m.TopicName, Payload: m.Body, QoS: m.QoSLevel, Retained: m.Retain},
+		msg:  bus.Message{Topic: m.TopicName, Payload: m.Body, QoS: m.QoSLevel, Retained: m.Retain},
 		ids:  m.IDs,
 		dup:  m.Dup,
 		link: injected{m},

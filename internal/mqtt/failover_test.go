@@ -48,11 +48,11 @@ func TestBrokersFailover(t *testing.T) {
 	require.Equal(t, primary.URL(), c.Stats().Broker)
 	require.Equal(t, primary.URL(), statusBroker(t, primary.Addr(), c.StatusTopic()))
 
-	sub, err := bus.New("cmd/#", subscribers.Options{Depth: 100})
+	sub, err := subscribers.New("cmd/#", subscribers.Options{Depth: 100})
 	require.NoError(t, err)
-	waitset.New(nil, nil).Register(bus.Entity(sub), waitset.Subscription) // no executor: the test takes
+	waitset.New(nil, nil).Register(sub.Entity(), waitset.Subscription) // no executor: the test takes
 	require.NoError(t, c.Attach(sub))
-	pub, err := c.Publisher("out/x", subscribers.WithQoS(1))
+	pub, err := c.Publisher("out/x", bus.WithQoS(1))
 	require.NoError(t, err)
 	sink := newRecorder()
 	attachRaw(t, standby.URL(), "out/#", sink)
@@ -81,7 +81,8 @@ func TestBrokersFailover(t *testing.T) {
 	eventually(t, "a message through the subscription made again", func() bool {
 		publish(t, raw, "cmd/go", 1, false, "go")
 		time.Sleep(20 * time.Millisecond)
-		m, _, ok, _ := bus.Take(sub)
+		var m subscribers.Message
+		ok, _ := sub.Take(&m)
 		return ok && string(m.Payload) == "go"
 	})
 

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/robotexec/robotexec/executor"
+	"github.com/robotexec/robotexec/internal/bus"
 	"github.com/robotexec/robotexec/internal/mqtt"
 	"github.com/robotexec/robotexec/subscribers"
 )
@@ -122,7 +123,7 @@ func newRig(t *testing.T, subURL, pubURL string, n int, pubCfg mqtt.Config) *rig
 // publish starts publishing messages 0 to n-1 on the rig's topic, the i-th
 // at i × every from now, each padded to size bytes.
 func (r *rig) publish(t *testing.T, every time.Duration, size int) {
-	p, err := r.pub.Publisher(r.topic, subscribers.WithQoS(1))
+	p, err := r.pub.Publisher(r.topic, bus.WithQoS(1))
 	require.NoError(t, err)
 	go func() {
 		start := time.Now()

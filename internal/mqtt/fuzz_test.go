@@ -126,7 +126,7 @@ func (m *intakeModel) expect(i int, s *subscribers.Subscription, msg *mqtt.Injec
 	}
 	if len(msg.Body) > intakeMax {
 		// A retained one is not recorded: a later copy may come whole.
-		return false, !msg.Retain || !s.Shared()
+		return false, !msg.Retain || !bus.Shared(s.Filter())
 	}
 	old, had := m.seen[i][msg.TopicName]
 	switch {
@@ -135,7 +135,7 @@ func (m *intakeModel) expect(i int, s *subscribers.Subscription, msg *mqtt.Injec
 			m.seen[i][msg.TopicName] = string(msg.Body)
 		}
 		return true, false
-	case s.Shared(), had && (old == string(msg.Body) || msg.Dup):
+	case bus.Shared(s.Filter()), had && (old == string(msg.Body) || msg.Dup):
 		// A copy sent again may be older than what the subscription
 		// had since.
 		return false, false
@@ -216,11 +216,11 @@ func intakeFixture(t *testing.T) (*mqtt.Client, []*subscribers.Subscription) {
 	set := waitset.New(nil, nil)
 	subs := make([]*subscribers.Subscription, len(intakeFilters))
 	for i, filter := range intakeFilters {
-		s, err := bus.New(filter, subscribers.Options{Depth: 4})
+		s, err := subscribers.New(filter, subscribers.Options{Depth: 4})
 		if err != nil {
 			t.Fatal(err)
 		}
-		set.Register(bus.Entity(s), waitset.Subscription)
+		set.Register(s.Entity(), waitset.Subscription)
 		if err := c.Attach(s); err != nil {
 			t.Fatal(err)
 		}
@@ -233,7 +233,8 @@ func intakeFixture(t *testing.T) (*mqtt.Client, []*subscribers.Subscription) {
 func drain(s *subscribers.Subscription) []subscribers.Message {
 	var out []subscribers.Message
 	for {
-		m, _, ok, _ := bus.Take(s)
+		var m subscribers.Message
+		ok, _ := s.Take(&m)
 		if !ok {
 			return out
 		}

@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/robotexec/robotexec/executor"
+	"github.com/robotexec/robotexec/internal/facade"
 	"github.com/robotexec/robotexec/internal/mqtt"
 	"github.com/robotexec/robotexec/internal/mqtt/broker"
 	"github.com/robotexec/robotexec/internal/mqtttest"
@@ -266,4 +267,9 @@ func seqOf(t *testing.T, p []byte) int {
 	n, err := strconv.Atoi(s)
 	require.NoError(t, err, "payload %q", p)
 	return n
+}
+
+// msgOf returns the message that p's Publish of payload publishes.
+func msgOf(p *subscribers.Publisher, payload []byte) subscribers.Message {
+	return subscribers.Message(facade.Publisher(p).Message(payload))
 }

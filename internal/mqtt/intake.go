@@ -9,7 +9,6 @@ import (
 	paho3 "github.com/eclipse/paho.mqtt.golang"
 
 	"github.com/robotexec/robotexec/internal/bus"
-	"github.com/robotexec/robotexec/subscribers"
 )
 
 // The intake decouples the connection from the subscriptions. paho calls
@@ -32,7 +31,7 @@ import (
 
 // inbound is a received message waiting in the intake.
 type inbound struct {
-	msg      subscribers.Message
+	msg      bus.Message
 	id       uint32        // the subscription identifier it carries (MQTT 5), 0: none
 	ids      []uint32      // or, when it carries several, all of them
 	link     link          // the connection it came on, which acknowledges it
@@ -84,7 +83,7 @@ func (c *Client) onMessage(it *inbound) {
 			in.qos0.Add(-1)
 			c.pendingFull.Add(1)
 			var buf [1]uint32
-			bus.Refuse(c.router, &it.msg, it.idList(buf[:0]), subscribers.QueueFull)
+			bus.Refuse(c.router, &it.msg, it.idList(buf[:0]), bus.QueueFull)
 			it.handled()
 			return
 		}
@@ -98,7 +97,7 @@ func (c *Client) onMessage(it *inbound) {
 func (c *Client) oversized(topic string, qos byte) {
 	c.received.Add(1)
 	c.tooLarge.Add(1)
-	bus.Refuse(c.router, &subscribers.Message{Topic: topic, QoS: qos}, nil, subscribers.TooLarge)
+	bus.Refuse(c.router, &bus.Message{Topic: topic, QoS: qos}, nil, bus.TooLarge)
 }
 
 // done counts it, a message, out of the intake once handed over.
@@ -199,7 +198,7 @@ func (c *Client) deliver(it *inbound) {
 	switch {
 	case it.tooLarge:
 		c.tooLarge.Add(1)
-		bus.Refuse(c.router, &it.msg, ids, subscribers.TooLarge)
+		bus.Refuse(c.router, &it.msg, ids, bus.TooLarge)
 	case own && len(ids) == 0:
 		// The client's own status subscription only.
 	default:

@@ -13,7 +13,6 @@ import (
 	"github.com/eclipse/paho.mqtt.golang/packets"
 
 	"github.com/robotexec/robotexec/internal/bus"
-	"github.com/robotexec/robotexec/subscribers"
 )
 
 // link3 is an MQTT 3.1.1 connection (Config.Protocol 3.1.1): a
@@ -115,7 +114,7 @@ func (c *Client) describe3(err error, ep *endpoint) error {
 
 // onMessage is paho's handler of received messages.
 func (l *link3) onMessage(_ paho3.Client, pm paho3.Message) {
-	it := inbound{msg: subscribers.Message{Topic: pm.Topic(), Payload: pm.Payload(), QoS: pm.Qos(), Retained: pm.Retained()},
+	it := inbound{msg: bus.Message{Topic: pm.Topic(), Payload: pm.Payload(), QoS: pm.Qos(), Retained: pm.Retained()},
 		dup: pm.Duplicate(), link: l, fc: l.conn, m3: pm}
 	l.c.onMessage(&it)
 }

@@ -11,7 +11,6 @@ import (
 	"github.com/eclipse/paho.golang/paho/session"
 
 	"github.com/robotexec/robotexec/internal/bus"
-	"github.com/robotexec/robotexec/subscribers"
 )
 
 // link5 is an MQTT 5 connection: a paho.golang client, which lives as
@@ -137,7 +136,7 @@ func (c *Client) connectError(ca *paho.Connack, err error, ep *endpoint) error {
 // intake, which never blocks.
 func (l *link5) onPublish(p paho.PublishReceived) (bool, error) {
 	pb := p.Packet
-	it := inbound{msg: subscribers.Message{Topic: pb.Topic, Payload: pb.Payload, QoS: pb.QoS, Retained: pb.Retain},
+	it := inbound{msg: bus.Message{Topic: pb.Topic, Payload: pb.Payload, QoS: pb.QoS, Retained: pb.Retain},
 		dup: pb.Duplicate(), link: l, fc: l.conn, pid: pb.PacketID}
 	if pb.QoS > 0 {
 		it.conn = l.c.sess5.current()

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/robotexec/robotexec/executor"
+	"github.com/robotexec/robotexec/internal/bus"
 	"github.com/robotexec/robotexec/internal/mqtt"
 	"github.com/robotexec/robotexec/internal/mqtt/broker"
 	"github.com/robotexec/robotexec/internal/mqtttest"
@@ -184,7 +185,7 @@ func exactlyOnceWorkload(w *localWorld, r *rand.Rand) {
 		qos := byte(r.IntN(2))
 		pubs := map[string]*subscribers.Publisher{}
 		for _, topic := range topics {
-			pub, err := w.c.Router().Publisher(topic, subscribers.WithQoS(qos))
+			pub, err := w.c.Publisher(topic, bus.WithQoS(qos))
 			require.NoError(w.t, err)
 			pubs[topic] = pub
 		}
@@ -217,7 +218,7 @@ func exactlyOnceWorkload(w *localWorld, r *rand.Rand) {
 
 	// A publisher outside any callback, and the foreign client, with
 	// payloads equal to node0's on w/3.
-	outside, err := w.c.Router().Publisher("w/1", subscribers.WithQoS(1))
+	outside, err := w.c.Publisher("w/1", bus.WithQoS(1))
 	require.NoError(w.t, err)
 	for i := range perPublisher {
 		payload := fmt.Sprint("outside-", i)

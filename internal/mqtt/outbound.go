@@ -10,7 +10,7 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/robotexec/robotexec/subscribers"
+	"github.com/robotexec/robotexec/internal/bus"
 )
 
 // maxOutbound bounds the publications waiting for the connection.
@@ -45,7 +45,7 @@ type outbound struct {
 
 // outgoing is a publication waiting for the connection.
 type outgoing struct {
-	m   subscribers.Message
+	m   bus.Message
 	seq uint64 // its place in the queue, kept when it is queued again
 	// result, when not nil, receives the outcome: nil once the broker
 	// acknowledged it (QoS 1 and 2) or it was written (QoS 0), or the
@@ -113,12 +113,12 @@ func (c *Client) enqueue(g outgoing) error {
 }
 
 // refuse returns why m cannot be published at all, or nil.
-func (c *Client) refuse(m *subscribers.Message) error {
+func (c *Client) refuse(m *bus.Message) error {
 	switch {
 	case m.QoS > 2:
 		return fmt.Errorf("mqtt: publish %q: QoS %d is not 0, 1 or 2", m.Topic, m.QoS)
 	case len(m.Payload) > c.cfg.MaxPayload:
-		return fmt.Errorf("%w: publish %q: %d bytes, over %d", subscribers.ErrTooLarge, m.Topic, len(m.Payload), c.cfg.MaxPayload)
+		return fmt.Errorf("%w: publish %q: %d bytes, over %d", bus.ErrTooLarge, m.Topic, len(m.Payload), c.cfg.MaxPayload)
 	case !c.writable(m.Topic):
 		return wrapPublish(m.Topic, ErrForbidden)
 	}
@@ -131,7 +131,7 @@ func (c *Client) refuse(m *subscribers.Message) error {
 
 // packetSize returns the size of the PUBLISH packet of m as the client
 // writes it: no properties.
-func packetSize(m *subscribers.Message) int {
+func packetSize(m *bus.Message) int {
 	rl := 2 + len(m.Topic) + 1 + len(m.Payload)
 	if m.QoS > 0 {
 		rl += 2
@@ -146,7 +146,7 @@ func (c *Client) writable(topic string) bool {
 		return true
 	}
 	for _, f := range c.cfg.Writable {
-		if subscribers.Match(f, topic) {
+		if bus.Match(f, topic) {
 			return true
 		}
 	}

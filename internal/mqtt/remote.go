@@ -7,15 +7,16 @@ import (
 	"time"
 
 	"github.com/robotexec/robotexec/internal/bus"
+	"github.com/robotexec/robotexec/internal/facade"
 	"github.com/robotexec/robotexec/subscribers"
 )
 
 // Router returns the client's router: the message path of the process
-// (see [subscribers.Router]). Its publishers publish through the client,
+// (see [bus.Router]). Its publishers publish through the client,
 // and what the client receives goes to the subscriptions attached to it.
-func (c *Client) Router() *subscribers.Router { return c.router }
+func (c *Client) Router() *subscribers.Router { return facade.PublicRouter(c.router) }
 
-// Attach attaches s to the client's router (see [subscribers.Router.Attach])
+// Attach attaches s to the client's router (see [bus.Router.Attach])
 // at the client's QoS; see [Client.QoS] for another QoS. When the client is
 // connected, Attach waits for the broker's answer (up to the connect
 // timeout) and fails when the broker refuses the subscription; otherwise
@@ -24,7 +25,7 @@ func (c *Client) Router() *subscribers.Router { return c.router }
 // A filter may be a shared subscription, $share/GROUP/FILTER: the broker
 // gives each message of FILTER to one member of GROUP, and incoming
 // messages are matched against FILTER.
-func (c *Client) Attach(s *subscribers.Subscription) error { return c.router.Attach(s) }
+func (c *Client) Attach(s *subscribers.Subscription) error { return c.router.Attach(facade.Sub(s)) }
 
 // Detach stops delivering to s. With CleanSession, and for a shared
 // subscription, the client also unsubscribes the filter at the broker when
@@ -34,11 +35,11 @@ func (c *Client) Attach(s *subscribers.Subscription) error { return c.router.Att
 // that no subscription uses any more are acknowledged and counted as
 // unrouted. A shared subscription leaves its group, so that the other
 // members take its share.
-func (c *Client) Detach(s *subscribers.Subscription) { c.router.Detach(s) }
+func (c *Client) Detach(s *subscribers.Subscription) { c.router.Detach(facade.Sub(s)) }
 
 // QoS returns a source that attaches subscriptions to the client with QoS
 // q instead of the client's default.
-func (c *Client) QoS(q byte) subscribers.Source { return c.router.QoS(q) }
+func (c *Client) QoS(q byte) subscribers.Source { return c.Router().QoS(q) }
 
 // remote is the client as its router's bus.Remote.
 type remote Client
@@ -50,7 +51,7 @@ func (r *remote) Subscribe(w bus.WireFilter) error {
 func (r *remote) Unsubscribe(filter string) { (*Client)(r).unsubscribeFilter(filter) }
 
 // Publish queues m for the connection (see outbound.go).
-func (r *remote) Publish(m subscribers.Message) error {
+func (r *remote) Publish(m bus.Message) error {
 	return (*Client)(r).enqueue(outgoing{m: m})
 }
 
@@ -190,7 +191,7 @@ func (c *Client) drain(ctx context.Context, l link, n uint64) error {
 // connection or drop it silently.
 func (c *Client) PublishWait(ctx context.Context, m subscribers.Message) error {
 	result := make(chan error, 1)
-	if err := c.enqueue(outgoing{m: m, result: result}); err != nil {
+	if err := c.enqueue(outgoing{m: bus.Message(m), result: result}); err != nil {
 		return err
 	}
 	select {
@@ -206,13 +207,12 @@ func (c *Client) PublishWait(ctx context.Context, m subscribers.Message) error {
 // Publisher returns a publisher of the client's router on topic, which
 // must be a valid topic name, as [subscribers.Router.Publisher] does: its
 // Publish publishes with the client's QoS (Config.QoS) and no retain flag,
-// unless opts say otherwise ([subscribers.WithQoS],
-// [subscribers.WithRetain]).
-func (c *Client) Publisher(topic string, opts ...subscribers.PublishOption) (*subscribers.Publisher, error) {
-	opts = append([]subscribers.PublishOption{subscribers.WithQoS(c.cfg.QoS)}, opts...)
+// unless opts say otherwise ([bus.WithQoS], [bus.WithRetain]).
+func (c *Client) Publisher(topic string, opts ...bus.PublishOption) (*subscribers.Publisher, error) {
+	opts = append([]bus.PublishOption{bus.WithQoS(c.cfg.QoS)}, opts...)
 	p, err := c.router.Publisher(topic, opts...)
 	if err != nil {
 		return nil, fmt.Errorf("mqtt: %w", err)
 	}
-	return p, nil
+	return facade.PublicPublisher(p), nil
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/robotexec/robotexec/executor"
+	"github.com/robotexec/robotexec/internal/bus"
 	"github.com/robotexec/robotexec/internal/mqtt"
 	"github.com/robotexec/robotexec/internal/mqtt/broker"
 	"github.com/robotexec/robotexec/internal/mqtttest"
@@ -20,7 +21,7 @@ import (
 // yields nil when done, or an error.
 func stream(t *testing.T, url string, topic string, n int) <-chan error {
 	c := dial(t, url, mqtt.Config{QoS: 1, ClientID: clientID(t, "pub"), WriteTimeout: 2 * time.Second})
-	p, err := c.Publisher(topic, subscribers.WithQoS(1))
+	p, err := c.Publisher(topic, bus.WithQoS(1))
 	require.NoError(t, err)
 	done := make(chan error, 1)
 	go func() {
@@ -133,19 +134,19 @@ func TestEmbeddedBrokerRestartResubscribes(t *testing.T) {
 	require.NoError(t, err)
 	startExecutor(t, ex)
 	pc := dial(t, b.URL(), mqtt.Config{MaxBackoff: 500 * time.Millisecond})
-	p, err := pc.Publisher("r/a", subscribers.WithQoS(1))
+	p, err := pc.Publisher("r/a", bus.WithQoS(1))
 	require.NoError(t, err)
 	ctx, cancel := context.WithTimeout(context.Background(), waitFor)
 	defer cancel()
 
-	require.NoError(t, pc.PublishWait(ctx, p.Message([]byte("before"))))
+	require.NoError(t, pc.PublishWait(ctx, msgOf(p, []byte("before"))))
 	rec.waitCount(t, 1)
 	b.Stop()
 	b.Start()
 	eventually(t, "both clients reconnected", func() bool {
 		return c.Stats().Reconnects == 1 && c.Connected() && pc.Stats().Reconnects == 1 && pc.Connected()
 	})
-	require.NoError(t, pc.PublishWait(ctx, p.Message([]byte("after"))))
+	require.NoError(t, pc.PublishWait(ctx, msgOf(p, []byte("after"))))
 	msgs := rec.waitCount(t, 2)
 	require.Equal(t, "after", string(msgs[1].Payload))
 }

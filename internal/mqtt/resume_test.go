@@ -11,9 +11,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/robotexec/robotexec/executor"
+	"github.com/robotexec/robotexec/internal/bus"
 	"github.com/robotexec/robotexec/internal/mqtt"
 	"github.com/robotexec/robotexec/internal/mqtttest"
-	"github.com/robotexec/robotexec/subscribers"
 )
 
 // TestFirstConnectionSendsQueuedOnce publishes before the first connection
@@ -36,7 +36,7 @@ func TestFirstConnectionSendsQueuedOnce(t *testing.T) {
 		_, err := ex.NewOwner("sub", nil).Subscribe(c, "resume/t", rec.add, executor.Depth(1000))
 		require.NoError(t, err)
 		startExecutor(t, ex)
-		pub, err := c.Publisher("resume/t", subscribers.WithQoS(1))
+		pub, err := c.Publisher("resume/t", bus.WithQoS(1))
 		require.NoError(t, err)
 		want := make([]string, 0, n+1)
 		for i := range n {

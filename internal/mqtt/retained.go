@@ -1,6 +1,6 @@
 package mqtt
 
-import "github.com/robotexec/robotexec/subscribers"
+import "github.com/robotexec/robotexec/internal/bus"
 
 // Keep publishes payload on topic, retained at QoS 1, to the broker only
 // (bypassing the router's local deliveries), now or on the first
@@ -22,14 +22,14 @@ func (c *Client) Keep(topic string, payload []byte) error {
 	return c.enqueue(outgoing{m: keptMessage(topic, payload)})
 }
 
-func keptMessage(topic string, payload []byte) subscribers.Message {
-	return subscribers.Message{Topic: topic, Payload: payload, QoS: 1, Retained: true}
+func keptMessage(topic string, payload []byte) bus.Message {
+	return bus.Message{Topic: topic, Payload: payload, QoS: 1, Retained: true}
 }
 
 // republishKept publishes the kept messages again, after a reconnection.
 func (c *Client) republishKept() {
 	c.mu.Lock()
-	msgs := make([]subscribers.Message, 0, len(c.kept))
+	msgs := make([]bus.Message, 0, len(c.kept))
 	for t, p := range c.kept {
 		msgs = append(msgs, keptMessage(t, p))
 	}

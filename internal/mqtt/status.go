@@ -4,7 +4,7 @@ import (
 	"context"
 	"time"
 
-	"github.com/robotexec/robotexec/subscribers"
+	"github.com/robotexec/robotexec/internal/bus"
 )
 
 // reassertOnline publishes the online status again when the client sees
@@ -88,7 +88,7 @@ const BrokerProperty = "broker"
 // is the broker, named in BrokerProperty.
 func (c *Client) publishStatus(ctx context.Context, l link, payload string, ep *endpoint) {
 	result := make(chan error, 1)
-	g := &outgoing{m: subscribers.Message{Topic: c.cfg.StatusTopic, Payload: []byte(payload), Retained: true}, result: result}
+	g := &outgoing{m: bus.Message{Topic: c.cfg.StatusTopic, Payload: []byte(payload), Retained: true}, result: result}
 	if ep != nil {
 		g.user = [][2]string{{BrokerProperty, ep.display}}
 	}

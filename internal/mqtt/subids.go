@@ -9,7 +9,7 @@ import (
 // sends one copy of a message for all the client's subscriptions that
 // match it (mochi, HiveMQ) puts each of their identifiers on it. paho
 // keeps only the last, and the router needs them all (see
-// subscribers.Router), so frameConn rewrites such a PUBLISH before paho
+// bus.Router), so frameConn rewrites such a PUBLISH before paho
 // reads it: the identifiers go, as a comma-separated list, into one user
 // property of the client's own, subIDsKey. The same key in a user
 // property from the wire is dropped, so that no publisher can make one.

@@ -9,11 +9,11 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/robotexec/robotexec/executor"
+	"github.com/robotexec/robotexec/internal/bus"
 	"github.com/robotexec/robotexec/internal/mqtt"
 	"github.com/robotexec/robotexec/internal/mqtt/broker"
 	"github.com/robotexec/robotexec/internal/mqtttest"
 	"github.com/robotexec/robotexec/internal/testpki"
-	"github.com/robotexec/robotexec/subscribers"
 )
 
 // The client speaks TLS with a CA file and a client certificate to a
@@ -37,11 +37,11 @@ func TestTLS(t *testing.T) {
 	_, err := ex.NewOwner("n", nil).Subscribe(c, "secure/#", rec.add)
 	require.NoError(t, err)
 	startExecutor(t, ex)
-	pub, err := c.Publisher("secure/x", subscribers.WithQoS(1))
+	pub, err := c.Publisher("secure/x", bus.WithQoS(1))
 	require.NoError(t, err)
 	ctx, cancel := context.WithTimeout(context.Background(), waitFor)
 	defer cancel()
-	require.NoError(t, c.PublishWait(ctx, pub.Message([]byte("over tls"))))
+	require.NoError(t, c.PublishWait(ctx, msgOf(pub, []byte("over tls"))))
 	require.Equal(t, "over tls", string(rec.waitCount(t, 1)[0].Payload))
 
 	for _, tc := range []struct {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/robotexec/robotexec/config"
 	"github.com/robotexec/robotexec/executor"
+	"github.com/robotexec/robotexec/internal/bus"
 	"github.com/robotexec/robotexec/internal/mqtt"
 	"github.com/robotexec/robotexec/internal/mqtt/broker"
 	"github.com/robotexec/robotexec/nodes"
@@ -138,7 +139,7 @@ func TestBridgeKeepsOrderPerTopicUnderLoad(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			p, _ := w.pub.Publisher("sensors/"+topic+"/raw", subscribers.WithQoS(1))
+			p, _ := w.pub.Publisher("sensors/"+topic+"/raw", bus.WithQoS(1))
 			for i := range perTopic {
 				p.Publish(context.Background(), []byte(fmt.Sprintf(`{"seq":%d}`, i)))
 			}

@@ -49,7 +49,7 @@ type Alarm struct {
 type watchdog struct {
 	n       *nodes.Node
 	p       WatchdogParams
-	out     *nodes.Publisher
+	out     *subscribers.Publisher
 	clock   timers.Clock
 	timer   *timers.Timer
 	armed   time.Time // the timer's deadline; zero when idle

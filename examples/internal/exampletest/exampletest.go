@@ -17,6 +17,7 @@ import (
 	"github.com/robotexec/robotexec"
 	"github.com/robotexec/robotexec/config"
 	"github.com/robotexec/robotexec/executor"
+	"github.com/robotexec/robotexec/internal/bus"
 	"github.com/robotexec/robotexec/internal/mqtt"
 	"github.com/robotexec/robotexec/subscribers"
 )
@@ -95,7 +96,7 @@ func Listen(t testing.TB, url, filter string) <-chan subscribers.Message {
 // QoS 1.
 func Publish(t testing.TB, url, topic string, payloads ...string) {
 	t.Helper()
-	p, err := Dial(t, url, "publisher").Publisher(topic, subscribers.WithQoS(1))
+	p, err := Dial(t, url, "publisher").Publisher(topic, bus.WithQoS(1))
 	require.NoError(t, err)
 	for _, payload := range payloads {
 		require.NoError(t, p.Publish(context.Background(), []byte(payload)))
