@@ -51,8 +51,8 @@ func (n *Node) pubKey(topic string, opts []Option) pubKey {
 // newPublisher makes a publisher of the node; one that cannot publish
 // returns the error, which it also returns.
 func (n *Node) newPublisher(key pubKey) (*subscribers.Publisher, error) {
-	popts := []bus.PublishOption{bus.WithQoS(key.qos), bus.WithBefore(func(ctx context.Context, m *bus.Message) {
-		n.published(key.topic, m.Payload)
+	popts := []bus.PublishOption{bus.WithQoS(key.qos), bus.WithBefore(func(_ context.Context, payload []byte) {
+		n.published(key.topic, payload)
 	})}
 	if key.retain {
 		popts = append(popts, bus.WithRetain())

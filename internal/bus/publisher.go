@@ -20,7 +20,7 @@ type Publisher struct {
 	err error
 	// before, when set (WithBefore), is told of each publication before
 	// it is published, unless its context refuses it.
-	before func(ctx context.Context, m *Message)
+	before func(ctx context.Context, payload []byte)
 }
 
 // Failed returns a publisher on topic whose publications all return err:
@@ -63,7 +63,7 @@ func WithRetain() PublishOption { return func(p *Publisher) { p.retain = true } 
 
 // WithBefore tells f of each publication, before it is published, unless
 // its context refuses it: a node's publications are recorded so.
-func WithBefore(f func(ctx context.Context, m *Message)) PublishOption {
+func WithBefore(f func(ctx context.Context, payload []byte)) PublishOption {
 	return func(p *Publisher) { p.before = f }
 }
 
@@ -96,7 +96,7 @@ func (p *Publisher) PublishMessage(ctx context.Context, m Message) (int, error) 
 	}
 	m.Topic = p.topic
 	if p.before != nil && ctx.Err() == nil {
-		p.before(ctx, &m)
+		p.before(ctx, m.Payload)
 	}
 	c := p.route()
 	return p.r.publish(ctx, &m, c.subs, c.out)
