@@ -9,13 +9,11 @@ import (
 )
 
 // DefaultBatch is the most messages a subscription's run serves when
-// Options.Batch is 0. Passing a subscription from worker to worker moves
-// its cache lines between cores, which costs more than an empty callback;
-// each run also claims and gives back its messages under the queue's lock
-// and passes through the run queue. Runs of up to 32 messages spread those
-// costs: an empty callback took 49–50 ns against 59–76 with runs of up to 8,
-// in three alternations (BENCHMARKS.md, "Longer runs"). The budget (DefaultBatchBudget) still
-// ends a run of callbacks that take time.
+// Options.Batch is 0. A run's fixed costs (moving the subscription's cache
+// lines to its worker, claiming under the queue's lock, a pass through the
+// run queue) are spread over its messages; the budget (DefaultBatchBudget)
+// still ends a run of callbacks that take time (docs/design.md, Scheduler
+// model: message batches).
 const DefaultBatch = 32
 
 // DefaultBatchBudget is the BatchBudget of Options whose BatchBudget is 0.
@@ -32,9 +30,8 @@ const (
 // was read on where that matters (0 where it does not): the time-stamp
 // counter where the kernel trusts it; else, where the counter ticks at a
 // constant rate on each CPU, the counter with its CPU, whose readings
-// measure time on that CPU only (tsc.ReadOn: 13 ns against time.Since's
-// 37 ns here, the 32–59 ns of a VM on kvm-clock); else the monotonic
-// clock.
+// measure time on that CPU only (tsc.ReadOn, about a third of time.Since's
+// cost); else the monotonic clock.
 func (e *Executor) batchClock() (now int64, cpu uint32) {
 	switch e.batchOn {
 	case onTSC:

@@ -38,7 +38,7 @@ func reportLatencies(b *testing.B, ds []time.Duration) {
 // (runtime.Gosched), so that woken workers need not wait for them;
 // +bursts publish 10 messages back to back every 100 µs and sleep
 // between, as a producer that blocks on its input does (BENCHMARKS.md,
-// "Latency tails at 100k events/s").
+// "What this machine allows").
 func BenchmarkDispatchLatency(b *testing.B) {
 	for _, workers := range []int{2, 4} {
 		for _, p := range []struct {

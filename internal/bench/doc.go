@@ -45,8 +45,8 @@
 //     the node a client of both nodes is on to its connection to the
 //     other, once a repetition (target ≤ 1 s), beside a new client's
 //     connection time. Without ejabberd both are not measured.
-//   - allocations per in-process event (target 0), bytes per idle
-//     subscription and per timer.
+//   - allocations per in-process event (target ≤ 1: a run's context),
+//     bytes per idle subscription and per timer.
 //
 // [Run] runs the suite within a time budget; [Report.WriteTable] and
 // [Report.WriteJSON] render it. The workload functions are exported for

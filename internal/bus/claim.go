@@ -6,10 +6,8 @@ import "github.com/robotexec/robotexec/waitset"
 // message, and the publisher locks it once per message too: the two pass
 // the queue's lock, and the cache line it shares with the queue's
 // indexes, back and forth at every message, and each waits for the other
-// while it copies a message in or out under the lock. In BenchmarkDispatch
-// (2 workers, 8 block queues of depth 256) half the CPU samples were the
-// queues' locks, and the publisher, waiting for a worker's take, set the
-// pace.
+// while it copies a message in or out under the lock: the publisher,
+// waiting for a worker's take, sets the pace.
 //
 // So a run claims the front messages it may serve in one short hold of
 // the lock (TakeOrClaim), takes them without it (Claim.Next), and gives

@@ -7,19 +7,15 @@ import "unsafe"
 // (so that the payload can be collected), which leaves the slot's cache
 // lines in the worker's cache. The publisher's next write to that slot,
 // one lap of the ring later, must fetch them back, and the Unlock that
-// follows its write (a locked instruction) waits until they have come. On
-// a host where moving a line between the two vCPUs takes about 500 ns a
-// round trip rather than about 100 (BENCHMARKS.md, "What flips the
-// mode"), that wait set the publisher's pace: in the dispatch workload
-// through the bus, 23% of the CPU samples were the publisher's Unlock and
-// 16% its Lock, and the publisher, slowed, let the workers catch up with
-// it and serve its messages in runs of 6–9 instead of about 25, each run
-// costing a trigger and a dequeue (BENCHMARKS.md, "The next slot, fetched
-// ahead"). So accept asks for the lines of the slot the queue's
-// next message goes to, for writing, as soon as it has stored a message
-// (prefetchSlot): the fetch overlaps the publisher's other work, here its
-// publications to the other subscriptions, and the next write finds the
-// lines in its own cache.
+// follows its write (a locked instruction) waits until they have come;
+// where moving a line between cores is slow, that wait sets the
+// publisher's pace, and a slowed publisher lets the workers serve its
+// messages in short runs (BENCHMARKS.md, "What this machine allows"). So
+// accept asks for the lines of the slot the queue's next message goes to,
+// for writing, as soon as it has stored a message (prefetchSlot): the
+// fetch overlaps the publisher's other work, and the next write finds the
+// lines in its own cache (docs/design.md, Scheduler model: message
+// batches).
 
 // slotLast is the offset of a slot's last byte: a slot of 88 bytes spans
 // two or three cache lines, and prefetchSlot fetches the lines of its

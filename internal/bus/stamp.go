@@ -19,9 +19,8 @@ import (
 // most reanchor ago; elsewhere it adds the monotonic time elapsed since
 // the anchor. Adding them, a multiplication and time.Time.Add, costs as
 // much again, so a publication that only this process's subscriptions get
-// keeps the reading raw (a stamp) until a worker takes the message: via
-// bus went from 0.376–0.498 of the chan pool to 0.555–0.662 (three
-// alternations of robotexec bench -q -only throughput).
+// keeps the reading raw (a stamp) until a worker takes the message, off
+// the publisher's path.
 
 // reanchor bounds how far a stamp's wall clock may lag a step of the
 // system clock (an NTP correction, say), and how far the counter may
