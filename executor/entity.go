@@ -7,6 +7,7 @@ import (
 
 	"github.com/robotexec/robotexec/internal/bus"
 	"github.com/robotexec/robotexec/internal/facade"
+	"github.com/robotexec/robotexec/internal/timerq"
 	"github.com/robotexec/robotexec/subscribers"
 	"github.com/robotexec/robotexec/timers"
 )
@@ -17,7 +18,7 @@ type entity struct {
 	owner   *Owner
 	name    string
 	group   *Group // the mutually exclusive group that serializes it, or nil
-	timer   *timers.Timer
+	timer   *timerq.Timer
 	sub     *bus.Subscription
 	onTimer func(context.Context, timers.Event)
 	onMsg   func(context.Context, subscribers.Message)
@@ -28,9 +29,9 @@ type entity struct {
 // callTimer and callMessage call en's callback with r, the context of the
 // run (see run). They are the only functions that call callbacks, and the
 // one place where callbacks' panics are recovered (recoverPanic).
-func (e *Executor) callTimer(r *bus.Run, en *entity, ev timers.Event) {
+func (e *Executor) callTimer(r *bus.Run, en *entity, ev timerq.Event) {
 	defer e.recoverPanic(en)
-	en.onTimer(r, ev)
+	en.onTimer(r, timers.Event(ev))
 }
 
 func (e *Executor) callMessage(r *bus.Run, en *entity, m *bus.Message) {
@@ -103,7 +104,10 @@ func (en *entity) id() uint64 {
 }
 
 func (en *entity) describe() Callback {
-	cb := Callback{ID: en.id(), Owner: en.owner.name, Name: en.name, Timer: en.timer, Panics: en.panics.Load()}
+	cb := Callback{ID: en.id(), Owner: en.owner.name, Name: en.name, Panics: en.panics.Load()}
+	if en.timer != nil {
+		cb.Timer = facade.PublicTimer(en.timer)
+	}
 	if en.sub != nil {
 		cb.Subscription = facade.PublicSub(en.sub)
 	}

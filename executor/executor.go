@@ -13,6 +13,7 @@ import (
 	"golang.org/x/sys/cpu"
 
 	"github.com/robotexec/robotexec/internal/bus"
+	"github.com/robotexec/robotexec/internal/facade"
 	"github.com/robotexec/robotexec/internal/timerq"
 	"github.com/robotexec/robotexec/internal/tsc"
 	"github.com/robotexec/robotexec/timers"
@@ -238,7 +239,7 @@ func New(opts Options) *Executor {
 		e.budget = int64(min(opts.BatchBudget, 1<<62))
 	}
 	e.set = waitset.New(e.wake, opts.Observer)
-	e.timers = timerq.NewQueue(opts.Clock, e.set)
+	e.timers = timerq.NewQueue(facade.Clock(opts.Clock), e.set)
 	if e.timers.Fast().Pollable() && e.timers.Fast().Lead() > 0 {
 		// Only a queue its workers can poll: early's busy-wait reads
 		// the counter against the clock's deadlines.

@@ -156,7 +156,7 @@ func (o *Owner) addTimer(period time.Duration, oneShot bool, cb func(context.Con
 	timerq.Entity(t).Data = en
 	e.entities = append(e.entities, en)
 	t.Reset()
-	return t, nil
+	return facade.PublicTimer(t), nil
 }
 
 // Subscribe registers cb for the messages of src whose topic matches

@@ -4,12 +4,7 @@ import (
 	"github.com/robotexec/robotexec/executor"
 	"github.com/robotexec/robotexec/internal/regopt"
 	"github.com/robotexec/robotexec/subscribers"
-	"github.com/robotexec/robotexec/timers"
 )
-
-// TimerEvent is what a timer callback receives: the deadline it serves, when
-// it started, and how many deadlines were skipped before it.
-type TimerEvent = timers.Event
 
 // GroupKind says how the callbacks of a group may overlap.
 type GroupKind = executor.GroupKind

@@ -14,7 +14,6 @@ import (
 	"github.com/robotexec/robotexec/internal/nodehooks"
 	"github.com/robotexec/robotexec/internal/recording"
 	"github.com/robotexec/robotexec/internal/smallfile"
-	"github.com/robotexec/robotexec/nodes"
 	"github.com/robotexec/robotexec/timers"
 )
 
@@ -124,7 +123,7 @@ func (r *runRecording) hooks() *nodehooks.Hooks {
 		Published: func(node, topic string, payload []byte, at time.Time) {
 			r.rec.RecordAs(recording.Output, node, topic, payload, at)
 		},
-		TimerCall: func(node, name string, _ *timers.Timer, ev *nodes.TimerEvent, handled uint64) bool {
+		TimerCall: func(node, name string, _ *timers.Timer, ev *timers.Event, handled uint64) bool {
 			b, _ := json.Marshal(TimerCall{Expected: ev.Expected.UTC(), Missed: ev.Missed, Handled: handled})
 			r.rec.RecordAs(recording.TimerCall, node, name, b, ev.Expected)
 			return true

@@ -114,12 +114,12 @@ func (r *replayer) counted(node, key string) func() bool {
 // rings is the Rings hook: a one-shot timer of the recorded run is called
 // at no deadline after its last call there, and never if it was never
 // called: the run's timers stopped before the deadlines still armed.
-func (r *replayer) rings(node, key string) func(nodes.TimerEvent) bool {
+func (r *replayer) rings(node, key string) func(timers.Event) bool {
 	c, ok := r.log.runs[node][key]
 	if !ok {
 		return nil
 	}
-	return func(ev nodes.TimerEvent) bool {
+	return func(ev timers.Event) bool {
 		if c.Runs > 0 && !ev.Expected.After(c.Last) {
 			return true
 		}
@@ -222,7 +222,7 @@ func (r *replayer) run(halted func() bool) (fed int, at time.Time) {
 // it. It reports false, where it stopped, as soon as halted reports true.
 func (r *replayer) stepTo(t time.Time, halted func() bool) bool {
 	for !halted() {
-		next, ok := r.sim.Next()
+		next, ok := facade.Sim(r.sim).Next()
 		if !ok || next.After(t) {
 			r.sim.AdvanceTo(t)
 			r.ex.SpinAll()

@@ -9,10 +9,13 @@
 package facade
 
 import (
+	"time"
 	"unsafe"
 
 	"github.com/robotexec/robotexec/internal/bus"
+	"github.com/robotexec/robotexec/internal/timerq"
 	"github.com/robotexec/robotexec/subscribers"
+	"github.com/robotexec/robotexec/timers"
 )
 
 // Sub returns the bus subscription that s is.
@@ -45,3 +48,36 @@ func PublicPublisher(p *bus.Publisher) *subscribers.Publisher {
 
 // Message returns the public message m is.
 func Message(m *bus.Message) *subscribers.Message { return (*subscribers.Message)(m) }
+
+// Timer returns the queue's timer that t is.
+func Timer(t *timers.Timer) *timerq.Timer { return (*timerq.Timer)(unsafe.Pointer(t)) }
+
+// PublicTimer returns the public timer that t is.
+func PublicTimer(t *timerq.Timer) *timers.Timer { return (*timers.Timer)(unsafe.Pointer(t)) }
+
+// Sim returns the queue's simulated clock that s is.
+func Sim(s *timers.Sim) *timerq.Sim { return (*timerq.Sim)(unsafe.Pointer(s)) }
+
+// Clock returns the queue's clock for c, as timers.NewQueue uses it.
+func Clock(c timers.Clock) timerq.Clock {
+	switch c := c.(type) {
+	case nil:
+		return timerq.System{}
+	case timers.System:
+		return timerq.System{}
+	case timers.Precise:
+		return timerq.Precise{}
+	case *timers.Sim:
+		return Sim(c)
+	}
+	return otherClock{c}
+}
+
+// otherClock is a clock of a program's own, for a queue.
+type otherClock struct{ c timers.Clock }
+
+func (o otherClock) Now() time.Time                 { return o.c.Now() }
+func (o otherClock) NewAlarm(f func()) timerq.Alarm { return o.c.NewAlarm(f) }
+
+// Event returns the public event ev is.
+func Event(ev timerq.Event) timers.Event { return timers.Event(ev) }

@@ -5,7 +5,9 @@ import (
 	"testing"
 
 	"github.com/robotexec/robotexec/internal/bus"
+	"github.com/robotexec/robotexec/internal/timerq"
 	"github.com/robotexec/robotexec/subscribers"
+	"github.com/robotexec/robotexec/timers"
 )
 
 // TestLayouts: each public type is a struct of one field, the internal
@@ -17,6 +19,9 @@ func TestLayouts(t *testing.T) {
 		{reflect.TypeFor[subscribers.Router](), reflect.TypeFor[bus.Router]()},
 		{reflect.TypeFor[subscribers.Publisher](), reflect.TypeFor[bus.Publisher]()},
 		{reflect.TypeFor[subscribers.Message](), reflect.TypeFor[bus.Message]()},
+		{reflect.TypeFor[timers.Timer](), reflect.TypeFor[timerq.Timer]()},
+		{reflect.TypeFor[timers.Sim](), reflect.TypeFor[timerq.Sim]()},
+		{reflect.TypeFor[timers.Event](), reflect.TypeFor[timerq.Event]()},
 	} {
 		pt, it := pair.public, pair.internal
 		if pt.Kind() == reflect.Struct && it.Kind() == reflect.Struct && pt.ConvertibleTo(it) {

@@ -20,6 +20,10 @@ type Sim struct {
 // NewSim returns a simulated clock that reads start.
 func NewSim(start time.Time) *Sim { return &Sim{now: start} }
 
+// InitSim makes *s, a zero Sim, read start, for a Sim allocated as part of
+// another value.
+func InitSim(s *Sim, start time.Time) { s.now = start }
+
 // Now returns the simulated time.
 func (s *Sim) Now() time.Time {
 	s.mu.Lock()
