@@ -14,8 +14,10 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// badFileTimeout bounds validate on a bad file: it must not read it.
-const badFileTimeout = time.Second
+// badFileTimeout bounds validate on a bad file: it must not read it (a
+// read of /dev/zero would never end); a start under -race on a loaded
+// machine takes a second or more.
+const badFileTimeout = 5 * time.Second
 
 // TestValidateBadFiles: a device, a named pipe, or a config or TLS file over
 // 1 MiB is an error naming the file (with its line in the config for a TLS

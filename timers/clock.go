@@ -89,3 +89,7 @@ func (s *Sim) AdvanceTo(t time.Time) { s.s.AdvanceTo(t) }
 
 // Rewind sets the clock back to t; the executor's timers re-arm on it.
 func (s *Sim) Rewind(t time.Time) { s.s.Rewind(t) }
+
+// OnRewind registers f to be called with the new time each time the clock
+// is set back (Rewind), as a node that keeps deadlines of its own needs.
+func (s *Sim) OnRewind(f func(to time.Time)) { s.s.OnRewind(f) }

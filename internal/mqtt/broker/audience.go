@@ -8,7 +8,6 @@ import (
 	"github.com/mochi-mqtt/server/v2/packets"
 
 	"github.com/robotexec/robotexec/internal/bus"
-	"github.com/robotexec/robotexec/subscribers"
 )
 
 // audienceHook counts the changes of the broker's subscriptions: any
@@ -82,14 +81,17 @@ func (a audience) Wanted(topic string) bool {
 // OwnRetained returns the retained messages on topics that filter matches
 // that the client itself published and the broker keeps: the broker does
 // not send them back to it on a no-local subscription.
-func (a audience) OwnRetained(filter string) []subscribers.Message {
-	var out []subscribers.Message
+func (a audience) OwnRetained(filter string) []bus.Message {
+	var out []bus.Message
 	for _, pk := range a.b.srv.Topics.Messages(filter) {
 		if pk.Origin != a.client {
 			continue
 		}
-		out = append(out, subscribers.Message{Topic: pk.TopicName, Payload: pk.Payload, QoS: pk.FixedHeader.Qos,
+		out = append(out, bus.Message{Topic: pk.TopicName, Payload: pk.Payload, QoS: pk.FixedHeader.Qos,
 			Retained: true, Received: time.Unix(pk.Created, 0)})
 	}
 	return out
 }
+
+// The router asks an audience that keeps retained messages for them.
+var _ bus.RetainKeeper = audience{}
