@@ -7,6 +7,7 @@ import (
 
 	"github.com/robotexec/robotexec/config"
 	"github.com/robotexec/robotexec/internal/app"
+	"github.com/robotexec/robotexec/internal/facade"
 	_ "github.com/robotexec/robotexec/nodes/builtin" // the built-in node types
 )
 
@@ -24,10 +25,11 @@ type App struct {
 // executor.use_sim_time it first waits for the clock topic, until ctx
 // ends. A bad config fails with every problem (see config.Errors); logger
 // nil means slog.Default().
-func Start(ctx context.Context, cfg *config.Config, logger *slog.Logger) (*App, error) {
-	if cfg == nil {
+func Start(ctx context.Context, public *config.Config, logger *slog.Logger) (*App, error) {
+	if public == nil {
 		return nil, errors.New("robotexec: Start: no config")
 	}
+	cfg := facade.Config(public)
 	if err := app.Check(cfg, nil); err != nil {
 		return nil, err
 	}

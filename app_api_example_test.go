@@ -17,7 +17,7 @@ func ExampleStart() {
 mqtt: { listen: "127.0.0.1:0", client_id: example-start }
 nodes:
   - { name: beat, type: heartbeat, params: { topic: robot/heartbeat, period: 100ms } }
-`), nil)
+`))
 	if err != nil {
 		fmt.Println(err)
 		return

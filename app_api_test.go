@@ -113,8 +113,8 @@ func TestStartErrors(t *testing.T) {
 	require.NoError(t, err, "config.Load does not build the nodes")
 	_, err = robotexec.Start(context.Background(), cfg, nil)
 	require.Len(t, config.Errors(err), 2, "%v", err)
-	require.ErrorContains(t, err, cfg.File+":2: nodes[0]: silent (heartbeat): topic is required")
-	require.ErrorContains(t, err, cfg.File+`:3: nodes[1].type: unknown node type "lidar"`)
+	require.ErrorContains(t, err, cfg.File()+":2: nodes[0]: silent (heartbeat): topic is required")
+	require.ErrorContains(t, err, cfg.File()+`:3: nodes[1].type: unknown node type "lidar"`)
 
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)

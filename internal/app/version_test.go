@@ -8,7 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/robotexec/robotexec/config"
+	"github.com/robotexec/robotexec/internal/config"
 )
 
 // TestVersion: a version the build set wins; without one, the build

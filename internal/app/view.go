@@ -7,7 +7,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/robotexec/robotexec/config"
+	"github.com/robotexec/robotexec/internal/config"
 	"github.com/robotexec/robotexec/internal/bus"
 	"github.com/robotexec/robotexec/internal/facade"
 	"github.com/robotexec/robotexec/internal/nodehooks"

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/robotexec/robotexec/config"
+	"github.com/robotexec/robotexec/internal/config"
 )
 
 // The view forwarding metrics: the CPU time the live view adds per message

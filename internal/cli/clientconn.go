@@ -13,7 +13,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/robotexec/robotexec/config"
+	"github.com/robotexec/robotexec/internal/config"
 	"github.com/robotexec/robotexec/internal/mqtt"
 )
 

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/robotexec/robotexec/config"
+	"github.com/robotexec/robotexec/internal/config"
 	"github.com/robotexec/robotexec/internal/recording"
 )
 

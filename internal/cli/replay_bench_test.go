@@ -8,7 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/robotexec/robotexec/config"
+	"github.com/robotexec/robotexec/internal/config"
 
 	// The node types of examples/config.yaml, which the stored run uses.
 	_ "github.com/robotexec/robotexec/examples/imufilter"

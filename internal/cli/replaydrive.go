@@ -5,7 +5,7 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/robotexec/robotexec/config"
+	"github.com/robotexec/robotexec/internal/config"
 	"github.com/robotexec/robotexec/executor"
 	"github.com/robotexec/robotexec/internal/app"
 	"github.com/robotexec/robotexec/internal/bus"

@@ -6,7 +6,7 @@ import (
 	"os"
 	"time"
 
-	"github.com/robotexec/robotexec/config"
+	"github.com/robotexec/robotexec/internal/config"
 	"github.com/robotexec/robotexec/internal/app"
 	"github.com/robotexec/robotexec/internal/recording"
 )

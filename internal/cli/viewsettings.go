@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/robotexec/robotexec/config"
+	"github.com/robotexec/robotexec/internal/config"
 	"github.com/robotexec/robotexec/executor"
 	"github.com/robotexec/robotexec/internal/metrics"
 	"github.com/robotexec/robotexec/internal/mqtt"

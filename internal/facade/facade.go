@@ -12,6 +12,9 @@ import (
 	"time"
 	"unsafe"
 
+	publicconfig "github.com/robotexec/robotexec/config"
+	"github.com/robotexec/robotexec/internal/config"
+
 	"github.com/robotexec/robotexec/internal/bus"
 	"github.com/robotexec/robotexec/internal/timerq"
 	"github.com/robotexec/robotexec/subscribers"
@@ -81,3 +84,6 @@ func (o otherClock) NewAlarm(f func()) timerq.Alarm { return o.c.NewAlarm(f) }
 
 // Event returns the public event ev is.
 func Event(ev timerq.Event) timers.Event { return timers.Event(ev) }
+
+// Config returns the internal config that c is.
+func Config(c *publicconfig.Config) *config.Config { return (*config.Config)(unsafe.Pointer(c)) }

@@ -4,6 +4,9 @@ import (
 	"reflect"
 	"testing"
 
+	publicconfig "github.com/robotexec/robotexec/config"
+	"github.com/robotexec/robotexec/internal/config"
+
 	"github.com/robotexec/robotexec/internal/bus"
 	"github.com/robotexec/robotexec/internal/timerq"
 	"github.com/robotexec/robotexec/subscribers"
@@ -20,6 +23,7 @@ func TestLayouts(t *testing.T) {
 		{reflect.TypeFor[subscribers.Publisher](), reflect.TypeFor[bus.Publisher]()},
 		{reflect.TypeFor[subscribers.Message](), reflect.TypeFor[bus.Message]()},
 		{reflect.TypeFor[timers.Timer](), reflect.TypeFor[timerq.Timer]()},
+		{reflect.TypeFor[publicconfig.Config](), reflect.TypeFor[config.Config]()},
 		{reflect.TypeFor[timers.Sim](), reflect.TypeFor[timerq.Sim]()},
 		{reflect.TypeFor[timers.Event](), reflect.TypeFor[timerq.Event]()},
 	} {

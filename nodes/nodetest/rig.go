@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/robotexec/robotexec/config"
+	"github.com/robotexec/robotexec/internal/config"
 	"github.com/robotexec/robotexec/executor"
 	"github.com/robotexec/robotexec/internal/nodehooks"
 	"github.com/robotexec/robotexec/internal/syncbuf"

@@ -45,7 +45,7 @@ func StartApp(t testing.TB, url, configYAML string, logs io.Writer) *robotexec.A
 		logs = io.Discard
 	}
 	cfg, err := config.Parse("test.yaml", []byte(fmt.Sprintf("mqtt: { broker: %q, client_id: %s }\n%s",
-		url, clientID("app"), configYAML)), nil)
+		url, clientID("app"), configYAML)))
 	require.NoError(t, err)
 	ctx, cancel := context.WithTimeout(context.Background(), wait)
 	defer cancel()

@@ -12,7 +12,7 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/robotexec/robotexec/config"
+	"github.com/robotexec/robotexec/internal/config"
 	"github.com/robotexec/robotexec/internal/smallfile"
 )
 

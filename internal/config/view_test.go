@@ -5,7 +5,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/robotexec/robotexec/config"
+	"github.com/robotexec/robotexec/internal/config"
 )
 
 // TestView: the view: section is off by default; its users are parsed as

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/robotexec/robotexec/config"
+	"github.com/robotexec/robotexec/internal/config"
 )
 
 // FuzzParse checks that Parse never panics, returns a config or an error
