@@ -15,11 +15,11 @@ import (
 )
 
 func init() {
-	nodes.Register("bridge", "republishes a topic filter to a topic template (wildcards mapped in order), with max_rate and json checks", NewBridge)
+	nodes.Register("bridge", "republishes a topic filter to a topic template (wildcards mapped in order), with max_rate and json checks", newBridge)
 }
 
-// BridgeParams are the params of a bridge node.
-type BridgeParams struct {
+// bridgeParams are the params of a bridge node.
+type bridgeParams struct {
 	// From is the MQTT topic filter to read; a shared subscription,
 	// $share/GROUP/FILTER, splits FILTER's messages with the other
 	// members of GROUP (other instances, say).
@@ -39,15 +39,15 @@ type BridgeParams struct {
 	// JSON drops and counts payloads that are not valid JSON (optional).
 	JSON bool `yaml:"json"`
 	// MaxTopics bounds the source topics whose last forwarding MaxRate
-	// remembers (optional); defaults to DefaultMaxTopics. Past it, the
+	// remembers (optional); defaults to defaultMaxTopics. Past it, the
 	// least recently seen topic is forgotten, counted as a drop with
 	// reason evicted, and its next message is forwarded.
 	MaxTopics int `yaml:"max_topics"`
 }
 
-// NewBridge builds a bridge node.
-func NewBridge(n *nodes.Node) error {
-	var p BridgeParams
+// newBridge builds a bridge node.
+func newBridge(n *nodes.Node) error {
+	var p bridgeParams
 	if err := n.Params(&p); err != nil {
 		return err
 	}

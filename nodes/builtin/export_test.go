@@ -9,3 +9,10 @@ func MapTopic(from, to, topic string) (string, bool, error) {
 	out, ok := m.apply(topic)
 	return out, ok, nil
 }
+
+// Beat and Alarm are the heartbeat's and the watchdog's messages, for the
+// tests to decode.
+type (
+	Beat  = beat
+	Alarm = staleness
+)

@@ -13,30 +13,30 @@ import (
 )
 
 func init() {
-	nodes.Register("heartbeat", `publishes {"node","seq","time"} on topic every period`, NewHeartbeat)
+	nodes.Register("heartbeat", `publishes {"node","seq","time"} on topic every period`, newHeartbeat)
 }
 
-// HeartbeatParams are the params of a heartbeat node.
-type HeartbeatParams struct {
+// heartbeatParams are the params of a heartbeat node.
+type heartbeatParams struct {
 	// Topic to publish on.
 	Topic string `yaml:"topic"`
 	// Period between beats (optional); defaults to 1s.
 	Period time.Duration `yaml:"period"`
 }
 
-// Beat is a heartbeat message.
-type Beat struct {
+// beat is a heartbeat message.
+type beat struct {
 	Node string `json:"node"`
 	Seq  uint64 `json:"seq"`
 	Time string `json:"time"`
 }
 
-// NewHeartbeat builds a heartbeat node. Its beats are numbered from 1
+// newHeartbeat builds a heartbeat node. Its beats are numbered from 1
 // without gaps while it runs, on drift-free deadlines; a beat that comes
 // more than a period late replaces the ones it skipped. At QoS 0 the beats
 // that the broker could not take are missing outside the process.
-func NewHeartbeat(n *nodes.Node) error {
-	p := HeartbeatParams{Period: time.Second}
+func newHeartbeat(n *nodes.Node) error {
+	p := heartbeatParams{Period: time.Second}
 	if err := n.Params(&p); err != nil {
 		return err
 	}
@@ -55,7 +55,7 @@ func NewHeartbeat(n *nodes.Node) error {
 		// still reached this process's subscribers; the others see the
 		// gap.
 		seq++
-		err := out.PublishJSON(ctx, Beat{Node: n.Name(), Seq: seq, Time: ev.Expected.UTC().Format(time.RFC3339Nano)})
+		err := out.PublishJSON(ctx, beat{Node: n.Name(), Seq: seq, Time: ev.Expected.UTC().Format(time.RFC3339Nano)})
 		if err != nil {
 			warn.Log(n.Logger(), slog.LevelWarn, "heartbeat: publish failed", "err", err)
 		}

@@ -5,15 +5,15 @@ import (
 	"fmt"
 )
 
-// DefaultMaxTopics is the default max_topics of the bridge and the
+// defaultMaxTopics is the default max_topics of the bridge and the
 // watchdog: how many topics' state each keeps.
-const DefaultMaxTopics = 10000
+const defaultMaxTopics = 10000
 
 // checkMaxTopics checks a max_topics param, 0 meaning the default.
 func checkMaxTopics(n int) (int, error) {
 	switch {
 	case n == 0:
-		return DefaultMaxTopics, nil
+		return defaultMaxTopics, nil
 	case n < 0:
 		return 0, fmt.Errorf("max_topics %d is negative", n)
 	}

@@ -15,11 +15,11 @@ import (
 )
 
 func init() {
-	nodes.Register("watchdog", "publishes stale/ok alarms for watched topics that fall silent for timeout", NewWatchdog)
+	nodes.Register("watchdog", "publishes stale/ok alarms for watched topics that fall silent for timeout", newWatchdog)
 }
 
-// WatchdogParams are the params of a watchdog node.
-type WatchdogParams struct {
+// watchdogParams are the params of a watchdog node.
+type watchdogParams struct {
 	// Watch is the topic filter whose topics are watched.
 	Watch string `yaml:"watch"`
 	// Timeout is how long a topic may stay silent.
@@ -27,14 +27,14 @@ type WatchdogParams struct {
 	// Alarm is the topic the alarms go to.
 	Alarm string `yaml:"alarm"`
 	// MaxTopics bounds the topics watched at once (optional); defaults to
-	// DefaultMaxTopics. Past it, the least recently seen topic is no
+	// defaultMaxTopics. Past it, the least recently seen topic is no
 	// longer watched (no alarm for it until its next message), counted
 	// as a drop with reason evicted.
 	MaxTopics int `yaml:"max_topics"`
 }
 
-// Alarm is a watchdog message.
-type Alarm struct {
+// staleness is a watchdog message.
+type staleness struct {
 	Topic    string `json:"topic"`
 	State    string `json:"state"` // "stale" or "ok"
 	LastSeen string `json:"last_seen"`
@@ -48,7 +48,7 @@ type Alarm struct {
 // so they share the state without locks.
 type watchdog struct {
 	n       *nodes.Node
-	p       WatchdogParams
+	p       watchdogParams
 	out     *subscribers.Publisher
 	clock   timers.Clock
 	timer   *timers.Timer
@@ -98,13 +98,13 @@ type watched struct {
 	deadline time.Time // on the node's clock
 }
 
-// NewWatchdog builds a watchdog node. Each topic matched by Watch is
+// newWatchdog builds a watchdog node. Each topic matched by Watch is
 // watched from its first message on: when no message arrived for Timeout,
 // the watchdog publishes a stale alarm once; on the next message, an ok
 // alarm once. Messages on the alarm topic itself are not watched. The
 // alarms are logged at Info, at most one line a second for each state.
-func NewWatchdog(n *nodes.Node) error {
-	var p WatchdogParams
+func newWatchdog(n *nodes.Node) error {
+	var p watchdogParams
 	if err := n.Params(&p); err != nil {
 		return err
 	}
@@ -243,7 +243,7 @@ func (w *watchdog) arm() {
 }
 
 func (w *watchdog) alarm(ctx context.Context, topic, state string, seen time.Time) {
-	a := Alarm{Topic: topic, State: state, LastSeen: seen.UTC().Format(time.RFC3339Nano)}
+	a := staleness{Topic: topic, State: state, LastSeen: seen.UTC().Format(time.RFC3339Nano)}
 	if err := w.out.PublishJSON(ctx, a); err != nil {
 		w.warn.Log(w.n.Logger(), slog.LevelWarn, "watchdog: publish failed", "err", err)
 	}
