@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/robotexec/robotexec/internal/bus"
+	"github.com/robotexec/robotexec/internal/trace"
 	"github.com/robotexec/robotexec/internal/tsc"
 	"github.com/robotexec/robotexec/waitset"
 )
@@ -53,7 +54,7 @@ func (e *Executor) runMessages(w *worker, x *waitset.Entity, en *entity, batch i
 	if k > 0 {
 		return e.runClaimed(w, x, en, batch, k, more)
 	}
-	e.observe(w, x, waitset.Start, seq)
+	e.observe(w, x, trace.Start, seq)
 	if !took {
 		w.nruns++ // a run that found the queue empty counts
 		return false
@@ -104,7 +105,7 @@ func (e *Executor) runClaimed(w *worker, x *waitset.Entity, en *entity, batch, k
 	m, c := &w.msg, &w.claim
 	until, cpu := e.batchClock()
 	until += e.budget
-	op := waitset.Start
+	op := trace.Start
 	ran := 0
 	for k > 0 {
 		seq, ok := c.Next(m)
@@ -116,7 +117,7 @@ func (e *Executor) runClaimed(w *worker, x *waitset.Entity, en *entity, batch, k
 			continue
 		}
 		e.observe(w, x, op, seq)
-		op = waitset.Next
+		op = trace.Next
 		e.serve(w, x, en, m)
 		ran++
 		if ran >= batch || e.batchEnds(w, until, cpu) {
@@ -127,7 +128,7 @@ func (e *Executor) runClaimed(w *worker, x *waitset.Entity, en *entity, batch, k
 	if ran == 0 {
 		// Publishers dropped every message claimed: a run that found the
 		// queue empty counts.
-		e.observe(w, x, waitset.Start, 0)
+		e.observe(w, x, trace.Start, 0)
 		w.nruns++
 	}
 	// The callback had a copy; the payload must not live on here.
@@ -136,8 +137,8 @@ func (e *Executor) runClaimed(w *worker, x *waitset.Entity, en *entity, batch, k
 }
 
 // observe tells the executor's observer, if any, of a step of w's run of x.
-func (e *Executor) observe(w *worker, x *waitset.Entity, op waitset.Op, seq uint64) {
+func (e *Executor) observe(w *worker, x *waitset.Entity, op trace.Op, seq uint64) {
 	if e.obs != nil {
-		e.obs.Observe(waitset.Event{Op: op, Entity: x, Worker: w.id, Seq: seq})
+		e.obs.Observe(trace.Event{Op: op, ID: x.ID(), Timer: x.Kind() == waitset.Timer, Worker: w.id, Seq: seq})
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/robotexec/robotexec/executor"
+	"github.com/robotexec/robotexec/internal/trace"
 	"github.com/robotexec/robotexec/internal/tracecheck"
 	"github.com/robotexec/robotexec/subscribers"
 	"github.com/robotexec/robotexec/waitset"
@@ -79,11 +80,11 @@ func subRuns(steps []tracecheck.Step) map[uint64][]int {
 			continue
 		}
 		switch s.Op {
-		case waitset.Start, waitset.Next:
+		case trace.Start, trace.Next:
 			if s.Seq != 0 {
 				cur[s.ID]++
 			}
-		case waitset.Finish:
+		case trace.Finish:
 			runs[s.ID] = append(runs[s.ID], cur[s.ID])
 			delete(cur, s.ID)
 		}
@@ -93,7 +94,7 @@ func subRuns(steps []tracecheck.Step) map[uint64][]int {
 
 // countOps counts the steps of op, of entity id (or of every entity if id
 // is 0).
-func countOps(steps []tracecheck.Step, op waitset.Op, id uint64) int {
+func countOps(steps []tracecheck.Step, op trace.Op, id uint64) int {
 	n := 0
 	for _, s := range steps {
 		if s.Op == op && (id == 0 || s.ID == id) {
@@ -147,8 +148,8 @@ func TestBatchServesMessagesBackToBack(t *testing.T) {
 	require.Equal(t, want, order, "runs of %d messages, alternating A and B", batch)
 
 	nruns := 2 * msgs / batch
-	require.Equal(t, 2*msgs-nruns, countOps(steps, waitset.Next, 0), "a Next step per message after a run's first")
-	require.Equal(t, nruns, countOps(steps, waitset.Start, 0), "a Start step per run")
+	require.Equal(t, 2*msgs-nruns, countOps(steps, trace.Next, 0), "a Next step per message after a run's first")
+	require.Equal(t, nruns, countOps(steps, trace.Start, 0), "a Start step per run")
 	for id, rs := range subRuns(steps) {
 		require.Equal(t, []int{4, 4, 4}, rs, "runs of subscription %d", id)
 	}
@@ -167,8 +168,8 @@ func TestBatchOfOneServesOneMessage(t *testing.T) {
 		want = append(want, fmt.Sprintf("A%d", i), fmt.Sprintf("B%d", i))
 	}
 	require.Equal(t, want, order)
-	require.Zero(t, countOps(steps, waitset.Next, 0), "no run goes on to a next message")
-	require.Equal(t, 2*msgs, countOps(steps, waitset.Start, 0))
+	require.Zero(t, countOps(steps, trace.Next, 0), "no run goes on to a next message")
+	require.Equal(t, 2*msgs, countOps(steps, trace.Start, 0))
 	require.NoError(t, tracecheck.Check(steps, tracecheck.Model{Workers: 1, Drained: true, Batch: 1}))
 	require.Equal(t, uint64(2*msgs), runs)
 }
@@ -246,7 +247,7 @@ func TestSpinOnceRunsOneMessage(t *testing.T) {
 	require.Equal(t, uint64(3), ex.Stats().Runs)
 
 	steps := rec.Steps()
-	require.Zero(t, countOps(steps, waitset.Next, 0))
+	require.Zero(t, countOps(steps, trace.Next, 0))
 	require.NoError(t, tracecheck.Check(steps, tracecheck.Model{Workers: 1, Drained: true, Batch: 8}))
 }
 
@@ -303,9 +304,9 @@ func TestBatchNeedsServeOne(t *testing.T) {
 	require.Equal(t, []int{1, 1, 1, 1, 1, 1}, runs[r.ID()], "the resource's callback serves one message a run")
 	require.Equal(t, []int{msgs}, runs[p.ID()], "the publishing callback batches")
 	require.Equal(t, []int{msgs}, runs[c.ID()], "the plain callback batches")
-	require.Zero(t, countOps(steps, waitset.Next, r.ID()))
-	require.Equal(t, msgs-1, countOps(steps, waitset.Next, p.ID()))
-	require.Equal(t, msgs-1, countOps(steps, waitset.Next, c.ID()))
+	require.Zero(t, countOps(steps, trace.Next, r.ID()))
+	require.Equal(t, msgs-1, countOps(steps, trace.Next, p.ID()))
+	require.Equal(t, msgs-1, countOps(steps, trace.Next, c.ID()))
 	require.NoError(t, tracecheck.Check(steps, tracecheck.Model{Workers: 1, Drained: true, Batch: 8}))
 	require.Equal(t, uint64(3*msgs), ex.Stats().Runs)
 }

@@ -10,10 +10,10 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/robotexec/robotexec/executor"
+	"github.com/robotexec/robotexec/internal/trace"
 	"github.com/robotexec/robotexec/internal/tracecheck"
 	"github.com/robotexec/robotexec/subscribers"
 	"github.com/robotexec/robotexec/timers"
-	"github.com/robotexec/robotexec/waitset"
 )
 
 // TestBatchEndsWhenTimerDue checks that a run ends when a timer becomes
@@ -51,7 +51,7 @@ func TestBatchEndsWhenTimerDue(t *testing.T) {
 	require.Zero(t, executor.TimersWaiting(ex))
 	steps := rec.Steps()
 	require.Equal(t, []int{1, msgs - 1}, subRuns(steps)[s.ID()], "the first run ends at the timer")
-	require.Equal(t, 1, countOps(steps, waitset.Start, tm.ID()))
+	require.Equal(t, 1, countOps(steps, trace.Start, tm.ID()))
 	require.NoError(t, tracecheck.Check(steps, tracecheck.Model{Workers: 1, Drained: true, Batch: executor.DefaultBatch}))
 }
 
@@ -64,9 +64,9 @@ type dequeueSignal struct {
 	dequeued chan struct{}
 }
 
-func (d *dequeueSignal) Observe(ev waitset.Event) {
+func (d *dequeueSignal) Observe(ev trace.Event) {
 	d.Recorder.Observe(ev)
-	if ev.Op == waitset.Dequeue && ev.Entity.ID() == d.id.Load() {
+	if ev.Op == trace.Dequeue && ev.ID == d.id.Load() {
 		d.once.Do(func() { close(d.dequeued) })
 	}
 }

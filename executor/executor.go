@@ -15,6 +15,7 @@ import (
 	"github.com/robotexec/robotexec/internal/bus"
 	"github.com/robotexec/robotexec/internal/facade"
 	"github.com/robotexec/robotexec/internal/timerq"
+	"github.com/robotexec/robotexec/internal/trace"
 	"github.com/robotexec/robotexec/internal/tsc"
 	"github.com/robotexec/robotexec/timers"
 	"github.com/robotexec/robotexec/waitset"
@@ -57,10 +58,10 @@ type Options struct {
 	// callback's publication left a subscription overloaded.
 	Batch int
 	// Observer, if not nil, is told of every scheduling step of the
-	// executor (waitset.Event), synchronously, on the dispatch path: for
+	// executor (trace.Event), synchronously, on the dispatch path: for
 	// traces that check the scheduling properties (docs/design.md). It
 	// must be fast and must not block.
-	Observer waitset.Observer
+	Observer trace.Observer
 	// BatchBudget is how long a subscription's run may go on to its next
 	// message: after a callback that ends BatchBudget or more after the
 	// run began, the run ends and the subscription goes to the back of
@@ -141,7 +142,7 @@ type Executor struct {
 type readMostly struct {
 	opts    Options
 	log     *slog.Logger
-	obs     waitset.Observer
+	obs     trace.Observer
 	set     *waitset.Set
 	timers  *timerq.Queue
 	workers []*worker

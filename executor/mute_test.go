@@ -9,10 +9,10 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/robotexec/robotexec/executor"
+	"github.com/robotexec/robotexec/internal/trace"
 	"github.com/robotexec/robotexec/internal/tracecheck"
 	"github.com/robotexec/robotexec/subscribers"
 	"github.com/robotexec/robotexec/timers"
-	"github.com/robotexec/robotexec/waitset"
 )
 
 // muteCounter counts mutes and unmutes beside a trace recorder.
@@ -21,11 +21,11 @@ type muteCounter struct {
 	mutes, unmutes atomic.Int64
 }
 
-func (m *muteCounter) Observe(ev waitset.Event) {
+func (m *muteCounter) Observe(ev trace.Event) {
 	switch ev.Op {
-	case waitset.Mute:
+	case trace.Mute:
 		m.mutes.Add(1)
-	case waitset.Unmute:
+	case trace.Unmute:
 		m.unmutes.Add(1)
 	}
 	m.Recorder.Observe(ev)

@@ -4,6 +4,7 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/robotexec/robotexec/internal/trace"
 	"github.com/robotexec/robotexec/waitset"
 )
 
@@ -95,9 +96,9 @@ func (e *Executor) forward(a *acquisition, atHead bool) bool {
 		r.q = append(r.q, a)
 		atHead = len(r.q)-r.head == 1
 		if e.obs != nil {
-			e.obs.Observe(waitset.Event{Op: waitset.Request, Entity: a.x, Resource: r.id})
+			e.obs.Observe(trace.Event{Op: trace.Request, ID: a.x.ID(), Timer: a.x.Kind() == waitset.Timer, Resource: r.id})
 			if atHead {
-				e.obs.Observe(waitset.Event{Op: waitset.Acquire, Entity: a.x, Resource: r.id})
+				e.obs.Observe(trace.Event{Op: trace.Acquire, ID: a.x.ID(), Timer: a.x.Kind() == waitset.Timer, Resource: r.id})
 			}
 		}
 		r.mu.Unlock()
@@ -133,9 +134,9 @@ func (e *Executor) release(a *acquisition, runnable *waitset.List) {
 			r.q, r.head = r.q[:n], 0
 		}
 		if e.obs != nil {
-			e.obs.Observe(waitset.Event{Op: waitset.Release, Entity: a.x, Resource: r.id})
+			e.obs.Observe(trace.Event{Op: trace.Release, ID: a.x.ID(), Timer: a.x.Kind() == waitset.Timer, Resource: r.id})
 			if next != nil {
-				e.obs.Observe(waitset.Event{Op: waitset.Acquire, Entity: next.x, Resource: r.id})
+				e.obs.Observe(trace.Event{Op: trace.Acquire, ID: next.x.ID(), Timer: next.x.Kind() == waitset.Timer, Resource: r.id})
 			}
 		}
 		r.mu.Unlock()

@@ -11,10 +11,10 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/robotexec/robotexec/executor"
+	"github.com/robotexec/robotexec/internal/trace"
 	"github.com/robotexec/robotexec/internal/tracecheck"
 	"github.com/robotexec/robotexec/subscribers"
 	"github.com/robotexec/robotexec/timers"
-	"github.com/robotexec/robotexec/waitset"
 )
 
 // mutedIDs records the IDs of the entities muted, beside a trace
@@ -24,10 +24,10 @@ type mutedIDs struct {
 	ids chan uint64
 }
 
-func (m *mutedIDs) Observe(ev waitset.Event) {
-	if ev.Op == waitset.Mute {
+func (m *mutedIDs) Observe(ev trace.Event) {
+	if ev.Op == trace.Mute {
 		select {
-		case m.ids <- ev.Entity.ID():
+		case m.ids <- ev.ID:
 		default:
 		}
 	}

@@ -1,6 +1,9 @@
 package executor
 
-import "github.com/robotexec/robotexec/waitset"
+import (
+	"github.com/robotexec/robotexec/internal/trace"
+	"github.com/robotexec/robotexec/waitset"
+)
 
 // dequeueLocked takes the next entity for w: the head of the run queue,
 // after holding what w finished ready again, or, when the run queue is
@@ -34,7 +37,7 @@ func (e *Executor) dequeueLocked(w *worker) (x *waitset.Entity, more bool) {
 	if e.obs != nil {
 		// Observed under the lock, so that dequeues are recorded
 		// in the order they happen.
-		e.obs.Observe(waitset.Event{Op: waitset.Dequeue, Entity: x, Worker: w.id})
+		e.obs.Observe(trace.Event{Op: trace.Dequeue, ID: x.ID(), Timer: x.Kind() == waitset.Timer, Worker: w.id})
 	}
 	return x, e.runTimers.Len()+e.runSubs.Len()+e.held.Len() > 0 || !e.set.Empty()
 }

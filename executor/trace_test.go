@@ -16,10 +16,10 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/robotexec/robotexec/executor"
+	"github.com/robotexec/robotexec/internal/trace"
 	"github.com/robotexec/robotexec/internal/tracecheck"
 	"github.com/robotexec/robotexec/subscribers"
 	"github.com/robotexec/robotexec/timers"
-	"github.com/robotexec/robotexec/waitset"
 )
 
 // traceSeeds is how many random workloads TestTraceRandomWorkloads runs;
@@ -197,12 +197,12 @@ func (w *workload) mu() *sync.Mutex { return &rngMu }
 func TestTraceRandomWorkloads(t *testing.T) {
 	// The workloads must exercise every mechanism, or the checks say
 	// little: count the steps that show each.
-	seen := map[waitset.Op]int{}
+	seen := map[trace.Op]int{}
 	defer func() {
 		if t.Failed() {
 			return
 		}
-		for _, op := range []waitset.Op{waitset.Acquire, waitset.Mute, waitset.Unmute, waitset.Drop, waitset.Next} {
+		for _, op := range []trace.Op{trace.Acquire, trace.Mute, trace.Unmute, trace.Drop, trace.Next} {
 			if seen[op] == 0 {
 				t.Errorf("no %v step in any workload", op)
 			}

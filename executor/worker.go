@@ -7,6 +7,7 @@ import (
 
 	"github.com/robotexec/robotexec/internal/bus"
 	"github.com/robotexec/robotexec/internal/timerq"
+	"github.com/robotexec/robotexec/internal/trace"
 	"github.com/robotexec/robotexec/waitset"
 )
 
@@ -259,7 +260,7 @@ func (e *Executor) run(w *worker, x *waitset.Entity, en *entity, hold bool) {
 		e.release(en.acq, &w.runnable)
 	}
 	if e.obs != nil {
-		e.obs.Observe(waitset.Event{Op: waitset.Finish, Entity: x, Worker: w.id})
+		e.obs.Observe(trace.Event{Op: trace.Finish, ID: x.ID(), Timer: x.Kind() == waitset.Timer, Worker: w.id})
 	}
 	if w.nruns-w.published >= publishEvery {
 		w.published = w.nruns
@@ -279,7 +280,7 @@ func (e *Executor) run(w *worker, x *waitset.Entity, en *entity, hold bool) {
 func (e *Executor) runTimer(w *worker, x *waitset.Entity, en *entity) {
 	ev, ok := timerq.Call(en.timer)
 	if e.obs != nil {
-		e.obs.Observe(waitset.Event{Op: waitset.Start, Entity: x, Worker: w.id})
+		e.obs.Observe(trace.Event{Op: trace.Start, ID: x.ID(), Timer: x.Kind() == waitset.Timer, Worker: w.id})
 	}
 	if !ok {
 		return

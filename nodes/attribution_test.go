@@ -12,19 +12,19 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/robotexec/robotexec/executor"
+	"github.com/robotexec/robotexec/internal/trace"
 	"github.com/robotexec/robotexec/nodes"
 	"github.com/robotexec/robotexec/subscribers"
 	"github.com/robotexec/robotexec/timers"
-	"github.com/robotexec/robotexec/waitset"
 )
 
 // mutedEntities sends the IDs of the entities muted.
 type mutedEntities chan uint64
 
-func (m mutedEntities) Observe(ev waitset.Event) {
-	if ev.Op == waitset.Mute {
+func (m mutedEntities) Observe(ev trace.Event) {
+	if ev.Op == trace.Mute {
 		select {
-		case m <- ev.Entity.ID():
+		case m <- ev.ID:
 		default:
 		}
 	}

@@ -11,11 +11,11 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/robotexec/robotexec/executor"
+	"github.com/robotexec/robotexec/internal/trace"
 	"github.com/robotexec/robotexec/internal/tracecheck"
 	"github.com/robotexec/robotexec/nodes"
 	"github.com/robotexec/robotexec/subscribers"
 	"github.com/robotexec/robotexec/timers"
-	"github.com/robotexec/robotexec/waitset"
 )
 
 // relayType is a node type that passes each message of its input on to its
@@ -55,8 +55,8 @@ func TestNodesHandOff(t *testing.T) {
 	const messages = 100
 	done := make(chan struct{}, 1)
 	typ := relayType(done)
-	trace := &tracecheck.Recorder{}
-	ex := executor.New(observed(executor.Options{Workers: 4, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}, trace))
+	rec := &tracecheck.Recorder{}
+	ex := executor.New(observed(executor.Options{Workers: 4, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}, rec))
 	router := new(subscribers.Router)
 	env := &nodes.Env{Executor: ex, Router: router, QoS: 1}
 	for i := range 5 {
@@ -94,11 +94,11 @@ func TestNodesHandOff(t *testing.T) {
 	require.Equal(t, uint64(messages), ex.Stats().Wakeups-before)
 	cancel()
 	require.NoError(t, <-stopped)
-	steps := trace.Steps()
+	steps := rec.Steps()
 	require.NoError(t, tracecheck.Check(steps, tracecheck.Model{Workers: 4, Drained: true, Batch: executor.DefaultBatch}))
 	var workers []int // of each message's runs, stage by stage
 	for _, s := range steps {
-		if s.Op == waitset.Start {
+		if s.Op == trace.Start {
 			workers = append(workers, s.Worker)
 		}
 	}
@@ -114,8 +114,8 @@ func TestNodesHandOff(t *testing.T) {
 // muteCount counts the mutes of an executor.
 type muteCount struct{ n chan struct{} }
 
-func (m muteCount) Observe(ev waitset.Event) {
-	if ev.Op == waitset.Mute {
+func (m muteCount) Observe(ev trace.Event) {
+	if ev.Op == trace.Mute {
 		select {
 		case m.n <- struct{}{}:
 		default:
@@ -182,7 +182,7 @@ func TestNodesMuteBlockedPublisher(t *testing.T) {
 func ptr[T any](v T) *T { return &v }
 
 // observed returns opts with obs told of every scheduling step.
-func observed(opts executor.Options, obs waitset.Observer) executor.Options {
+func observed(opts executor.Options, obs trace.Observer) executor.Options {
 	opts.Observer = obs
 	return opts
 }

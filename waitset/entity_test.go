@@ -5,6 +5,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/robotexec/robotexec/internal/trace"
 	"github.com/robotexec/robotexec/waitset"
 )
 
@@ -264,15 +265,15 @@ func TestStrings(t *testing.T) {
 		{"state queued", waitset.Queued.String(), "queued"},
 		{"state running", waitset.Running.String(), "running"},
 		{"state out of range", waitset.State(3).String(), "invalid"},
-		{"op ready", waitset.Ready.String(), "ready"},
-		{"op enqueue", waitset.Enqueue.String(), "enqueue"},
-		{"op dequeue", waitset.Dequeue.String(), "dequeue"},
-		{"op start", waitset.Start.String(), "start"},
-		{"op finish", waitset.Finish.String(), "finish"},
-		{"op accept", waitset.Accept.String(), "accept"},
-		{"op drop", waitset.Drop.String(), "drop"},
-		{"op zero", waitset.Op(0).String(), "invalid"},
-		{"op out of range", waitset.Op(42).String(), "invalid"},
+		{"op ready", trace.Ready.String(), "ready"},
+		{"op enqueue", trace.Enqueue.String(), "enqueue"},
+		{"op dequeue", trace.Dequeue.String(), "dequeue"},
+		{"op start", trace.Start.String(), "start"},
+		{"op finish", trace.Finish.String(), "finish"},
+		{"op accept", trace.Accept.String(), "accept"},
+		{"op drop", trace.Drop.String(), "drop"},
+		{"op zero", trace.Op(0).String(), "invalid"},
+		{"op out of range", trace.Op(42).String(), "invalid"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

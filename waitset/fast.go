@@ -1,12 +1,16 @@
 package waitset
 
-import "sync/atomic"
+import (
+	"sync/atomic"
+
+	"github.com/robotexec/robotexec/internal/trace"
+)
 
 // Fast is package executor's fast path through a set: the steps its
 // workers take in place of [Entity.Trigger], [Set.TriggerAll],
 // [Entity.Finish] and [Set.Take] where the model's step would cost them a
 // wake-up, an atomic operation or a wait for the next batch. Each keeps the
-// model's states and records the same events for an [Observer]; only who
+// model's states and records the same events for an [trace.Observer]; only who
 // does the work changes. Package executor is Fast's user, and so are
 // packages timers and subscribers on its behalf, when a worker serves the
 // timer queue or publishes from a callback. A scheduler of one's own needs
@@ -86,7 +90,7 @@ func (f Fast) Hold(e *Entity, held *List) {
 	e.readies++
 	held.Push(e)
 	if s.obs != nil {
-		s.obs.Observe(Event{Op: Ready, Entity: e, Seq: e.readies})
+		s.obs.Observe(trace.Event{Op: trace.Ready, ID: e.ID(), Timer: e.kind == Timer, Seq: e.readies})
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/robotexec/robotexec/internal/trace"
 	"github.com/robotexec/robotexec/waitset"
 )
 
@@ -15,17 +16,17 @@ type lanes struct {
 	wakes      int
 	t1, t2     *waitset.Entity
 	s1, s2     *waitset.Entity
-	recorded   []waitset.Event
-	recordedOp map[waitset.Op]int
+	recorded   []trace.Event
+	recordedOp map[trace.Op]int
 }
 
-func (l *lanes) Observe(ev waitset.Event) {
+func (l *lanes) Observe(ev trace.Event) {
 	l.recorded = append(l.recorded, ev)
 	l.recordedOp[ev.Op]++
 }
 
 func newLanes() *lanes {
-	l := &lanes{recordedOp: map[waitset.Op]int{}}
+	l := &lanes{recordedOp: map[trace.Op]int{}}
 	l.set = waitset.New(func() { l.wakes++ }, l)
 	l.t1, l.t2, l.s1, l.s2 = &waitset.Entity{}, &waitset.Entity{}, &waitset.Entity{}, &waitset.Entity{}
 	l.set.Register(l.t1, waitset.Timer)
@@ -150,8 +151,8 @@ func TestMuteKeepsAnEntityUnscheduled(t *testing.T) {
 	require.False(t, l.set.TimersPending())
 	l.s2.Mute()
 	require.False(t, l.set.Fast().TriggerQuiet(l.s2))
-	for _, op := range []waitset.Op{waitset.Request, waitset.Acquire, waitset.Release, waitset.Mute, waitset.Unmute} {
+	for _, op := range []trace.Op{trace.Request, trace.Acquire, trace.Release, trace.Mute, trace.Unmute} {
 		require.NotEqual(t, "invalid", op.String())
 	}
-	require.Equal(t, "invalid", waitset.Op(0).String())
+	require.Equal(t, "invalid", trace.Op(0).String())
 }

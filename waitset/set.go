@@ -1,6 +1,10 @@
 package waitset
 
-import "sync/atomic"
+import (
+	"sync/atomic"
+
+	"github.com/robotexec/robotexec/internal/trace"
+)
 
 // Set is a wait set. Entities registered with it are triggered into it and
 // taken out of it in batches by the scheduler.
@@ -18,7 +22,7 @@ import "sync/atomic"
 // line, each write would cost every other core its copy of the others.
 type Set struct {
 	wake func()
-	obs  Observer
+	obs  trace.Observer
 	_    [64 - 24]byte
 
 	pending [2]atomic.Pointer[Entity] // by stack(): timers, subscriptions
@@ -33,7 +37,7 @@ type Set struct {
 // enters waiting ∩ wait set, on the triggering goroutine, so that the
 // scheduler can wake an idle worker; it must be cheap and must not block.
 // obs, if not nil, receives the set's events and those of its entities.
-func New(wake func(), obs Observer) *Set {
+func New(wake func(), obs trace.Observer) *Set {
 	return &Set{wake: wake, obs: obs}
 }
 
@@ -48,8 +52,8 @@ func (s *Set) Register(e *Entity, k Kind) {
 	e.id = s.ids.Add(1)
 }
 
-// Observer returns the set's observer, or nil.
-func (s *Set) Observer() Observer { return s.obs }
+// trace.Observer returns the set's observer, or nil.
+func (s *Set) Observer() trace.Observer { return s.obs }
 
 // Empty reports whether no entity is waiting in the wait set.
 func (s *Set) Empty() bool { return s.pending[0].Load() == nil && s.pending[1].Load() == nil }
@@ -86,7 +90,7 @@ func (s *Set) push(e *Entity) {
 		}
 	}
 	if s.obs != nil {
-		s.obs.Observe(Event{Op: Ready, Entity: e, Seq: n})
+		s.obs.Observe(trace.Event{Op: trace.Ready, ID: e.ID(), Timer: e.kind == Timer, Seq: n})
 	}
 }
 
@@ -106,14 +110,14 @@ func (s *Set) triggerAll(es []*Entity, wake bool) {
 		}
 	}
 	var first, last [2]*Entity
-	var entered []Event // kept only for the observer
+	var entered []trace.Event // kept only for the observer
 	for _, e := range es {
 		if !e.enter() {
 			continue
 		}
 		e.readies++
 		if s.obs != nil {
-			entered = append(entered, Event{Op: Ready, Entity: e, Seq: e.readies})
+			entered = append(entered, trace.Event{Op: trace.Ready, ID: e.ID(), Timer: e.kind == Timer, Seq: e.readies})
 		}
 		// Build the chains newest first, as single pushes would leave them.
 		k := stack(e.kind)
@@ -218,7 +222,7 @@ func (s *Set) enqueue(l *List, batch uint64, take bool) {
 			e.take()
 		}
 		if s.obs != nil {
-			s.obs.Observe(Event{Op: Enqueue, Entity: e, Batch: batch, Seq: e.readies})
+			s.obs.Observe(trace.Event{Op: trace.Enqueue, ID: e.ID(), Timer: e.kind == Timer, Batch: batch, Seq: e.readies})
 		}
 	}
 }

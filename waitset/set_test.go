@@ -6,23 +6,24 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/robotexec/robotexec/internal/trace"
 	"github.com/robotexec/robotexec/waitset"
 )
 
 // recorder is an Observer that keeps every event.
 type recorder struct {
 	mu     sync.Mutex
-	events []waitset.Event
+	events []trace.Event
 }
 
-func (r *recorder) Observe(ev waitset.Event) {
+func (r *recorder) Observe(ev trace.Event) {
 	r.mu.Lock()
 	r.events = append(r.events, ev)
 	r.mu.Unlock()
 }
 
 // drain returns the events recorded so far and forgets them.
-func (r *recorder) drain() []waitset.Event {
+func (r *recorder) drain() []trace.Event {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	evs := r.events
@@ -279,7 +280,7 @@ func TestObserver(t *testing.T) {
 	var set *waitset.Set
 	set = waitset.New(func() {
 		evs := rec.events
-		readyBeforeWake = append(readyBeforeWake, len(evs) > 0 && evs[len(evs)-1].Op == waitset.Ready)
+		readyBeforeWake = append(readyBeforeWake, len(evs) > 0 && evs[len(evs)-1].Op == trace.Ready)
 	}, rec)
 	require.Same(t, rec, set.Observer())
 	es := register(set, S, T, S, T, S)
@@ -306,32 +307,32 @@ func TestObserver(t *testing.T) {
 	// Seq numbers each entity's readies; the Enqueue that takes the entity
 	// carries the number of the Ready it serves.
 	type ev struct {
-		op    waitset.Op
-		e     *waitset.Entity
+		op    trace.Op
+		id    uint64
 		batch uint64
 		seq   uint64
 	}
 	want := []ev{
-		{waitset.Ready, a, 0, 1},
-		{waitset.Ready, b, 0, 1},
-		{waitset.Enqueue, b, 1, 1},
-		{waitset.Enqueue, a, 1, 1},
-		{waitset.Ready, c, 0, 1},
-		{waitset.Ready, a, 0, 2},
-		{waitset.Enqueue, c, 2, 1},
-		{waitset.Enqueue, a, 2, 2},
-		{waitset.Ready, f, 0, 1}, // c is queued: TriggerAll keeps it, no event
-		{waitset.Ready, d, 0, 1},
-		{waitset.Enqueue, d, 3, 1},
-		{waitset.Enqueue, f, 3, 1},
-		{waitset.Ready, b, 0, 2},
-		{waitset.Enqueue, b, 4, 2},
+		{trace.Ready, a.ID(), 0, 1},
+		{trace.Ready, b.ID(), 0, 1},
+		{trace.Enqueue, b.ID(), 1, 1},
+		{trace.Enqueue, a.ID(), 1, 1},
+		{trace.Ready, c.ID(), 0, 1},
+		{trace.Ready, a.ID(), 0, 2},
+		{trace.Enqueue, c.ID(), 2, 1},
+		{trace.Enqueue, a.ID(), 2, 2},
+		{trace.Ready, f.ID(), 0, 1}, // c is queued: TriggerAll keeps it, no event
+		{trace.Ready, d.ID(), 0, 1},
+		{trace.Enqueue, d.ID(), 3, 1},
+		{trace.Enqueue, f.ID(), 3, 1},
+		{trace.Ready, b.ID(), 0, 2},
+		{trace.Enqueue, b.ID(), 4, 2},
 	}
 	var got []ev
 	for _, e := range rec.drain() {
 		require.Zero(t, e.Worker)
 		require.Empty(t, e.Reason)
-		got = append(got, ev{e.Op, e.Entity, e.Batch, e.Seq})
+		got = append(got, ev{e.Op, e.ID, e.Batch, e.Seq})
 	}
 	require.Equal(t, want, got)
 	require.Equal(t, []bool{true, true, true, true, true, true}, readyBeforeWake)

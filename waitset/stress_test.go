@@ -10,6 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/robotexec/robotexec/internal/trace"
 	"github.com/robotexec/robotexec/waitset"
 )
 
@@ -56,14 +57,15 @@ func (c *stressCheck) errorf(format string, args ...any) {
 type stressObserver struct {
 	check           *stressCheck
 	ready, enqueued atomic.Int64
+	byID            map[uint64]*stressEntity // written before the set is used
 }
 
-func (o *stressObserver) Observe(ev waitset.Event) {
-	en := ev.Entity.Data.(*stressEntity)
+func (o *stressObserver) Observe(ev trace.Event) {
+	en := o.byID[ev.ID]
 	en.mu.Lock()
 	defer en.mu.Unlock()
 	switch ev.Op {
-	case waitset.Ready:
+	case trace.Ready:
 		o.ready.Add(1)
 		for uint64(len(en.readySeq)) <= ev.Seq {
 			en.readySeq = append(en.readySeq, false)
@@ -72,7 +74,7 @@ func (o *stressObserver) Observe(ev waitset.Event) {
 			o.check.errorf("entity %d: Ready %d twice or zero", en.ID(), ev.Seq)
 		}
 		en.readySeq[ev.Seq] = true
-	case waitset.Enqueue:
+	case trace.Enqueue:
 		o.enqueued.Add(1)
 		if ev.Batch == 0 {
 			o.check.errorf("entity %d: Enqueue in batch 0", en.ID())
@@ -106,7 +108,7 @@ func TestConcurrentTriggerTakeRun(t *testing.T) {
 		name := fmt.Sprintf("entities=%d/triggerers=%d/workers=%d", tt.entities, tt.triggerers, tt.workers)
 		t.Run(name, func(t *testing.T) {
 			check := &stressCheck{errs: make(chan error, 20)}
-			obs := &stressObserver{check: check}
+			obs := &stressObserver{check: check, byID: map[uint64]*stressEntity{}}
 			wake := make(chan struct{}, 1)
 			set := waitset.New(func() {
 				select {
@@ -124,6 +126,7 @@ func TestConcurrentTriggerTakeRun(t *testing.T) {
 					kind = waitset.Timer
 				}
 				set.Register(&en.Entity, kind)
+				obs.byID[en.ID()] = en
 				ents[i] = en
 			}
 			// A run needs a Ready, and a Ready needs a trigger or a

@@ -7,8 +7,8 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/robotexec/robotexec/internal/config"
 	"github.com/robotexec/robotexec/executor"
+	"github.com/robotexec/robotexec/internal/config"
 	"github.com/robotexec/robotexec/internal/mqtt"
 	"github.com/robotexec/robotexec/internal/ratelog"
 	"github.com/robotexec/robotexec/internal/view"

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/robotexec/robotexec/internal/bus"
+	"github.com/robotexec/robotexec/internal/trace"
 	"github.com/robotexec/robotexec/waitset"
 )
 
@@ -32,7 +33,7 @@ func TestBlockWaitsForRoom(t *testing.T) {
 		default:
 		}
 		require.Equal(t, 2, fx.sub.Len())
-		require.Empty(t, fx.rec.ops(waitset.Drop), "Block must not drop")
+		require.Empty(t, fx.rec.ops(trace.Drop), "Block must not drop")
 
 		m, seq, ok, more := bus.Take(fx.sub)
 		require.True(t, ok)

@@ -1,6 +1,9 @@
 package bus
 
-import "github.com/robotexec/robotexec/waitset"
+import (
+	"github.com/robotexec/robotexec/internal/trace"
+	"github.com/robotexec/robotexec/waitset"
+)
 
 // A run that takes its messages one by one locks the queue once per
 // message, and the publisher locks it once per message too: the two pass
@@ -221,7 +224,7 @@ func (s *Subscription) unmuteLocked() []*waitset.Entity {
 	s.mutees = nil
 	if obs := s.ent.Set().Observer(); obs != nil {
 		for _, x := range unmute {
-			obs.Observe(waitset.Event{Op: waitset.Unmute, Entity: x, Overloaded: s.ID()})
+			obs.Observe(trace.Event{Op: trace.Unmute, ID: x.ID(), Timer: x.Kind() == waitset.Timer, Overloaded: s.ID()})
 		}
 	}
 	return unmute

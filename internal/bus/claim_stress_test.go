@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/robotexec/robotexec/internal/bus"
-	"github.com/robotexec/robotexec/waitset"
+	"github.com/robotexec/robotexec/internal/trace"
 )
 
 // Two publishers and a run that claims, takes a random number of its
@@ -49,7 +49,7 @@ func TestClaimsUnderConcurrentPublishers(t *testing.T) {
 				}
 				require.EqualValues(t, st.Accepted, uint64(len(taken))+full, "accepted = taken + dropped")
 				dropped := map[uint64]bool{}
-				for _, ev := range fx.rec.ops(waitset.Drop) {
+				for _, ev := range fx.rec.ops(trace.Drop) {
 					if ev.Seq != 0 {
 						require.False(t, dropped[ev.Seq], "seq %d dropped twice", ev.Seq)
 						dropped[ev.Seq] = true

@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/robotexec/robotexec/internal/bus"
-	"github.com/robotexec/robotexec/waitset"
+	"github.com/robotexec/robotexec/internal/trace"
 )
 
 // fill delivers the payloads to sub in order.
@@ -104,7 +104,7 @@ func TestClaimedMessagesCountTowardTheDepth(t *testing.T) {
 	payloads, seqs := drain(fx.sub)
 	require.Equal(t, []string{"2", "3", "4"}, payloads)
 	require.Equal(t, []uint64{2, 3, 4}, seqs)
-	require.Len(t, fx.rec.ops(waitset.Drop), 2)
+	require.Len(t, fx.rec.ops(trace.Drop), 2)
 }
 
 // A Block producer waiting for room resumes once the run's takes leave
@@ -184,7 +184,7 @@ func TestDropOldestDropsFromTheClaim(t *testing.T) {
 	require.Equal(t, []uint64{5, 6, 7, 8}, seqs)
 	bus.Release(fx.sub, &c, 0)
 	var dropped []uint64
-	for _, ev := range fx.rec.ops(waitset.Drop) {
+	for _, ev := range fx.rec.ops(trace.Drop) {
 		dropped = append(dropped, ev.Seq)
 	}
 	require.Equal(t, []uint64{2, 3, 4}, dropped)
@@ -204,7 +204,7 @@ func TestDropOldestGiveBackAfterDrops(t *testing.T) {
 	payloads, seqs := drain(fx.sub)
 	require.Equal(t, []string{"4", "5", "6", "7"}, payloads)
 	require.Equal(t, []uint64{4, 5, 6, 7}, seqs)
-	require.Len(t, fx.rec.ops(waitset.Drop), 2)
+	require.Len(t, fx.rec.ops(trace.Drop), 2)
 }
 
 // A run's first look takes a lone message as TakeInto does, with no claim

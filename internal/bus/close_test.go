@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/robotexec/robotexec/internal/bus"
-	"github.com/robotexec/robotexec/waitset"
+	"github.com/robotexec/robotexec/internal/trace"
 )
 
 func TestClose(t *testing.T) {
@@ -32,7 +32,7 @@ func TestClose(t *testing.T) {
 	require.Equal(t, uint64(2), st.Dropped[bus.Closed])
 	require.Equal(t, uint64(2), st.DroppedTotal())
 	require.Equal(t, []string{"closed", "closed"}, fx.rec.reasons())
-	require.Equal(t, []uint64{0, 0}, fx.rec.seqs(waitset.Drop), "a refused message has no number")
+	require.Equal(t, []uint64{0, 0}, fx.rec.seqs(trace.Drop), "a refused message has no number")
 
 	// Accepted messages still run.
 	payloads, seqs := drain(fx.sub)

@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/robotexec/robotexec/internal/bus"
-	"github.com/robotexec/robotexec/waitset"
+	"github.com/robotexec/robotexec/internal/trace"
 )
 
 func TestSubscriptionOverflow(t *testing.T) {
@@ -70,13 +70,13 @@ func TestSubscriptionOverflow(t *testing.T) {
 			require.Equal(t, uint64(len(tt.wantDrops)), st.DroppedTotal())
 			require.Equal(t, len(tt.wantQueue), st.Queued)
 
-			require.Equal(t, tt.wantAccepts, fx.rec.seqs(waitset.Accept))
-			require.Equal(t, tt.wantDrops, fx.rec.seqs(waitset.Drop))
+			require.Equal(t, tt.wantAccepts, fx.rec.seqs(trace.Accept))
+			require.Equal(t, tt.wantDrops, fx.rec.seqs(trace.Drop))
 			for _, r := range fx.rec.reasons() {
 				require.Equal(t, "queue_full", r)
 			}
 			for _, e := range fx.rec.all() {
-				require.Same(t, bus.Entity(fx.sub), e.Entity)
+				require.Equal(t, bus.Entity(fx.sub).ID(), e.ID)
 			}
 
 			payloads, seqs := drain(fx.sub)
@@ -94,13 +94,13 @@ func TestDropOldestEventOrder(t *testing.T) {
 	for i := range 4 {
 		fx.sub.Deliver(msg("s", strconv.Itoa(i)))
 	}
-	var trace []string
+	var steps []string
 	for _, e := range fx.rec.all() {
-		if e.Op == waitset.Accept || e.Op == waitset.Drop {
-			trace = append(trace, fmt.Sprintf("%s %d", e.Op, e.Seq))
+		if e.Op == trace.Accept || e.Op == trace.Drop {
+			steps = append(steps, fmt.Sprintf("%s %d", e.Op, e.Seq))
 		}
 	}
-	require.Equal(t, []string{"accept 1", "accept 2", "drop 1", "accept 3", "drop 2", "accept 4"}, trace)
+	require.Equal(t, []string{"accept 1", "accept 2", "drop 1", "accept 3", "drop 2", "accept 4"}, steps)
 }
 
 // TestSubscriptionQueueModel runs random deliveries and takes against a
@@ -157,7 +157,7 @@ func TestSubscriptionQueueModel(t *testing.T) {
 				require.Equal(t, accepted, st.Accepted)
 				require.Equal(t, dropped, st.Dropped[bus.QueueFull])
 				require.Equal(t, len(queue), st.Queued)
-				require.Equal(t, wantDrops, fx.rec.seqs(waitset.Drop))
+				require.Equal(t, wantDrops, fx.rec.seqs(trace.Drop))
 			})
 		}
 	}

@@ -7,32 +7,33 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/robotexec/robotexec/internal/bus"
+	"github.com/robotexec/robotexec/internal/trace"
 	"github.com/robotexec/robotexec/waitset"
 )
 
-// recorder is a waitset.Observer that keeps every event it sees. Observe may
+// recorder is a trace.Observer that keeps every event it sees. Observe may
 // be called from any goroutine.
 type recorder struct {
 	mu     sync.Mutex
-	events []waitset.Event
+	events []trace.Event
 }
 
-func (r *recorder) Observe(e waitset.Event) {
+func (r *recorder) Observe(e trace.Event) {
 	r.mu.Lock()
 	r.events = append(r.events, e)
 	r.mu.Unlock()
 }
 
 // all returns a copy of every event recorded so far.
-func (r *recorder) all() []waitset.Event {
+func (r *recorder) all() []trace.Event {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return append([]waitset.Event(nil), r.events...)
+	return append([]trace.Event(nil), r.events...)
 }
 
 // ops returns the events with the given op, in the order recorded.
-func (r *recorder) ops(op waitset.Op) []waitset.Event {
-	var out []waitset.Event
+func (r *recorder) ops(op trace.Op) []trace.Event {
+	var out []trace.Event
 	for _, e := range r.all() {
 		if e.Op == op {
 			out = append(out, e)
@@ -42,7 +43,7 @@ func (r *recorder) ops(op waitset.Op) []waitset.Event {
 }
 
 // seqs returns the Seq of every event with the given op.
-func (r *recorder) seqs(op waitset.Op) []uint64 {
+func (r *recorder) seqs(op trace.Op) []uint64 {
 	out := []uint64{}
 	for _, e := range r.ops(op) {
 		out = append(out, e.Seq)
@@ -53,7 +54,7 @@ func (r *recorder) seqs(op waitset.Op) []uint64 {
 // reasons returns the Reason of every Drop event.
 func (r *recorder) reasons() []string {
 	out := []string{}
-	for _, e := range r.ops(waitset.Drop) {
+	for _, e := range r.ops(trace.Drop) {
 		out = append(out, e.Reason)
 	}
 	return out

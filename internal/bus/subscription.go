@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"unsafe"
 
+	"github.com/robotexec/robotexec/internal/trace"
 	"github.com/robotexec/robotexec/waitset"
 )
 
@@ -248,7 +249,7 @@ func (s *Subscription) accept(m *Message, at stamp, quiet bool) {
 		prefetchSlot(unsafe.Pointer(&s.ring[s.wrap(s.head+s.n)]))
 	}
 	if obs := s.ent.Set().Observer(); obs != nil {
-		obs.Observe(waitset.Event{Op: waitset.Accept, Entity: &s.ent, Seq: s.seq})
+		obs.Observe(trace.Event{Op: trace.Accept, ID: s.ent.ID(), Seq: s.seq})
 	}
 	// Only a delivery to an empty queue changes the subscription's state
 	// (DeliverDormant, docs/design.md, Order per subscription): with
@@ -315,7 +316,7 @@ func MuteUntilDrained(s *Subscription, x *waitset.Entity) bool {
 	x.Mute()
 	s.mutees = append(s.mutees, x)
 	if obs := s.ent.Set().Observer(); obs != nil {
-		obs.Observe(waitset.Event{Op: waitset.Mute, Entity: x, Overloaded: s.ID()})
+		obs.Observe(trace.Event{Op: trace.Mute, ID: x.ID(), Timer: x.Kind() == waitset.Timer, Overloaded: s.ID()})
 	}
 	return true
 }
@@ -381,7 +382,7 @@ func (s *Subscription) drop(r Reason, seq uint64) {
 	s.dropped[r].Add(1)
 	if set := s.ent.Set(); set != nil {
 		if obs := set.Observer(); obs != nil {
-			obs.Observe(waitset.Event{Op: waitset.Drop, Entity: &s.ent, Seq: seq, Reason: r.String()})
+			obs.Observe(trace.Event{Op: trace.Drop, ID: s.ent.ID(), Seq: seq, Reason: r.String()})
 		}
 	}
 }

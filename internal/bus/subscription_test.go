@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/robotexec/robotexec/internal/bus"
-	"github.com/robotexec/robotexec/waitset"
+	"github.com/robotexec/robotexec/internal/trace"
 )
 
 func TestNew(t *testing.T) {
@@ -142,7 +142,7 @@ func TestDrop(t *testing.T) {
 			require.Equal(t, uint64(2), st.DroppedTotal())
 			require.Zero(t, st.Accepted)
 			require.Equal(t, []string{r.String(), r.String()}, fx.rec.reasons())
-			require.Equal(t, []uint64{0, 0}, fx.rec.seqs(waitset.Drop))
+			require.Equal(t, []uint64{0, 0}, fx.rec.seqs(trace.Drop))
 			require.True(t, fx.set.Empty(), "a drop must not make the subscription ready")
 		})
 	}

@@ -6,6 +6,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/robotexec/robotexec/internal/bus"
+	"github.com/robotexec/robotexec/internal/trace"
 	"github.com/robotexec/robotexec/waitset"
 )
 
@@ -16,7 +17,7 @@ import (
 func TestSubscriptionTrigger(t *testing.T) {
 	fx := newFixture(t, "s", bus.Options{})
 	sub, set, e := fx.sub, fx.set, bus.Entity(fx.sub)
-	ready := func() int { return len(fx.rec.ops(waitset.Ready)) }
+	ready := func() int { return len(fx.rec.ops(trace.Ready)) }
 
 	// Dormant.
 	require.True(t, set.Empty())
@@ -83,7 +84,7 @@ func TestSubscriptionTrigger(t *testing.T) {
 	require.False(t, e.InWaitSet())
 	require.Equal(t, waitset.Waiting, e.State())
 	require.Zero(t, sub.Len())
-	require.Equal(t, []uint64{1, 2, 3, 4}, fx.rec.seqs(waitset.Accept))
+	require.Equal(t, []uint64{1, 2, 3, 4}, fx.rec.seqs(trace.Accept))
 }
 
 // runAll plays a single worker: it takes batches from set into a FIFO run

@@ -12,8 +12,8 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/robotexec/robotexec/internal/config"
 	"github.com/robotexec/robotexec/internal/bus"
+	"github.com/robotexec/robotexec/internal/config"
 	"github.com/robotexec/robotexec/internal/mqtt"
 	"github.com/robotexec/robotexec/internal/recording"
 	"github.com/robotexec/robotexec/subscribers"

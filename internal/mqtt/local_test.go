@@ -16,10 +16,10 @@ import (
 	"github.com/robotexec/robotexec/internal/mqtt"
 	"github.com/robotexec/robotexec/internal/mqtt/broker"
 	"github.com/robotexec/robotexec/internal/mqtttest"
+	"github.com/robotexec/robotexec/internal/trace"
 	"github.com/robotexec/robotexec/internal/tracecheck"
 	"github.com/robotexec/robotexec/subscribers"
 	"github.com/robotexec/robotexec/timers"
-	"github.com/robotexec/robotexec/waitset"
 )
 
 // localWorld is a client whose router is in-process, on a real broker
@@ -241,7 +241,7 @@ func exactlyOnceWorkload(w *localWorld, r *rand.Rand) {
 
 	mutes := 0
 	for _, s := range w.trace.Steps() {
-		if s.Op == waitset.Mute {
+		if s.Op == trace.Mute {
 			mutes++
 		}
 	}

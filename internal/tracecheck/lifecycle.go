@@ -1,6 +1,9 @@
 package tracecheck
 
-import "github.com/robotexec/robotexec/waitset"
+import (
+	"github.com/robotexec/robotexec/internal/trace"
+	"github.com/robotexec/robotexec/waitset"
+)
 
 // lifecycle checks that each entity's scheduling steps follow
 // (Enqueue Dequeue Start Finish)*: never queued twice, never running twice
@@ -8,7 +11,7 @@ import "github.com/robotexec/robotexec/waitset"
 // after the fact and may trail the steps they enable; they are matched by
 // count: an entity is enqueued once per time it became ready.
 func (c *checker) lifecycle(steps []Step) {
-	l := &lifecycleCheck{c: c, next: map[uint64]waitset.Op{}, readies: map[uint64]int{}, enqueues: map[uint64]uint64{},
+	l := &lifecycleCheck{c: c, next: map[uint64]trace.Op{}, readies: map[uint64]int{}, enqueues: map[uint64]uint64{},
 		runs: map[uint64]lifecycleRun{}, running: map[int]uint64{}}
 	for _, s := range steps {
 		l.step(s)
@@ -21,9 +24,9 @@ func (c *checker) lifecycle(steps []Step) {
 // lifecycleCheck is lifecycle's state over the steps seen so far.
 type lifecycleCheck struct {
 	c        *checker
-	next     map[uint64]waitset.Op // entity → the step it must take next
-	readies  map[uint64]int        // entity → Ready steps
-	enqueues map[uint64]uint64     // entity → Enqueue steps
+	next     map[uint64]trace.Op // entity → the step it must take next
+	readies  map[uint64]int      // entity → Ready steps
+	enqueues map[uint64]uint64   // entity → Enqueue steps
 	runs     map[uint64]lifecycleRun
 	running  map[int]uint64 // worker → the entity it runs
 }
@@ -38,26 +41,26 @@ type lifecycleRun struct {
 func (l *lifecycleCheck) step(s Step) {
 	c := l.c
 	switch s.Op {
-	case waitset.Accept, waitset.Drop, waitset.Request, waitset.Acquire, waitset.Release, waitset.Mute, waitset.Unmute:
+	case trace.Accept, trace.Drop, trace.Request, trace.Acquire, trace.Release, trace.Mute, trace.Unmute:
 		return
-	case waitset.Ready:
+	case trace.Ready:
 		l.readies[s.ID]++
 		return
-	case waitset.Next:
+	case trace.Next:
 		l.batchNext(s)
 		return
-	case waitset.Enqueue:
+	case trace.Enqueue:
 		l.enqueues[s.ID]++
 		if s.Seq != l.enqueues[s.ID] {
 			c.failf("step %d: entity %d enqueued for readiness %d, want %d", s.Index, s.ID, s.Seq, l.enqueues[s.ID])
 		}
-	case waitset.Start:
+	case trace.Start:
 		if other, busy := l.running[s.Worker]; busy {
 			c.failf("step %d: entity %d starts on worker %d, which runs entity %d", s.Index, s.ID, s.Worker, other)
 		}
 		l.running[s.Worker] = s.ID
 		l.runs[s.ID] = lifecycleRun{worker: s.Worker, messages: 1, empty: s.Kind == waitset.Subscription && s.Seq == 0}
-	case waitset.Finish:
+	case trace.Finish:
 		if r, ok := l.runs[s.ID]; ok && r.worker != s.Worker {
 			c.failf("step %d: entity %d finishes on worker %d a run started on worker %d", s.Index, s.ID, s.Worker, r.worker)
 		}
@@ -68,7 +71,7 @@ func (l *lifecycleCheck) step(s Step) {
 	}
 	want, ok := l.next[s.ID]
 	if !ok {
-		want = waitset.Enqueue
+		want = trace.Enqueue
 	}
 	if s.Op != want {
 		c.failf("step %d: entity %d (%v): %v, want %v", s.Index, s.ID, s.Kind, s.Op, want)
@@ -84,7 +87,7 @@ func (l *lifecycleCheck) batchNext(s Step) {
 	switch {
 	case s.Kind != waitset.Subscription:
 		c.failf("step %d: entity %d (%v): next in a run of a timer", s.Index, s.ID, s.Kind)
-	case !running || l.next[s.ID] != waitset.Finish:
+	case !running || l.next[s.ID] != trace.Finish:
 		c.failf("step %d: entity %d: next outside a run", s.Index, s.ID)
 	case r.worker != s.Worker:
 		c.failf("step %d: entity %d: next on worker %d in a run on worker %d", s.Index, s.ID, s.Worker, r.worker)
@@ -103,7 +106,7 @@ func (l *lifecycleCheck) batchNext(s Step) {
 // it became ready.
 func (l *lifecycleCheck) drained() {
 	for id, want := range l.next {
-		if want != waitset.Enqueue {
+		if want != trace.Enqueue {
 			l.c.failf("entity %d did not drain: next step would be %v", id, want)
 		}
 	}
@@ -114,14 +117,14 @@ func (l *lifecycleCheck) drained() {
 	}
 }
 
-func after(op waitset.Op) waitset.Op {
+func after(op trace.Op) trace.Op {
 	switch op {
-	case waitset.Enqueue:
-		return waitset.Dequeue
-	case waitset.Dequeue:
-		return waitset.Start
-	case waitset.Start:
-		return waitset.Finish
+	case trace.Enqueue:
+		return trace.Dequeue
+	case trace.Dequeue:
+		return trace.Start
+	case trace.Start:
+		return trace.Finish
 	}
-	return waitset.Enqueue
+	return trace.Enqueue
 }

@@ -1,6 +1,9 @@
 package tracecheck
 
-import "github.com/robotexec/robotexec/waitset"
+import (
+	"github.com/robotexec/robotexec/internal/trace"
+	"github.com/robotexec/robotexec/waitset"
+)
 
 // groups checks that no two entities of one mutually exclusive group run at
 // once.
@@ -15,12 +18,12 @@ func (c *checker) groups(steps []Step) {
 			continue
 		}
 		switch s.Op {
-		case waitset.Start:
+		case trace.Start:
 			if other, busy := running[g]; busy {
 				c.failf("step %d: entity %d starts while entity %d of group %q runs", s.Index, s.ID, other, g)
 			}
 			running[g] = s.ID
-		case waitset.Finish:
+		case trace.Finish:
 			if running[g] == s.ID {
 				delete(running, g)
 			}
@@ -33,7 +36,7 @@ func (c *checker) groups(steps []Step) {
 func (c *checker) timersFirst(steps []Step) {
 	sawSub := map[uint64]uint64{} // batch → a subscription in it
 	for _, s := range steps {
-		if s.Op != waitset.Enqueue {
+		if s.Op != trace.Enqueue {
 			continue
 		}
 		if s.Kind == waitset.Subscription {
@@ -66,13 +69,13 @@ func (c *checker) fifo(steps []Step) {
 			continue
 		}
 		switch s.Op {
-		case waitset.Accept:
+		case trace.Accept:
 			st := get(s.ID)
 			if s.Seq != st.accepted+1 {
 				c.failf("step %d: subscription %d accepted message %d after %d", s.Index, s.ID, s.Seq, st.accepted)
 			}
 			st.accepted = s.Seq
-		case waitset.Start, waitset.Next:
+		case trace.Start, trace.Next:
 			if s.Seq == 0 {
 				continue
 			}
@@ -88,7 +91,7 @@ func (c *checker) fifo(steps []Step) {
 				c.failf("step %d: subscription %d message %d run after it was %s", s.Index, s.ID, s.Seq, prev)
 			}
 			st.done[s.Seq] = "run"
-		case waitset.Drop:
+		case trace.Drop:
 			if s.Seq == 0 {
 				continue
 			}
@@ -142,9 +145,9 @@ func (c *checker) starvation(steps []Step) {
 	var dequeues [2]int
 	for _, s := range steps {
 		switch s.Op {
-		case waitset.Ready:
+		case trace.Ready:
 			readyAt[key{s.ID, s.Seq}] = dequeues[lane(s.Kind)]
-		case waitset.Enqueue:
+		case trace.Enqueue:
 			if s.Batch != batch {
 				batch = s.Batch
 				timersAtBatch = len(lanes[0])
@@ -159,7 +162,7 @@ func (c *checker) starvation(steps []Step) {
 				}
 			}
 			lanes[l] = append(lanes[l], queued{s.ID, s.Seq})
-		case waitset.Dequeue:
+		case trace.Dequeue:
 			l := lane(s.Kind)
 			if l == 1 && len(lanes[0]) > 0 {
 				c.failf("step %d: subscription %d dequeued while timer %d was queued", s.Index, s.ID, lanes[0][0].id)

@@ -1,6 +1,6 @@
 package tracecheck
 
-import "github.com/robotexec/robotexec/waitset"
+import "github.com/robotexec/robotexec/internal/trace"
 
 // resources checks the invariants of docs/design.md, Resources, on the
 // resource steps:
@@ -21,13 +21,13 @@ func (c *checker) resources(steps []Step) {
 	running := map[uint64]bool{}
 	for _, s := range steps {
 		switch s.Op {
-		case waitset.Request, waitset.Acquire, waitset.Release:
+		case trace.Request, trace.Acquire, trace.Release:
 			if s.Resource == 0 || s.Overloaded != 0 {
 				c.failf("step %d: %s of entity %d names resource %d and overloaded subscription %d", s.Index, s.Op, s.ID, s.Resource, s.Overloaded)
 			}
 		}
 		switch s.Op {
-		case waitset.Request:
+		case trace.Request:
 			r := s.Resource
 			if rs := requested[s.ID]; len(rs) > 0 {
 				last := rs[len(rs)-1]
@@ -40,7 +40,7 @@ func (c *checker) resources(steps []Step) {
 			}
 			requested[s.ID] = append(requested[s.ID], r)
 			queued[r] = append(queued[r], s.ID)
-		case waitset.Acquire:
+		case trace.Acquire:
 			r := s.Resource
 			if h, busy := holder[r]; busy {
 				c.failf("step %d: entity %d acquires resource %d held by entity %d", s.Index, s.ID, r, h)
@@ -52,12 +52,12 @@ func (c *checker) resources(steps []Step) {
 			}
 			holder[r] = s.ID
 			held[s.ID] = append(held[s.ID], r)
-		case waitset.Start:
+		case trace.Start:
 			running[s.ID] = true
 			if len(requested[s.ID]) != len(held[s.ID]) {
 				c.failf("step %d: entity %d starts holding %v of its resources %v", s.Index, s.ID, held[s.ID], requested[s.ID])
 			}
-		case waitset.Release:
+		case trace.Release:
 			r := s.Resource
 			if holder[r] != s.ID {
 				c.failf("step %d: entity %d releases resource %d it does not hold", s.Index, s.ID, r)
@@ -68,7 +68,7 @@ func (c *checker) resources(steps []Step) {
 			delete(holder, r)
 			held[s.ID] = remove(held[s.ID], r)
 			requested[s.ID] = remove(requested[s.ID], r)
-		case waitset.Finish:
+		case trace.Finish:
 			if len(held[s.ID]) > 0 {
 				c.failf("step %d: entity %d finishes still holding resources %v", s.Index, s.ID, held[s.ID])
 			}
@@ -98,7 +98,7 @@ func (c *checker) muting(steps []Step) {
 	muted := map[uint64]mute{} // entity → its mute
 	for _, s := range steps {
 		switch s.Op {
-		case waitset.Mute:
+		case trace.Mute:
 			if m, ok := muted[s.ID]; ok {
 				c.failf("step %d: entity %d muted again (muted at step %d)", s.Index, s.ID, m.at)
 			}
@@ -106,7 +106,7 @@ func (c *checker) muting(steps []Step) {
 				c.failf("step %d: mute of entity %d names overloaded subscription %d and resource %d", s.Index, s.ID, s.Overloaded, s.Resource)
 			}
 			muted[s.ID] = mute{s.Index, s.Overloaded}
-		case waitset.Unmute:
+		case trace.Unmute:
 			m, ok := muted[s.ID]
 			if !ok {
 				c.failf("step %d: entity %d unmuted while not muted", s.Index, s.ID)
@@ -114,7 +114,7 @@ func (c *checker) muting(steps []Step) {
 				c.failf("step %d: entity %d unmuted by subscription %d, muted by %d", s.Index, s.ID, s.Overloaded, m.by)
 			}
 			delete(muted, s.ID)
-		case waitset.Enqueue:
+		case trace.Enqueue:
 			if m, ok := muted[s.ID]; ok {
 				c.failf("step %d: entity %d scheduled while muted (since step %d)", s.Index, s.ID, m.at)
 			}

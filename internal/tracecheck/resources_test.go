@@ -5,36 +5,37 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/robotexec/robotexec/internal/trace"
 	"github.com/robotexec/robotexec/internal/tracecheck"
 	"github.com/robotexec/robotexec/waitset"
 )
 
 // res records a resource step of entity name on resource r.
-func (tr *trace) res(op waitset.Op, name string, r uint64) {
-	tr.rec.Observe(waitset.Event{Op: op, Entity: tr.ents[name], Resource: r, Worker: tr.worker})
+func (tr *tracer) res(op trace.Op, name string, r uint64) {
+	tr.rec.Observe(trace.Event{Op: op, ID: tr.ents[name].ID(), Timer: tr.ents[name].Kind() == waitset.Timer, Resource: r, Worker: tr.worker})
 }
 
 // mute records a Mute or Unmute of entity name by subscription by.
-func (tr *trace) mute(op waitset.Op, name string, by uint64) {
-	tr.rec.Observe(waitset.Event{Op: op, Entity: tr.ents[name], Overloaded: by})
+func (tr *tracer) mute(op trace.Op, name string, by uint64) {
+	tr.rec.Observe(trace.Event{Op: op, ID: tr.ents[name].ID(), Timer: tr.ents[name].Kind() == waitset.Timer, Overloaded: by})
 }
 
 // runHolding records a well-formed run of entity name in a batch of its
 // own that needs resources rs, requested in the order given.
-func (tr *trace) runHolding(name string, rs ...uint64) {
+func (tr *tracer) runHolding(name string, rs ...uint64) {
 	tr.batch++
-	tr.step(waitset.Ready, name, 0)
-	tr.step(waitset.Enqueue, name, 0)
-	tr.step(waitset.Dequeue, name, 0)
+	tr.step(trace.Ready, name, 0)
+	tr.step(trace.Enqueue, name, 0)
+	tr.step(trace.Dequeue, name, 0)
 	for _, r := range rs {
-		tr.res(waitset.Request, name, r)
-		tr.res(waitset.Acquire, name, r)
+		tr.res(trace.Request, name, r)
+		tr.res(trace.Acquire, name, r)
 	}
-	tr.step(waitset.Start, name, 0)
+	tr.step(trace.Start, name, 0)
 	for _, r := range rs {
-		tr.res(waitset.Release, name, r)
+		tr.res(trace.Release, name, r)
 	}
-	tr.step(waitset.Finish, name, 0)
+	tr.step(trace.Finish, name, 0)
 }
 
 // Runs that take their resources in ascending order, hold them while
@@ -45,9 +46,9 @@ func TestCheckAcceptsResourcesMutingAndGroups(t *testing.T) {
 	tr := newTrace([]string{"t"}, []string{"a", "b"})
 	tr.runHolding("t", 10, 11)
 	tr.runHolding("a", 11)
-	tr.mute(waitset.Mute, "t", 2)
+	tr.mute(trace.Mute, "t", 2)
 	tr.runHolding("a")
-	tr.mute(waitset.Unmute, "t", 2)
+	tr.mute(trace.Unmute, "t", 2)
 	tr.runHolding("t", 10)
 	tr.cycle("a", "b")
 	g := map[uint64]string{1: "g", 2: "g", 3: "g"}
@@ -60,85 +61,85 @@ func TestCheckAcceptsQueuedAcquisitions(t *testing.T) {
 	tr := newTrace(nil, []string{"a", "b"})
 	tr.batch = 1
 	for _, n := range []string{"a", "b"} {
-		tr.step(waitset.Ready, n, 0)
-		tr.step(waitset.Enqueue, n, 0)
+		tr.step(trace.Ready, n, 0)
+		tr.step(trace.Enqueue, n, 0)
 	}
-	tr.step(waitset.Dequeue, "a", 0)
-	tr.res(waitset.Request, "a", 5)
-	tr.res(waitset.Acquire, "a", 5)
-	tr.step(waitset.Start, "a", 0)
+	tr.step(trace.Dequeue, "a", 0)
+	tr.res(trace.Request, "a", 5)
+	tr.res(trace.Acquire, "a", 5)
+	tr.step(trace.Start, "a", 0)
 	tr.worker = 1
-	tr.step(waitset.Dequeue, "b", 0)
-	tr.res(waitset.Request, "b", 5)
+	tr.step(trace.Dequeue, "b", 0)
+	tr.res(trace.Request, "b", 5)
 	tr.worker = 0
-	tr.res(waitset.Release, "a", 5)
-	tr.step(waitset.Finish, "a", 0)
+	tr.res(trace.Release, "a", 5)
+	tr.step(trace.Finish, "a", 0)
 	tr.worker = 1
-	tr.res(waitset.Acquire, "b", 5)
-	tr.step(waitset.Start, "b", 0)
-	tr.res(waitset.Release, "b", 5)
-	tr.step(waitset.Finish, "b", 0)
+	tr.res(trace.Acquire, "b", 5)
+	tr.step(trace.Start, "b", 0)
+	tr.res(trace.Release, "b", 5)
+	tr.step(trace.Finish, "b", 0)
 	require.NoError(t, tr.check(tracecheck.Model{Workers: 2, Drained: true}))
 }
 
 func TestCheckFindsResourceViolations(t *testing.T) {
 	tests := []struct {
 		name  string
-		build func(tr *trace)
+		build func(tr *tracer)
 		model tracecheck.Model
 		want  string
 	}{
-		{"acquire a held resource", func(tr *trace) {
-			tr.res(waitset.Request, "a", 7)
-			tr.res(waitset.Acquire, "a", 7)
-			tr.res(waitset.Request, "b", 7)
-			tr.res(waitset.Acquire, "b", 7)
+		{"acquire a held resource", func(tr *tracer) {
+			tr.res(trace.Request, "a", 7)
+			tr.res(trace.Acquire, "a", 7)
+			tr.res(trace.Request, "b", 7)
+			tr.res(trace.Acquire, "b", 7)
 		}, tracecheck.Model{}, "entity 3 acquires resource 7 held by entity 2"},
-		{"acquire out of FIFO order", func(tr *trace) {
-			tr.res(waitset.Request, "a", 7)
-			tr.res(waitset.Request, "b", 7)
-			tr.res(waitset.Acquire, "b", 7)
+		{"acquire out of FIFO order", func(tr *tracer) {
+			tr.res(trace.Request, "a", 7)
+			tr.res(trace.Request, "b", 7)
+			tr.res(trace.Acquire, "b", 7)
 		}, tracecheck.Model{}, "entity 3 acquires resource 7 out of FIFO order (queue [2 3])"},
-		{"acquire without a request", func(tr *trace) {
-			tr.res(waitset.Acquire, "a", 7)
+		{"acquire without a request", func(tr *tracer) {
+			tr.res(trace.Acquire, "a", 7)
 		}, tracecheck.Model{}, "entity 2 acquires resource 7 out of FIFO order (queue [])"},
-		{"requests not ascending", func(tr *trace) {
-			tr.res(waitset.Request, "a", 8)
-			tr.res(waitset.Acquire, "a", 8)
-			tr.res(waitset.Request, "a", 7)
+		{"requests not ascending", func(tr *tracer) {
+			tr.res(trace.Request, "a", 8)
+			tr.res(trace.Acquire, "a", 8)
+			tr.res(trace.Request, "a", 7)
 		}, tracecheck.Model{}, "entity 2 requests resource 7 after 8: not ascending"},
-		{"request before holding the one before", func(tr *trace) {
-			tr.res(waitset.Request, "a", 7)
-			tr.res(waitset.Request, "a", 8)
+		{"request before holding the one before", func(tr *tracer) {
+			tr.res(trace.Request, "a", 7)
+			tr.res(trace.Request, "a", 8)
 		}, tracecheck.Model{}, "entity 2 requests resource 8 before holding 7"},
-		{"start without every resource", func(tr *trace) {
-			tr.res(waitset.Request, "a", 7)
-			tr.step(waitset.Start, "a", 0)
+		{"start without every resource", func(tr *tracer) {
+			tr.res(trace.Request, "a", 7)
+			tr.step(trace.Start, "a", 0)
 		}, tracecheck.Model{}, "entity 2 starts holding [] of its resources [7]"},
-		{"release of a resource not held", func(tr *trace) {
-			tr.step(waitset.Start, "a", 0)
-			tr.res(waitset.Release, "a", 7)
+		{"release of a resource not held", func(tr *tracer) {
+			tr.step(trace.Start, "a", 0)
+			tr.res(trace.Release, "a", 7)
 		}, tracecheck.Model{}, "entity 2 releases resource 7 it does not hold"},
-		{"release while not running", func(tr *trace) {
-			tr.res(waitset.Request, "a", 7)
-			tr.res(waitset.Acquire, "a", 7)
-			tr.res(waitset.Release, "a", 7)
+		{"release while not running", func(tr *tracer) {
+			tr.res(trace.Request, "a", 7)
+			tr.res(trace.Acquire, "a", 7)
+			tr.res(trace.Release, "a", 7)
 		}, tracecheck.Model{}, "entity 2 releases resource 7 while not running"},
-		{"finish holding", func(tr *trace) {
-			tr.res(waitset.Request, "a", 7)
-			tr.res(waitset.Acquire, "a", 7)
-			tr.step(waitset.Start, "a", 0)
-			tr.step(waitset.Finish, "a", 0)
+		{"finish holding", func(tr *tracer) {
+			tr.res(trace.Request, "a", 7)
+			tr.res(trace.Acquire, "a", 7)
+			tr.step(trace.Start, "a", 0)
+			tr.step(trace.Finish, "a", 0)
 		}, tracecheck.Model{}, "entity 2 finishes still holding resources [7]"},
-		{"never acquired once drained", func(tr *trace) {
-			tr.res(waitset.Request, "a", 7)
+		{"never acquired once drained", func(tr *tracer) {
+			tr.res(trace.Request, "a", 7)
 		}, tracecheck.Model{Drained: true}, "resource 7: requests of entities [2] never acquired it"},
-		{"still held once drained", func(tr *trace) {
-			tr.res(waitset.Request, "a", 7)
-			tr.res(waitset.Acquire, "a", 7)
+		{"still held once drained", func(tr *tracer) {
+			tr.res(trace.Request, "a", 7)
+			tr.res(trace.Acquire, "a", 7)
 		}, tracecheck.Model{Drained: true}, "resource 7 still held by entity 2"},
-		{"release naming an overloaded subscription", func(tr *trace) {
-			tr.rec.Observe(waitset.Event{Op: waitset.Release, Entity: tr.ents["a"], Resource: 7, Overloaded: 3})
+		{"release naming an overloaded subscription", func(tr *tracer) {
+			tr.rec.Observe(trace.Event{Op: trace.Release, ID: tr.ents["a"].ID(), Timer: tr.ents["a"].Kind() == waitset.Timer, Resource: 7, Overloaded: 3})
 		}, tracecheck.Model{}, "release of entity 2 names resource 7 and overloaded subscription 3"},
 	}
 	for _, tc := range tests {
@@ -156,7 +157,7 @@ func onlyResourceRuns(steps []tracecheck.Step) []tracecheck.Step {
 	var out []tracecheck.Step
 	for _, s := range steps {
 		switch s.Op {
-		case waitset.Request, waitset.Acquire, waitset.Release, waitset.Start, waitset.Finish:
+		case trace.Request, trace.Acquire, trace.Release, trace.Start, trace.Finish:
 			out = append(out, s)
 		}
 	}
@@ -166,25 +167,25 @@ func onlyResourceRuns(steps []tracecheck.Step) []tracecheck.Step {
 func TestCheckFindsMutingViolations(t *testing.T) {
 	tests := []struct {
 		name  string
-		build func(tr *trace)
+		build func(tr *tracer)
 		model tracecheck.Model
 		want  string
 	}{
-		{"muted twice", func(tr *trace) {
-			tr.mute(waitset.Mute, "t", 2)
-			tr.mute(waitset.Mute, "t", 2)
+		{"muted twice", func(tr *tracer) {
+			tr.mute(trace.Mute, "t", 2)
+			tr.mute(trace.Mute, "t", 2)
 		}, tracecheck.Model{}, "entity 1 muted again (muted at step 0)"},
-		{"unmuted while not muted", func(tr *trace) {
-			tr.mute(waitset.Unmute, "t", 2)
+		{"unmuted while not muted", func(tr *tracer) {
+			tr.mute(trace.Unmute, "t", 2)
 		}, tracecheck.Model{}, "entity 1 unmuted while not muted"},
-		{"scheduled while muted", func(tr *trace) {
-			tr.mute(waitset.Mute, "t", 2)
+		{"scheduled while muted", func(tr *tracer) {
+			tr.mute(trace.Mute, "t", 2)
 			tr.batch = 1
-			tr.step(waitset.Ready, "t", 0)
-			tr.step(waitset.Enqueue, "t", 0)
+			tr.step(trace.Ready, "t", 0)
+			tr.step(trace.Enqueue, "t", 0)
 		}, tracecheck.Model{}, "entity 1 scheduled while muted (since step 0)"},
-		{"never unmuted once drained", func(tr *trace) {
-			tr.mute(waitset.Mute, "t", 2)
+		{"never unmuted once drained", func(tr *tracer) {
+			tr.mute(trace.Mute, "t", 2)
 		}, tracecheck.Model{Drained: true}, "entity 1 muted at step 0 was never unmuted"},
 	}
 	for _, tc := range tests {
@@ -200,7 +201,7 @@ func TestCheckFindsMutingViolations(t *testing.T) {
 func TestCheckCapsTheReport(t *testing.T) {
 	tr := newTrace(nil, []string{"a"})
 	for range 50 {
-		tr.mute(waitset.Unmute, "a", 1)
+		tr.mute(trace.Unmute, "a", 1)
 	}
 	err := tr.check(tracecheck.Model{})
 	require.Error(t, err)

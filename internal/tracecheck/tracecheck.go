@@ -24,18 +24,18 @@ import (
 	"fmt"
 	"sync"
 
+	"github.com/robotexec/robotexec/internal/trace"
 	"github.com/robotexec/robotexec/waitset"
 )
 
 // Step is one recorded event with its place in the trace.
 type Step struct {
-	waitset.Event
+	trace.Event
 	Index int
-	ID    uint64
 	Kind  waitset.Kind
 }
 
-// Recorder is a waitset.Observer that keeps every event in the order the
+// Recorder is a trace.Observer that keeps every event in the order the
 // calls were made. Calls are serialized, so the order respects
 // happens-before between steps. The zero Recorder is ready to use.
 type Recorder struct {
@@ -44,9 +44,13 @@ type Recorder struct {
 }
 
 // Observe records ev.
-func (r *Recorder) Observe(ev waitset.Event) {
+func (r *Recorder) Observe(ev trace.Event) {
 	r.mu.Lock()
-	r.steps = append(r.steps, Step{Event: ev, Index: len(r.steps), ID: ev.Entity.ID(), Kind: ev.Entity.Kind()})
+	kind := waitset.Subscription
+	if ev.Timer {
+		kind = waitset.Timer
+	}
+	r.steps = append(r.steps, Step{Event: ev, Index: len(r.steps), Kind: kind})
 	r.mu.Unlock()
 }
 

@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/robotexec/robotexec/internal/config"
 	"github.com/robotexec/robotexec/executor"
+	"github.com/robotexec/robotexec/internal/config"
 	"github.com/robotexec/robotexec/internal/nodehooks"
 	"github.com/robotexec/robotexec/internal/syncbuf"
 	"github.com/robotexec/robotexec/nodes"

@@ -1,4 +1,10 @@
-package waitset
+// Package trace is the vocabulary of robotexec's scheduling traces: every
+// step of a wait set entity's life ([Op]) as an [Event] that an
+// [Observer] records, for the tests that check the scheduling properties
+// on recorded traces (package internal/tracecheck) and for the spin
+// model's counterexamples. It is robotexec's own: the wait set, the
+// queues and the executor emit events to the observer they are given.
+package trace
 
 // Op names a step in an entity's life, as recorded by an [Observer].
 type Op uint8
@@ -84,8 +90,11 @@ func (o Op) String() string {
 
 // Event is one step recorded by an [Observer].
 type Event struct {
-	Op     Op
-	Entity *Entity
+	Op Op
+	// ID is the entity's ID, and Timer tells a timer's steps from a
+	// subscription's.
+	ID     uint64
+	Timer  bool
 	Batch  uint64 // Enqueue: the batch number
 	Worker int    // Dequeue, Start, Finish: the worker
 	Seq    uint64 // Start, Accept, Drop: the message's sequence number in its subscription; Ready, Enqueue: the entity's readiness number
