@@ -6,9 +6,9 @@ import (
 	"github.com/robotexec/robotexec/subscribers"
 )
 
-// DynPublishers is how many publishers of topics known at run time
+// maxDynPublishers is how many publishers of topics known at run time
 // ([Node.Publish]) a node keeps; the least recently used goes first.
-const DynPublishers = 1024
+const maxDynPublishers = 1024
 
 // dynPublishers is Node.Publish's cache; the node's mu guards it.
 type dynPublishers struct {
@@ -38,7 +38,7 @@ func (d *dynPublishers) add(key pubKey, p *subscribers.Publisher) {
 	if _, ok := d.m[key]; ok {
 		return // made twice at once: keep the first
 	}
-	if len(d.m) >= DynPublishers {
+	if len(d.m) >= maxDynPublishers {
 		delete(d.m, d.lru.Remove(d.lru.Front()).(dynEntry).key)
 	}
 	d.m[key] = d.lru.PushBack(dynEntry{key: key, p: p})

@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/robotexec/robotexec/executor"
 	"github.com/robotexec/robotexec/internal/nodehooks"
 	"github.com/robotexec/robotexec/nodes"
 	"github.com/robotexec/robotexec/subscribers"
@@ -52,9 +53,9 @@ func TestCountedHook(t *testing.T) {
 	typ := register(func(n *nodes.Node) error {
 		n.Subscribe("a", func(ctx context.Context, _ subscribers.Message) { ran["a"]++ })
 		n.Subscribe("a", func(ctx context.Context, _ subscribers.Message) { ran["a #2"]++ })
-		n.Subscribe("b", func(ctx context.Context, _ subscribers.Message) { ran["b"]++ }, nodes.Name("named"))
+		n.Subscribe("b", func(ctx context.Context, _ subscribers.Message) { ran["b"]++ }, executor.Name("named"))
 		n.OneShot(5*time.Millisecond, func(ctx context.Context, _ timers.Event) { ran["once"]++ })
-		n.OneShot(5*time.Millisecond, func(ctx context.Context, _ timers.Event) { ran["t"]++ }, nodes.Name("t"))
+		n.OneShot(5*time.Millisecond, func(ctx context.Context, _ timers.Event) { ran["t"]++ }, executor.Name("t"))
 		return nil
 	})
 	_, err := nodes.Build(r.env, nodes.Spec{Name: "n", Type: typ})

@@ -52,7 +52,7 @@ type Env struct {
 	hooks *nodehooks.Hooks
 
 	mu     sync.Mutex
-	groups map[string]*Group
+	groups map[string]*executor.Group
 }
 
 // group returns the shared mutually exclusive group named name.
@@ -200,7 +200,7 @@ func (n *Node) fail(err error) {
 	n.mu.Unlock()
 }
 
-func (n *Node) options(opts []Option) regopt.Values {
+func (n *Node) options(opts []executor.Option) regopt.Values {
 	return regopt.Apply(regopt.Values{}, opts)
 }
 
@@ -240,7 +240,7 @@ func (n *Node) qos(o regopt.Values) byte {
 // topic ('+' one level, '#' the rest), one at a time, in arrival order. It
 // returns the subscription (for its counters), or nil if it could not be
 // made; the error then fails the node.
-func (n *Node) Subscribe(topic string, cb func(context.Context, subscribers.Message), opts ...Option) *subscribers.Subscription {
+func (n *Node) Subscribe(topic string, cb func(context.Context, subscribers.Message), opts ...executor.Option) *subscribers.Subscription {
 	o := n.options(opts)
 	name := o.Name
 	if name == "" {
@@ -258,7 +258,7 @@ func (n *Node) Subscribe(topic string, cb func(context.Context, subscribers.Mess
 // more than a period late skips the deadlines that passed and counts them in
 // the event. It returns the timer (to cancel or reset it), or nil if it
 // could not be made; the error then fails the node.
-func (n *Node) Timer(period time.Duration, cb func(context.Context, timers.Event), opts ...Option) *timers.Timer {
+func (n *Node) Timer(period time.Duration, cb func(context.Context, timers.Event), opts ...executor.Option) *timers.Timer {
 	o := n.options(opts)
 	name := timerName(o, period)
 	var t *timers.Timer
@@ -273,7 +273,7 @@ func (n *Node) Timer(period time.Duration, cb func(context.Context, timers.Event
 
 // OneShot calls cb once, delay from now; Reset on the returned timer arms
 // it again.
-func (n *Node) OneShot(delay time.Duration, cb func(context.Context, timers.Event), opts ...Option) *timers.Timer {
+func (n *Node) OneShot(delay time.Duration, cb func(context.Context, timers.Event), opts ...executor.Option) *timers.Timer {
 	o := n.options(opts)
 	t, err := n.owner.NewOneShot(delay, n.hookOneShot(timerName(o, delay), cb), n.regOptions(o)...)
 	if err != nil {
@@ -283,9 +283,10 @@ func (n *Node) OneShot(delay time.Duration, cb func(context.Context, timers.Even
 	return t
 }
 
-// Group returns a new callback group of the node. Put callbacks in it with
-// InGroup.
-func (n *Node) Group(kind GroupKind) *Group {
+// NewGroup returns a new callback group of the node, of kind
+// executor.MutuallyExclusive or executor.Reentrant. Put callbacks in it
+// with executor.InGroup.
+func (n *Node) NewGroup(kind executor.GroupKind) *executor.Group {
 	return n.env.Executor.NewGroup(n.spec.Name, kind)
 }
 

@@ -153,7 +153,7 @@ func TestSubscribeJSONCountsMalformedAndRateLimitsLogs(t *testing.T) {
 	var sub *subscribers.Subscription
 	calls := 0
 	typ := register(func(n *nodes.Node) error {
-		sub = nodes.Subscribe(n, "in", func(ctx context.Context, v map[string]int) { calls++ }, nodes.Depth(1000))
+		sub = nodes.Subscribe(n, "in", func(ctx context.Context, v map[string]int) { calls++ }, executor.Depth(1000))
 		return nil
 	})
 	_, err := nodes.Build(r.env, nodes.Spec{Name: "n", Type: typ})
@@ -218,7 +218,7 @@ func TestCallbacksOfANodeNeverOverlap(t *testing.T) {
 	}
 	typ := register(func(n *nodes.Node) error {
 		for i := range 4 {
-			n.Subscribe(fmt.Sprintf("t/%d", i), func(ctx context.Context, _ subscribers.Message) { cb() }, nodes.Depth(100))
+			n.Subscribe(fmt.Sprintf("t/%d", i), func(ctx context.Context, _ subscribers.Message) { cb() }, executor.Depth(100))
 		}
 		return nil
 	})
@@ -251,9 +251,9 @@ func TestGroups(t *testing.T) {
 	r := newRig(t)
 	var groups []*executor.Group
 	typ := register(func(n *nodes.Node) error {
-		g := n.Group(nodes.Reentrant)
+		g := n.NewGroup(executor.Reentrant)
 		groups = append(groups, g)
-		n.Subscribe("r", func(ctx context.Context, _ subscribers.Message) {}, nodes.InGroup(g), nodes.Name("reentrant"))
+		n.Subscribe("r", func(ctx context.Context, _ subscribers.Message) {}, executor.InGroup(g), executor.Name("reentrant"))
 		return nil
 	})
 	_, err := nodes.Build(r.env, nodes.Spec{Name: "a", Type: typ, Group: "shared"})
@@ -261,8 +261,8 @@ func TestGroups(t *testing.T) {
 	_, err = nodes.Build(r.env, nodes.Spec{Name: "b", Type: typ, Group: "shared"})
 	require.NoError(t, err)
 	require.Len(t, groups, 2)
-	require.Equal(t, nodes.Reentrant, groups[0].Kind())
-	require.Equal(t, nodes.GroupKind(nodes.MutuallyExclusive), executor.MutuallyExclusive)
+	require.Equal(t, executor.Reentrant, groups[0].Kind())
+	require.Equal(t, executor.GroupKind(executor.MutuallyExclusive), executor.MutuallyExclusive)
 }
 
 func TestTimersOneShotShutdownAndAccessors(t *testing.T) {
@@ -332,7 +332,7 @@ func TestNeedsSharesResourcesByName(t *testing.T) {
 			}
 			time.Sleep(20 * time.Microsecond)
 			inside.Add(-1)
-		}, nodes.Needs("odom_state", "imu_state"), nodes.Depth(200))
+		}, executor.Needs("odom_state", "imu_state"), executor.Depth(200))
 		return nil
 	})
 	for _, name := range []string{"fusion_a", "fusion_b"} {

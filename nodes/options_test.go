@@ -12,13 +12,13 @@ import (
 )
 
 // The node API's options are the executor's: an executor.Option applies
-// to a node's callback, and a resource named by nodes.Needs is the one
+// to a node's callback, and a resource named by executor.Needs is the one
 // executor.Needs and Executor.Resource name.
 func TestOptionsAreTheExecutors(t *testing.T) {
 	r := newRig(t)
 	var sub, defaults *subscribers.Subscription
 	typ := register(func(n *nodes.Node) error {
-		sub = n.Subscribe("a", func(ctx context.Context, _ subscribers.Message) {}, executor.Depth(3), nodes.Name("fast"), nodes.Needs("odom"))
+		sub = n.Subscribe("a", func(ctx context.Context, _ subscribers.Message) {}, executor.Depth(3), executor.Name("fast"), executor.Needs("odom"))
 		defaults = n.Subscribe("b", func(ctx context.Context, _ subscribers.Message) {})
 		return nil
 	})
@@ -33,15 +33,15 @@ func TestOptionsAreTheExecutors(t *testing.T) {
 	for _, cb := range cbs {
 		names[cb.Name] = true
 	}
-	require.True(t, names["fast"], "named by nodes.Name: %v", names)
-	require.Equal(t, uint64(1), r.ex.Resource("odom").ID(), "nodes.Needs made the executor's resource")
+	require.True(t, names["fast"], "named by executor.Name: %v", names)
+	require.Equal(t, uint64(1), r.ex.Resource("odom").ID(), "executor.Needs made the executor's resource")
 }
 
 // SubscribeSelf's own Made does not replace the node author's.
 func TestMadeOptionsChain(t *testing.T) {
 	r := newRig(t)
 	var made, self *subscribers.Subscription
-	opts := make([]nodes.Option, 0, 4) // room to spare: SubscribeSelf must not write into it
+	opts := make([]executor.Option, 0, 4) // room to spare: SubscribeSelf must not write into it
 	opts = append(opts, executor.Made(func(s *subscribers.Subscription) { made = s }))
 	typ := register(func(n *nodes.Node) error {
 		self = n.SubscribeSelf("a", func(context.Context, *subscribers.Subscription, subscribers.Message) {}, opts...)

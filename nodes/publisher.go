@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/robotexec/robotexec/executor"
 	"github.com/robotexec/robotexec/internal/bus"
 	"github.com/robotexec/robotexec/internal/facade"
 	"github.com/robotexec/robotexec/subscribers"
@@ -17,7 +18,7 @@ import (
 // a callback's context does). The same topic and options give the same
 // publisher. A bad topic fails the node's construction, and the
 // publisher's publications return the error.
-func (n *Node) Publisher(topic string, opts ...Option) *subscribers.Publisher {
+func (n *Node) Publisher(topic string, opts ...executor.Option) *subscribers.Publisher {
 	key := n.pubKey(topic, opts)
 	n.mu.Lock()
 	if p := n.pubs[key]; p != nil {
@@ -43,7 +44,7 @@ func (n *Node) Publisher(topic string, opts ...Option) *subscribers.Publisher {
 	return p
 }
 
-func (n *Node) pubKey(topic string, opts []Option) pubKey {
+func (n *Node) pubKey(topic string, opts []executor.Option) pubKey {
 	o := n.options(opts)
 	return pubKey{topic: topic, qos: n.qos(o), retain: o.Retain}
 }
@@ -66,11 +67,11 @@ func (n *Node) newPublisher(key pubKey) (*subscribers.Publisher, error) {
 }
 
 // Publish publishes payload on topic, for topics known only at run time
-// (a bridge's mapped topics). The publishers of the last DynPublishers
+// (a bridge's mapped topics). The publishers of the last 1,024
 // topics are kept, so repeated topics cost no lookup, and a flood of
 // distinct topics costs no memory. A bad topic is an error of this
 // publication only.
-func (n *Node) Publish(ctx context.Context, topic string, payload []byte, opts ...Option) error {
+func (n *Node) Publish(ctx context.Context, topic string, payload []byte, opts ...executor.Option) error {
 	key := n.pubKey(topic, opts)
 	n.mu.Lock()
 	p := n.pubs[key]

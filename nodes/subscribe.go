@@ -14,7 +14,7 @@ import (
 // T (encoding/json). A payload that does not decode is counted as dropped
 // (reason malformed) and logged, at most once a second with a count of the
 // rest, and cb is not called.
-func Subscribe[T any](n *Node, topic string, cb func(context.Context, T), opts ...Option) *subscribers.Subscription {
+func Subscribe[T any](n *Node, topic string, cb func(context.Context, T), opts ...executor.Option) *subscribers.Subscription {
 	return n.SubscribeSelf(topic, func(ctx context.Context, s *subscribers.Subscription, m subscribers.Message) {
 		var v T
 		if err := json.Unmarshal(m.Payload, &v); err != nil {
@@ -29,7 +29,7 @@ func Subscribe[T any](n *Node, topic string, cb func(context.Context, T), opts .
 // SubscribeSelf is Subscribe with raw messages whose callback also
 // receives its own subscription, to count the messages it drops with
 // s.Drop(reason).
-func (n *Node) SubscribeSelf(topic string, cb func(ctx context.Context, s *subscribers.Subscription, m subscribers.Message), opts ...Option) *subscribers.Subscription {
+func (n *Node) SubscribeSelf(topic string, cb func(ctx context.Context, s *subscribers.Subscription, m subscribers.Message), opts ...executor.Option) *subscribers.Subscription {
 	// The subscription is known before it is attached, so before a
 	// message (a retained one, say) can reach the callback.
 	var sub atomic.Pointer[subscribers.Subscription]

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/robotexec/robotexec/executor"
 	"github.com/robotexec/robotexec/nodes"
 	"github.com/robotexec/robotexec/subscribers"
 	"github.com/robotexec/robotexec/timers"
@@ -53,7 +54,7 @@ func NewStage(n *nodes.Node) error {
 		if err := out.Publish(ctx, m.Payload); err != nil {
 			n.Logger().Warn("stage: publish failed", "err", err)
 		}
-	}, nodes.Name("stage"))
+	}, executor.Name("stage"))
 	return nil
 }
 
@@ -90,9 +91,9 @@ func NewSink(n *nodes.Node) error {
 			gaps += v.Seq - last - 1
 		}
 		last = max(last, v.Seq)
-	}, nodes.Name("sink"))
+	}, executor.Name("sink"))
 	if p.Log > 0 {
-		n.Timer(p.Log, func(ctx context.Context, _ timers.Event) { report() }, nodes.Name("report"))
+		n.Timer(p.Log, func(ctx context.Context, _ timers.Event) { report() }, executor.Name("report"))
 	}
 	n.OnShutdown(report)
 	return nil

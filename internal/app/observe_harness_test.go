@@ -26,6 +26,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/robotexec/robotexec/executor"
 	"github.com/robotexec/robotexec/internal/mqtt"
 	"github.com/robotexec/robotexec/internal/mqtt/broker"
 	"github.com/robotexec/robotexec/nodes"
@@ -63,7 +64,7 @@ func init() {
 			return err
 		}
 		p := probeOf(n.Name())
-		opts := []nodes.Option{nodes.Name("probe"), nodes.Depth(params.Depth), nodes.Overflow(subscribers.DropNewest)}
+		opts := []executor.Option{executor.Name("probe"), executor.Depth(params.Depth), executor.Overflow(subscribers.DropNewest)}
 		if params.JSON {
 			nodes.Subscribe(n, params.Topic, func(context.Context, map[string]any) { p.runs.Add(1) }, opts...)
 			return nil

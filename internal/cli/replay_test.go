@@ -10,6 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/robotexec/robotexec/executor"
 	"github.com/robotexec/robotexec/internal/app"
 	"github.com/robotexec/robotexec/internal/config"
 	"github.com/robotexec/robotexec/nodes"
@@ -30,7 +31,7 @@ func init() {
 		n.Subscribe("in", func(ctx context.Context, _ subscribers.Message) { handled++ })
 		n.Timer(100*time.Millisecond, func(ctx context.Context, ev timers.Event) {
 			_ = out.PublishJSON(ctx, probeBeat{Handled: handled, Expected: ev.Expected})
-		}, nodes.Name("beat"))
+		}, executor.Name("beat"))
 		return nil
 	})
 }

@@ -1,5 +1,5 @@
 // Package regopt holds the settings of one callback's registration or one
-// publisher: what executor.Option sets, and so nodes.Option, which is the
+// publisher: what executor.Option sets, and so executor.Option, which is the
 // same type. The executor reads the settings it knows; package nodes fills
 // in the config's defaults first and reads QoS and Retain itself.
 package regopt

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/robotexec/robotexec/executor"
 	"github.com/robotexec/robotexec/internal/bus"
 	"github.com/robotexec/robotexec/internal/ratelog"
 	"github.com/robotexec/robotexec/nodes"
@@ -63,7 +64,7 @@ func newBridge(n *nodes.Node) error {
 	if err != nil {
 		return err
 	}
-	var opts []nodes.Option
+	var opts []executor.Option
 	if p.QoS != nil {
 		if *p.QoS < 0 || *p.QoS > 2 {
 			return fmt.Errorf("qos %d is not 0, 1 or 2", *p.QoS)
@@ -111,7 +112,7 @@ func newBridge(n *nodes.Node) error {
 		if err := n.Publish(ctx, to, m.Payload, opts...); err != nil {
 			warn.Log(n.Logger(), slog.LevelWarn, "bridge: publish failed", "topic", to, "err", err)
 		}
-	}, nodes.Name("bridge"))
+	}, executor.Name("bridge"))
 	return nil
 }
 

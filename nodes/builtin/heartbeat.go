@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/robotexec/robotexec/executor"
 	"github.com/robotexec/robotexec/internal/ratelog"
 	"github.com/robotexec/robotexec/timers"
 
@@ -59,6 +60,6 @@ func newHeartbeat(n *nodes.Node) error {
 		if err != nil {
 			warn.Log(n.Logger(), slog.LevelWarn, "heartbeat: publish failed", "err", err)
 		}
-	}, nodes.Name("beat"))
+	}, executor.Name("beat"))
 	return nil
 }

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/robotexec/robotexec/executor"
 	"github.com/robotexec/robotexec/internal/ratelog"
 	"github.com/robotexec/robotexec/nodes"
 	"github.com/robotexec/robotexec/subscribers"
@@ -132,11 +133,11 @@ func newWatchdog(n *nodes.Node) error {
 	if c, ok := w.clock.(rewinder); ok {
 		c.OnRewind(w.jumps.rewound)
 	}
-	w.timer = n.OneShot(p.Timeout, w.expire, nodes.Name("timeout"))
+	w.timer = n.OneShot(p.Timeout, w.expire, executor.Name("timeout"))
 	if w.timer != nil {
 		w.timer.Cancel() // armed by the first message
 	}
-	n.SubscribeSelf(p.Watch, w.seen, nodes.Name("watch"))
+	n.SubscribeSelf(p.Watch, w.seen, executor.Name("watch"))
 	return nil
 }
 
