@@ -1,6 +1,6 @@
 // Command referencesystem runs the ROS 2 real-time working group's
 // reference system on robotexec: the whole robotexec command line with
-// the reference system's node types (package refsys) added.
+// the reference system's node types (package refsys) registered.
 //
 //	go run ./examples/referencesystem run examples/referencesystem/autoware.yaml
 //
@@ -11,7 +11,10 @@ package main
 import (
 	"github.com/robotexec/robotexec"
 
-	_ "github.com/robotexec/robotexec/examples/referencesystem/refsys"
+	"github.com/robotexec/robotexec/examples/referencesystem/refsys"
 )
 
-func main() { robotexec.Main() }
+func main() {
+	refsys.Register()
+	robotexec.Main()
+}

@@ -1,9 +1,9 @@
 // Package refsys is the ROS 2 real-time working group's reference system
 // (github.com/ros-realtime/reference-system) as robotexec node types:
 // the benchmark that executor papers and the ROS 2 docs quote. Its six
-// node kinds are registered as types (TypeSensor, TypeTransform,
-// TypeFusion, TypeCyclic, TypeIntersection, TypeCommand), and Autoware
-// is its Autoware graph: 24 nodes of a car's perception and planning,
+// node kinds are node types (TypeSensor, TypeTransform, TypeFusion,
+// TypeCyclic, TypeIntersection, TypeCommand) that Register registers,
+// and Autoware is its Autoware graph: 24 nodes of a car's perception and planning,
 // fixed timer periods, a fixed amount of number crunching per callback
 // (Crunch), and KPIs that the command nodes log.
 //
@@ -32,7 +32,7 @@
 //
 // # Concurrency
 //
-// Each node's callbacks share its mutually exclusive group, except an
-// intersection's, which each have a group of their own and share no
+// Register is safe for concurrent use. Each node's callbacks share its
+// mutually exclusive group, except an intersection's, which each have a group of their own and share no
 // state. Message, Statistic and KPIs are not safe for concurrent use.
 package refsys

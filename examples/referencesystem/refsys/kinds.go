@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/robotexec/robotexec/nodes"
@@ -21,13 +22,23 @@ const (
 	TypeCommand      = "reference_command"
 )
 
-func init() {
-	nodes.Register(TypeSensor, "reference system: publishes a fresh sample every period", NewSensor)
-	nodes.Register(TypeTransform, "reference system: crunches each input and passes it on", NewTransform)
-	nodes.Register(TypeFusion, "reference system: crunches and fuses when both inputs have a sample", NewFusion)
-	nodes.Register(TypeCyclic, "reference system: crunches and merges the latest inputs every period", NewCyclic)
-	nodes.Register(TypeIntersection, "reference system: independent transforms, each in its own group", NewIntersection)
-	nodes.Register(TypeCommand, "reference system: logs the latency, hot path and planner KPIs", NewCommand)
+// registered makes Register's work happen once.
+var registered sync.Once
+
+// Register registers the node types with package nodes, once: a second
+// call does nothing. A binary that runs the reference system calls it
+// before robotexec.Main; it is not done in an init function, so that
+// importing the package (robotexec bench does, for its reference group)
+// adds no node types to a binary that does not ask for them.
+func Register() {
+	registered.Do(func() {
+		nodes.Register(TypeSensor, "reference system: publishes a fresh sample every period", NewSensor)
+		nodes.Register(TypeTransform, "reference system: crunches each input and passes it on", NewTransform)
+		nodes.Register(TypeFusion, "reference system: crunches and fuses when both inputs have a sample", NewFusion)
+		nodes.Register(TypeCyclic, "reference system: crunches and merges the latest inputs every period", NewCyclic)
+		nodes.Register(TypeIntersection, "reference system: independent transforms, each in its own group", NewIntersection)
+		nodes.Register(TypeCommand, "reference system: logs the latency, hot path and planner KPIs", NewCommand)
+	})
 }
 
 // Queue depths of the original's subscriptions (keep-last QoS): the
