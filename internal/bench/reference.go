@@ -79,13 +79,14 @@ type ReferenceRun struct {
 // referenceRounds numbers the runs, for their client IDs.
 var referenceRounds atomic.Int64
 
-// RunReference runs refsys.Autoware on an executor of workers workers,
+// RunReference runs g (refsys.Autoware, or a variant of it: the KPIs
+// are taken at VehicleDBWSystem's topic) on an executor of workers workers,
 // behind an MQTT client of the broker at url (a tcp:// URL; "" starts the
 // embedded broker), connected as robotexec run connects: in-process, its
 // node types as built from the config, the default timer source and GC
 // headroom. After the warm-up it measures windows windows of length
 // window each.
-func RunReference(url string, workers, windows int, window time.Duration) (ReferenceRun, error) {
+func RunReference(g refsys.Graph, url string, workers, windows int, window time.Duration) (ReferenceRun, error) {
 	if workers < 1 || windows < 1 || window <= 0 {
 		return ReferenceRun{}, fmt.Errorf("bench: reference: workers %d, windows %d, window %v", workers, windows, window)
 	}
@@ -110,7 +111,7 @@ func RunReference(url string, workers, windows int, window time.Duration) (Refer
 	}
 	defer client.Close()
 	ex := executor.New(executor.Options{Workers: workers, Logger: discard, Clock: clock})
-	g, err := buildReference(ex, client.Router())
+	rg, err := buildReference(g, ex, client.Router())
 	if err != nil {
 		_ = stopped(ex)
 		return ReferenceRun{}, err
@@ -118,12 +119,12 @@ func RunReference(url string, workers, windows int, window time.Duration) (Refer
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- ex.Run(ctx) }()
-	ws, err := g.measure(windows, window)
+	ws, err := rg.measure(windows, window)
 	cancel()
 	if rerr := <-done; err == nil {
 		err = rerr
 	}
-	for _, n := range g.nodes {
+	for _, n := range rg.nodes {
 		n.Shutdown()
 	}
 	if err != nil {
@@ -150,13 +151,13 @@ type referenceSample struct {
 	refsys.Sample
 }
 
-// buildReference builds refsys.Autoware's nodes on ex and router, and the
+// buildReference builds g's nodes on ex and router, and the
 // bench's subscription beside VehicleDBWSystem's. It registers the
 // reference system's node types in this process first (once; robotexec's
 // binaries do not have them otherwise).
-func buildReference(ex *executor.Executor, router *subscribers.Router) (*referenceGraph, error) {
+func buildReference(graph refsys.Graph, ex *executor.Executor, router *subscribers.Router) (*referenceGraph, error) {
 	refsys.Register()
-	cfg, err := config.Parse("autoware.yaml", []byte(refsys.Autoware.Config()), nil)
+	cfg, err := config.Parse("autoware.yaml", []byte(graph.Config()), nil)
 	if err != nil {
 		return nil, err
 	}
@@ -177,7 +178,7 @@ func buildReference(ex *executor.Executor, router *subscribers.Router) (*referen
 			plain[p.Topic] = true
 		}
 	}
-	k := refsys.KPIs{HotPath: refsys.Autoware.HotPath, Warmup: referenceWarmup}
+	k := refsys.KPIs{HotPath: graph.HotPath, Warmup: referenceWarmup}
 	var warmed bool
 	_, err = ex.NewOwner("bench_kpis", nil).Subscribe(router, referenceSink, func(_ context.Context, m subscribers.Message) {
 		now := time.Now()
@@ -272,19 +273,29 @@ func (g *referenceGraph) measure(windows int, window time.Duration) ([]Reference
 
 // ReferenceLowerBound returns the hot path's least latency on this
 // machine: the time of referenceHotPathCrunches crunches of
-// refsys.DefaultCrunch in sequence, the median of n measurements.
-func ReferenceLowerBound(n int) time.Duration {
-	ds := make([]float64, max(n, 1))
+// refsys.DefaultCrunch in sequence, the median of n measurements; and the
+// CPU time they took, the median too, 0 where the thread's CPU time
+// cannot be read. Under load from other processes the time exceeds the
+// CPU time.
+func ReferenceLowerBound(n int) (wall, cpu time.Duration) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	walls, cpus := make([]float64, max(n, 1)), make([]float64, max(n, 1))
 	var sink int64
-	for i := range ds {
+	for i := range walls {
 		began := time.Now()
+		c0, ok0 := threadCPU()
 		for range referenceHotPathCrunches {
 			sink += refsys.Crunch(refsys.DefaultCrunch)
 		}
-		ds[i] = float64(time.Since(began))
+		c1, ok1 := threadCPU()
+		walls[i] = float64(time.Since(began))
+		if ok0 && ok1 {
+			cpus[i] = float64(c1 - c0)
+		}
 	}
 	runtime.KeepAlive(sink)
-	return time.Duration(Median(ds))
+	return time.Duration(Median(walls)), time.Duration(Median(cpus))
 }
 
 // residentBytes returns the process's resident set in bytes (VmRSS of

@@ -35,7 +35,7 @@ var weights = map[string]float64{
 var minSlice = map[string]time.Duration{
 	"throughput": 20 * time.Millisecond, "latency": 50 * time.Millisecond, "cost": 20 * time.Millisecond,
 	"timers": 100 * time.Millisecond, "bridge": 100 * time.Millisecond, "pipeline": 200 * time.Millisecond,
-	"view": viewMinSlice, "cluster": 100 * time.Millisecond, "reference": referenceMinWindow * 3 / 2,
+	"view": viewMinSlice, "cluster": 100 * time.Millisecond, "reference": referenceMinWindow * 5 / 3,
 }
 
 // measured is the share of the budget spent measuring; the rest goes to

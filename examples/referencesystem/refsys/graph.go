@@ -1,6 +1,9 @@
 package refsys
 
-import "strings"
+import (
+	"fmt"
+	"strings"
+)
 
 // Graph is a reference system: its nodes, in the order they are built,
 // and its hot path.
@@ -10,7 +13,8 @@ type Graph struct {
 }
 
 // Node is one node of a Graph as config.yaml gives it: its name, its
-// type and its params, a YAML flow mapping.
+// type and its params, a YAML flow mapping that starts with "{ " and ends
+// with " }".
 type Node struct {
 	Name, Type, Params string
 }
@@ -23,6 +27,20 @@ func (g Graph) Config() string {
 		b.WriteString("  - { name: " + n.Name + ", type: " + n.Type + ", params: " + n.Params + " }\n")
 	}
 	return b.String()
+}
+
+// WithCrunch returns a copy of g whose crunching nodes (every node but
+// the sensors and the commands) have the crunch limit limit, an
+// intersection's for each of its connections.
+func (g Graph) WithCrunch(limit uint64) Graph {
+	out := Graph{Nodes: make([]Node, len(g.Nodes)), HotPath: g.HotPath}
+	for i, n := range g.Nodes {
+		if n.Type != TypeSensor && n.Type != TypeCommand {
+			n.Params = strings.TrimSuffix(n.Params, " }") + fmt.Sprintf(", crunch: %d }", limit)
+		}
+		out.Nodes[i] = n
+	}
+	return out
 }
 
 // Autoware is the Autoware reference system with its default timing, as

@@ -149,12 +149,13 @@ func pass(n *nodes.Node, input, output string, crunch uint64, opts ...nodes.Opti
 type Connection struct {
 	Input  string  `yaml:"input"`  // required
 	Output string  `yaml:"output"` // required
-	Crunch *uint64 `yaml:"crunch"` // Crunch's limit; default DefaultCrunch
+	Crunch *uint64 `yaml:"crunch"` // Crunch's limit; default: the node's
 }
 
 // IntersectionParams are the params of an intersection.
 type IntersectionParams struct {
 	Connections []Connection `yaml:"connections"` // at least one
+	Crunch      uint64       `yaml:"crunch"`      // the connections' default crunch limit; default DefaultCrunch
 }
 
 // NewIntersection builds an intersection: a transform per connection,
@@ -162,7 +163,7 @@ type IntersectionParams struct {
 // parallel and none waits for another; each stamps its entry with the
 // node's name.
 func NewIntersection(n *nodes.Node) error {
-	var p IntersectionParams
+	p := IntersectionParams{Crunch: DefaultCrunch}
 	if err := n.Params(&p); err != nil {
 		return err
 	}
@@ -175,7 +176,7 @@ func NewIntersection(n *nodes.Node) error {
 		}
 	}
 	for _, c := range p.Connections {
-		crunch := uint64(DefaultCrunch)
+		crunch := p.Crunch
 		if c.Crunch != nil {
 			crunch = *c.Crunch
 		}

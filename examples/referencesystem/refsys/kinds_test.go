@@ -113,7 +113,7 @@ func TestCyclic(t *testing.T) {
 }
 
 // An intersection's connections are independent transforms whose entries
-// carry the node's name, each with its own sequence.
+// carry the node's name, each with its own sequence and crunch.
 func TestIntersection(t *testing.T) {
 	r := nodetest.New(t)
 	r.MustBuild("I", refsys.TypeIntersection,
@@ -128,6 +128,10 @@ func TestIntersection(t *testing.T) {
 	require.Len(t, i2, 1, "keep-last 1")
 	require.Equal(t, int64(4), i2[0].Data[0])
 	require.Equal(t, uint32(0), i2[0].Sequence())
+
+	r.MustBuild("J", refsys.TypeIntersection, "{ crunch: 10, connections: [{ input: c, output: J }] }")
+	r.Publish("c", wire(t, &m))
+	require.Equal(t, int64(4), published(t, r, "J")[0].Data[0], "the node's crunch, for a connection without one")
 }
 
 // A command node logs the statistics after its warm-up, every report
