@@ -45,6 +45,13 @@
 //     the node a client of both nodes is on to its connection to the
 //     other, once a repetition (target ≤ 1 s), beside a new client's
 //     connection time. Without ejabberd both are not measured.
+//   - reference: the Autoware reference system (examples/referencesystem,
+//     package refsys) on 2 workers, 1 worker and 2 workers via mosquitto:
+//     the hot path's mean and p99 latency against its lower bound, the
+//     time of 4 crunches in sequence measured in the same run (targets
+//     ≤ 1.15 and ≤ 2; via mosquitto ≤ 1.3), its drops (target 0), the
+//     behavior planner's period std (target ≤ 0.1 ms), and the CPU
+//     against the crunch time.
 //   - allocations per in-process event (target ≤ 1: a run's context),
 //     bytes per idle subscription and per timer.
 //

@@ -24,18 +24,18 @@ const (
 
 // Groups lists the suite's groups of metrics, in the order they run and
 // appear in the table; Config.Only selects among them.
-var Groups = []string{"throughput", "latency", "cost", "timers", "bridge", "pipeline", "view", "cluster", "memory"}
+var Groups = []string{"throughput", "latency", "cost", "timers", "bridge", "pipeline", "view", "cluster", "reference", "memory"}
 
 // weights share the budget among the groups.
 var weights = map[string]float64{
-	"throughput": 0.12, "latency": 0.18, "cost": 0.12, "timers": 0.26, "bridge": 0.26, "pipeline": 0.24, "view": 0.2, "cluster": 0.1, "memory": 0.01,
+	"throughput": 0.12, "latency": 0.18, "cost": 0.12, "timers": 0.26, "bridge": 0.26, "pipeline": 0.24, "view": 0.2, "cluster": 0.1, "reference": 0.14, "memory": 0.01,
 }
 
 // minSlice is the shortest run of one system in one repetition, per group.
 var minSlice = map[string]time.Duration{
 	"throughput": 20 * time.Millisecond, "latency": 50 * time.Millisecond, "cost": 20 * time.Millisecond,
 	"timers": 100 * time.Millisecond, "bridge": 100 * time.Millisecond, "pipeline": 200 * time.Millisecond,
-	"view": viewMinSlice, "cluster": 100 * time.Millisecond,
+	"view": viewMinSlice, "cluster": 100 * time.Millisecond, "reference": referenceMinWindow * 5 / 3,
 }
 
 // measured is the share of the budget spent measuring; the rest goes to
@@ -91,6 +91,7 @@ var groupSpecs = map[string][]Spec{
 	"pipeline":   {specPipeP50, specPipeP99, specPipeHop, specPipeMosq},
 	"view":       {specViewCPU, specViewP99},
 	"cluster":    {specBridgeClus, specFailover},
+	"reference":  {specRefMean, specRefP99, specRefDrops, specRefPlanner, specRefMean1, specRefDrops1, specRefMosq, specRefCPU},
 	"memory":     {specAllocs, specSubBytes, specTimerBytes},
 }
 
@@ -209,7 +210,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	}
 	runs := map[string]func() ([]Metric, error){
 		"throughput": s.throughput, "latency": s.latency, "cost": s.cost,
-		"timers": s.timers, "bridge": s.bridge, "pipeline": s.pipeline, "view": s.view, "cluster": s.cluster, "memory": s.memory,
+		"timers": s.timers, "bridge": s.bridge, "pipeline": s.pipeline, "view": s.view, "cluster": s.cluster, "reference": s.reference, "memory": s.memory,
 	}
 	for _, g := range Groups {
 		if !cfg.selected(g) {

@@ -55,7 +55,11 @@ func TestRunEveryMetric(t *testing.T) {
 		}
 		require.Equal(t, 2, m.Repeats, "%s", m.Name)
 		require.Len(t, m.Samples.Value, 2, "%s", m.Name)
-		require.Len(t, m.Samples.Baseline, 2, "%s", m.Name)
+		if m.BaselineName != "" {
+			require.Len(t, m.Samples.Baseline, 2, "%s", m.Name)
+		} else {
+			require.Empty(t, m.Samples.Baseline, "%s: a count or a spread, without a baseline", m.Name)
+		}
 		require.NotEmpty(t, m.Unit, "%s", m.Name)
 		if m.Target != nil && m.Ratio != nil || m.Target != nil && m.Target.Of == "value" {
 			require.NotNil(t, m.OK, "%s: a target is judged", m.Name)
@@ -80,7 +84,16 @@ func TestRunEveryMetric(t *testing.T) {
 		require.NotNil(t, m.Ratio, "%s", name)
 	}
 	requireFasterRaw(t, byName["mqtt bridge msgs/s"])
+	requireReference(t, byName["reference hot path mean (ms)"])
+	requireReference(t, byName["reference hot path mean, 1 worker (ms)"])
+	refCPU := byName["reference cpu (% of a core)"]
+	require.Positive(t, refCPU.Value)
+	require.Positive(t, refCPU.Baseline, "the crunching callbacks were counted")
+	require.Len(t, refCPU.Figures, 2)
+	require.Positive(t, refCPU.Figures[1].Value, "the CPU per callback run without the crunch")
+	require.Less(t, refCPU.Figures[0].Value, refCPU.Value, "the graph takes less CPU without its crunch")
 	if haveMosquitto {
+		requireReference(t, byName["reference hot path via mosquitto (ms)"])
 		requireFasterRaw(t, byName["mqtt bridge via mosquitto (msgs/s)"])
 		pipe := byName["pipeline 5 hops via mosquitto (us cpu/msg)"]
 		require.Positive(t, pipe.Value)
@@ -114,6 +127,25 @@ func TestRunEveryMetric(t *testing.T) {
 	if len(notMeasured) > 0 {
 		mqtttest.MissingMosquitto(t) // the rows above were not measured
 	}
+}
+
+// requireReference checks the headline row of a mode of the reference
+// system: the hot path's latency against the lower bound, both measured,
+// with the mode's figures.
+func requireReference(t *testing.T, m bench.Metric) {
+	t.Helper()
+	require.Positive(t, m.Value, "%s", m.Name)
+	require.Positive(t, m.Baseline, "%s: the lower bound", m.Name)
+	require.NotNil(t, m.Ratio, "%s", m.Name)
+	var names []string
+	for _, f := range m.Figures {
+		names = append(names, f.Name)
+		require.Contains(t, m.Note, f.Name+" "+bench.FormatNumber(f.Value)+" "+f.Unit, "%s", m.Name)
+	}
+	require.Equal(t, []string{"hot path min", "hot path p99", "hot path max", "hot path drops", "planner period mean",
+		"planner period std", "end-to-end latency mean", "cpu", "rss"}, names, "%s", m.Name)
+	require.Positive(t, m.Figures[4].Value, "%s: BehaviorPlanner's period", m.Name)
+	require.LessOrEqual(t, m.Figures[0].Value, m.Value, "%s: min <= mean", m.Name)
 }
 
 // requireFasterRaw checks a bridge row: both raw forwarders measured in

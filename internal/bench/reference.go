@@ -1,0 +1,317 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/robotexec/robotexec/internal/config"
+	"github.com/robotexec/robotexec/examples/referencesystem/refsys"
+	"github.com/robotexec/robotexec/executor"
+	"github.com/robotexec/robotexec/internal/gcpace"
+	"github.com/robotexec/robotexec/internal/mqtt"
+	"github.com/robotexec/robotexec/internal/mqtt/broker"
+	"github.com/robotexec/robotexec/nodes"
+	"github.com/robotexec/robotexec/subscribers"
+	"github.com/robotexec/robotexec/timers"
+)
+
+// The reference workload: the Autoware reference system
+// (refsys.Autoware), run as robotexec run runs examples/referencesystem/
+// autoware.yaml, its KPIs taken where VehicleDBWSystem takes them.
+
+const (
+	// referenceWarmup is the command nodes' warm-up: the messages at the
+	// sink skipped before the windows start.
+	referenceWarmup = 9
+	// referenceWait bounds the start of a run: the broker, and the
+	// warm-up, about a second.
+	referenceWait = 15 * time.Second
+	// referenceSink is the topic of VehicleDBWSystem, the command node
+	// that sees the hot path and the planner.
+	referenceSink = "VehicleInterface"
+	// referenceHotPathCrunches is the number of callbacks in sequence on
+	// the hot path whose crunch the hot path's latency holds: a points
+	// transformer, PointCloudFusion, RayGroundFilter and
+	// EuclideanClusterDetector.
+	referenceHotPathCrunches = 4
+)
+
+// ReferenceWindow is what one window of a run of the reference system
+// measured, at a subscription beside VehicleDBWSystem's (the same
+// topic, queue and KPIs).
+type ReferenceWindow struct {
+	// Length is the window's length.
+	Length time.Duration
+	// HotPath holds the hot path's latency of each sample, in ms.
+	HotPath []float64
+	// Drops is the sum of the samples' hot-path drops.
+	Drops uint64
+	// Planner holds BehaviorPlanner's periods, in ms.
+	Planner []float64
+	// EndToEnd holds each sample's latency from its oldest stamp, in ms.
+	EndToEnd []float64
+	// CPU is the process's CPU time, user and system, over the window.
+	CPU time.Duration
+	// Crunches counts the crunching callbacks that ran: the publications
+	// of the nodes that crunch (every node but the sensors and commands).
+	Crunches uint64
+	// Runs counts the executor's callback runs.
+	Runs uint64
+}
+
+// ReferenceRun is a run of the reference system: its windows, and the
+// process's resident memory at the end.
+type ReferenceRun struct {
+	Windows []ReferenceWindow
+	// RSS is the resident set in bytes at the end of the run; 0 where it
+	// cannot be read.
+	RSS uint64
+}
+
+// referenceRounds numbers the runs, for their client IDs.
+var referenceRounds atomic.Int64
+
+// RunReference runs g (refsys.Autoware, or a variant of it: the KPIs
+// are taken at VehicleDBWSystem's topic) on an executor of workers workers,
+// behind an MQTT client of the broker at url (a tcp:// URL; "" starts the
+// embedded broker), connected as robotexec run connects: in-process, its
+// node types as built from the config, the default timer source and GC
+// headroom. After the warm-up it measures windows windows of length
+// window each.
+func RunReference(g refsys.Graph, url string, workers, windows int, window time.Duration) (ReferenceRun, error) {
+	if workers < 1 || windows < 1 || window <= 0 {
+		return ReferenceRun{}, fmt.Errorf("bench: reference: workers %d, windows %d, window %v", workers, windows, window)
+	}
+	defer gcpace.Start(int64(config.DefaultGCHeadroom)).Stop()
+	clock, _ := defaultClock()
+	if _, ok := clock.(timers.Precise); ok && runtime.GOMAXPROCS(0) <= workers {
+		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(workers + 1))
+	}
+	id := fmt.Sprintf("robotexec-bench-reference-%d-%d", os.Getpid(), referenceRounds.Add(1))
+	cfg := mqtt.Config{InProcess: true}
+	if url == "" {
+		brk, err := broker.New(broker.Config{Listen: "127.0.0.1:0", Logger: discard})
+		if err != nil {
+			return ReferenceRun{}, err
+		}
+		defer brk.Close()
+		url, cfg.Audience = brk.URL(), brk.AudienceOf(id)
+	}
+	client, err := dialBench(url, id, cfg)
+	if err != nil {
+		return ReferenceRun{}, err
+	}
+	defer client.Close()
+	ex := executor.New(executor.Options{Workers: workers, Logger: discard, Clock: clock})
+	rg, err := buildReference(g, ex, client.Router())
+	if err != nil {
+		_ = stopped(ex)
+		return ReferenceRun{}, err
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- ex.Run(ctx) }()
+	ws, err := rg.measure(windows, window)
+	cancel()
+	if rerr := <-done; err == nil {
+		err = rerr
+	}
+	for _, n := range rg.nodes {
+		n.Shutdown()
+	}
+	if err != nil {
+		return ReferenceRun{}, err
+	}
+	return ReferenceRun{Windows: ws, RSS: residentBytes()}, nil
+}
+
+// referenceGraph is the reference system built on an executor, with the
+// bench's subscription at the sink.
+type referenceGraph struct {
+	ex       *executor.Executor
+	nodes    []*nodes.Node
+	crunched []*subscribers.Subscription // one subscription of each topic that crunching nodes publish
+	warm     chan struct{}               // closed after the warm-up
+
+	mu      sync.Mutex
+	samples []referenceSample
+}
+
+// referenceSample is one message at the sink, after the warm-up.
+type referenceSample struct {
+	at time.Time
+	refsys.Sample
+}
+
+// buildReference builds g's nodes on ex and router, and the
+// bench's subscription beside VehicleDBWSystem's. It registers the
+// reference system's node types in this process first (once; robotexec's
+// binaries do not have them otherwise).
+func buildReference(graph refsys.Graph, ex *executor.Executor, router *subscribers.Router) (*referenceGraph, error) {
+	refsys.Register()
+	cfg, err := config.Parse("autoware.yaml", []byte(graph.Config()), nil)
+	if err != nil {
+		return nil, err
+	}
+	g := &referenceGraph{ex: ex, warm: make(chan struct{})}
+	env := &nodes.Env{Executor: ex, Router: router, Logger: discard, QoS: config.DefaultQoS, Depth: config.DefaultQueueDepth}
+	plain := map[string]bool{} // the topics of sensors: no crunch
+	for _, nc := range cfg.Nodes {
+		n, err := nodes.Build(env, nodes.Spec{Name: nc.Name, Type: nc.Type, Params: nc.Params})
+		if err != nil {
+			return nil, err
+		}
+		g.nodes = append(g.nodes, n)
+		if nc.Type == refsys.TypeSensor {
+			p := refsys.SensorParams{Topic: nc.Name}
+			if err := nc.Params.Decode(&p); err != nil {
+				return nil, err
+			}
+			plain[p.Topic] = true
+		}
+	}
+	k := refsys.KPIs{HotPath: graph.HotPath, Warmup: referenceWarmup}
+	var warmed bool
+	_, err = ex.NewOwner("bench_kpis", nil).Subscribe(router, referenceSink, func(_ context.Context, m subscribers.Message) {
+		now := time.Now()
+		var msg refsys.Message
+		if msg.UnmarshalBinary(m.Payload) != nil {
+			return
+		}
+		s, ok := k.Add(&msg, now)
+		if !ok {
+			return
+		}
+		if !warmed {
+			warmed = true
+			close(g.warm)
+		}
+		g.mu.Lock()
+		g.samples = append(g.samples, referenceSample{at: now, Sample: s})
+		g.mu.Unlock()
+	}, executor.Depth(10), executor.Overflow(subscribers.DropOldest))
+	if err != nil {
+		return nil, err
+	}
+	seen := map[string]bool{}
+	for _, cb := range ex.Callbacks() {
+		if s := cb.Subscription; s != nil && !plain[s.Filter()] && !seen[s.Filter()] {
+			seen[s.Filter()] = true
+			g.crunched = append(g.crunched, s)
+		}
+	}
+	return g, nil
+}
+
+// crunches returns the publications of the crunching nodes so far: on
+// each of their topics, the messages one subscription accepted (with
+// keep-last queues, every publication; the drops come after).
+func (g *referenceGraph) crunches() uint64 {
+	var n uint64
+	for _, s := range g.crunched {
+		n += s.Stats().Accepted
+	}
+	return n
+}
+
+// measure waits for the warm-up, then measures the windows one after the
+// other.
+func (g *referenceGraph) measure(windows int, window time.Duration) ([]ReferenceWindow, error) {
+	select {
+	case <-g.warm:
+	case <-time.After(referenceWait):
+		return nil, errors.New("bench: reference: no hot path at the sink after the warm-up")
+	}
+	type mark struct {
+		at       time.Time
+		cpu      time.Duration
+		crunches uint64
+		runs     uint64
+	}
+	now := func() mark {
+		cpu, _ := processCPU()
+		return mark{time.Now(), cpu, g.crunches(), g.ex.Stats().Runs}
+	}
+	marks := []mark{now()}
+	for range windows {
+		time.Sleep(window) // the window's length: the graph runs on its timers meanwhile
+		marks = append(marks, now())
+	}
+	g.mu.Lock()
+	samples := slices.Clone(g.samples)
+	g.mu.Unlock()
+	ws := make([]ReferenceWindow, windows)
+	for i := range ws {
+		from, to := marks[i], marks[i+1]
+		w := &ws[i]
+		w.Length, w.CPU = to.at.Sub(from.at), to.cpu-from.cpu
+		w.Crunches, w.Runs = to.crunches-from.crunches, to.runs-from.runs
+		for _, s := range samples {
+			if s.at.Before(from.at) || !s.at.Before(to.at) {
+				continue
+			}
+			w.EndToEnd = append(w.EndToEnd, ms(s.Latency))
+			if s.HotPath {
+				w.HotPath = append(w.HotPath, ms(s.HotPathLatency))
+				w.Drops += s.HotPathDrops
+			}
+			if s.Planner {
+				w.Planner = append(w.Planner, ms(s.PlannerPeriod))
+			}
+		}
+	}
+	return ws, nil
+}
+
+// ReferenceLowerBound returns the hot path's least latency on this
+// machine: the time of referenceHotPathCrunches crunches of
+// refsys.DefaultCrunch in sequence, the median of n measurements; and the
+// CPU time they took, the median too, 0 where the thread's CPU time
+// cannot be read. Under load from other processes the time exceeds the
+// CPU time.
+func ReferenceLowerBound(n int) (wall, cpu time.Duration) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	walls, cpus := make([]float64, max(n, 1)), make([]float64, max(n, 1))
+	var sink int64
+	for i := range walls {
+		began := time.Now()
+		c0, ok0 := threadCPU()
+		for range referenceHotPathCrunches {
+			sink += refsys.Crunch(refsys.DefaultCrunch)
+		}
+		c1, ok1 := threadCPU()
+		walls[i] = float64(time.Since(began))
+		if ok0 && ok1 {
+			cpus[i] = float64(c1 - c0)
+		}
+	}
+	runtime.KeepAlive(sink)
+	return time.Duration(Median(walls)), time.Duration(Median(cpus))
+}
+
+// residentBytes returns the process's resident set in bytes (VmRSS of
+// /proc/self/status), or 0 where it cannot be read.
+func residentBytes() uint64 {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+			var kb uint64
+			if _, err := fmt.Sscanf(strings.TrimSpace(v), "%d kB", &kb); err == nil {
+				return kb << 10
+			}
+		}
+	}
+	return 0
+}

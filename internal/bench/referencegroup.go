@@ -1,0 +1,227 @@
+package bench
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"time"
+
+	"github.com/robotexec/robotexec/examples/referencesystem/refsys"
+)
+
+// The reference group: the Autoware reference system against its lower
+// bound, the crunch time of the hot path's four callbacks in sequence,
+// measured in the same run. Issue 42 sets the targets; the saturated
+// graph's row comes with the priorities it measures.
+var (
+	specRefMean    = Spec{Name: "reference hot path mean (ms)", Unit: "ms", BaselineName: "lower bound", Target: &Target{Of: "ratio", Op: "<=", Bound: 1.15}}
+	specRefP99     = Spec{Name: "reference hot path p99 (ms)", Unit: "ms", BaselineName: "lower bound", Target: &Target{Of: "ratio", Op: "<=", Bound: 2.0}}
+	specRefDrops   = Spec{Name: "reference hot path drops", Unit: "msgs", Target: &Target{Of: "value", Op: "==", Bound: 0}}
+	specRefPlanner = Spec{Name: "reference planner period std (ms)", Unit: "ms", Target: &Target{Of: "value", Op: "<=", Bound: 0.1}}
+	specRefMean1   = Spec{Name: "reference hot path mean, 1 worker (ms)", Unit: "ms", BaselineName: "lower bound"}
+	specRefDrops1  = Spec{Name: "reference hot path drops, 1 worker", Unit: "msgs", Target: &Target{Of: "value", Op: "==", Bound: 0}}
+	specRefMosq    = Spec{Name: "reference hot path via mosquitto (ms)", Unit: "ms", BaselineName: "lower bound", Target: &Target{Of: "ratio", Op: "<=", Bound: 1.3}}
+	specRefCPU     = Spec{Name: "reference cpu (% of a core)", Unit: "%", BaselineName: "crunch cpu"}
+)
+
+// referenceMinWindow is the shortest window of a mode's run: a few
+// samples of the hot path, which comes every 100 ms.
+const referenceMinWindow = 400 * time.Millisecond
+
+// referenceLowerBoundOf is the number of measurements whose median is one
+// repetition's lower bound.
+const referenceLowerBoundOf = 5
+
+// referenceFigures are a mode's figures, one per window (repetition).
+type referenceFigures struct {
+	lower                        []float64 // the lower bound measured before the run, ms
+	mean, p99, min, max, drops   []float64 // of the hot path, ms and samples
+	plannerMean, plannerStd, e2e []float64 // ms
+	cpu, crunchCPU, rss          []float64 // % of a core, % of a core, MiB
+	samples                      int       // hot-path samples in all
+	windowLength                 time.Duration
+	crunchCPU1                   float64 // one crunch's CPU time, ms: the median over 4, or its time where unknown
+}
+
+func (s *suite) reference() ([]Metric, error) {
+	// The group's time, 2·Repeat slices, goes to the three modes'
+	// windows and the run without the crunch, whose windows are a third
+	// as long: Repeat·window·(3 + 1/3).
+	window := max(s.cfg.slice("reference")*3/5, referenceMinWindow)
+	if s.cfg.Progress != nil {
+		fmt.Fprintf(s.cfg.Progress, "bench: reference: 2 workers, 1 worker, 2 workers via mosquitto: each a run of %d windows of %v after a warm-up of about a second; then without the crunch, windows of %v\n",
+			s.cfg.Repeat, window.Round(time.Millisecond), max(window/3, referenceMinWindow).Round(time.Millisecond))
+	}
+	two, err := s.referenceMode("", 2, window)
+	if err != nil {
+		return nil, err
+	}
+	one, err := s.referenceMode("", 1, window)
+	if err != nil {
+		return nil, err
+	}
+	bare, err := s.referenceBare(max(window/3, referenceMinWindow))
+	if err != nil {
+		return nil, err
+	}
+	ms := []Metric{
+		two.headline(specRefMean, two.mean),
+		NewMetric(specRefP99, two.p99, two.lower),
+		NewMetric(specRefDrops, two.drops, nil),
+		NewMetric(specRefPlanner, two.plannerStd, nil),
+		one.headline(specRefMean1, one.mean),
+		NewMetric(specRefDrops1, one.drops, nil),
+		s.referenceMosquitto(window),
+		NewMetric(specRefCPU, two.cpu, two.crunchCPU),
+	}
+	ms[0].Note = fmt.Sprintf("the Autoware reference system (examples/referencesystem/autoware.yaml: 24 nodes, every crunch Crunch(4096)) on an executor of 2 workers behind an MQTT client of the embedded broker, as robotexec run runs it; the hot path's latency (FrontLidarDriver/RearLidarDriver to the start of ObjectCollisionEstimator's callback) of each message at a subscription beside VehicleDBWSystem's (depth 10, drop_oldest), after its warm-up of %d messages; one run per mode, %d windows of %v each (the repetitions: each window's mean, p99, ...), %d hot-path samples in all; the lower bound is the time of 4 crunches in sequence on the bench's goroutine, the median of %d, measured before each mode's run (%s ms: one crunch %s ms, %s ms of CPU); figures: %s. The modes ignore -workers.",
+		referenceWarmup, len(two.mean), two.windowLength.Round(time.Millisecond), two.samples, referenceLowerBoundOf,
+		FormatNumber(Median(two.lower)), FormatNumber(Median(two.lower)/referenceHotPathCrunches), FormatNumber(two.crunchCPU1), figureList(ms[0]))
+	ms[2].Note = "the sum of the hot-path nodes' missed samples (keep-last 1 queues overwritten before their run) over each window's messages at the sink."
+	ms[3].Figures = []Figure{NewFigure("planner period mean", "ms", two.plannerMean)}
+	ms[3].Note = fmt.Sprintf("BehaviorPlanner's 100 ms timer: the standard deviation of its period (stamp to stamp) at the sink, per window; mean %s ms.", FormatNumber(ms[3].Figures[0].Value))
+	ms[4].Note = "the same graph on 1 worker; figures: " + figureList(ms[4]) + "."
+	ms[7].Figures = []Figure{
+		NewFigure("cpu without the crunch", "% of a core", bare.cpu),
+		NewFigure("cpu per callback run without the crunch", "us", bare.perRun),
+	}
+	ms[7].Note = fmt.Sprintf("the process's CPU time over each window of the 2-worker run (the nodes, the MQTT client and the embedded broker) vs the CPU time of the crunches that ran in it (the crunching nodes' publications, each the CPU time of one crunch on the bench's thread, measured with the lower bound: a crunch beside another on the machine takes more). What robotexec adds: the same graph with every crunch limit 0 (Crunch returns at once; the same timers, messages and callbacks), %d windows of %v: %s%% of a core, %s us per callback run (timers and subscriptions; a run decodes and encodes 4 KiB messages).",
+		len(bare.cpu), bare.window.Round(time.Millisecond), FormatNumber(ms[7].Figures[0].Value), FormatNumber(ms[7].Figures[1].Value))
+	return ms, nil
+}
+
+// referenceBareFigures are the CPU figures of the graph without its
+// crunch, one per window.
+type referenceBareFigures struct {
+	cpu, perRun []float64 // % of a core, µs per callback run
+	window      time.Duration
+}
+
+// referenceBare runs the graph on 2 workers with every crunch limit 0,
+// for s.cfg.Repeat windows of window: what the executor, the router and
+// the messages cost without the work.
+func (s *suite) referenceBare(window time.Duration) (referenceBareFigures, error) {
+	f := referenceBareFigures{window: window}
+	run, err := RunReference(refsys.Autoware.WithCrunch(0), "", 2, s.cfg.Repeat, window)
+	if err != nil {
+		return f, err
+	}
+	for _, w := range run.Windows {
+		f.cpu = append(f.cpu, 100*float64(w.CPU)/float64(w.Length))
+		f.perRun = append(f.perRun, micros(w.CPU)/float64(max(w.Runs, 1)))
+	}
+	return f, nil
+}
+
+// referenceMosquitto measures the 2-worker mode through mosquitto, or
+// says why it could not.
+func (s *suite) referenceMosquitto(window time.Duration) Metric {
+	var f referenceFigures
+	err := withMosquitto(func(url string) error {
+		var err error
+		f, err = s.referenceMode(url, 2, window)
+		return err
+	})
+	if err != nil {
+		return failedOrNotMeasured(specRefMosq, err)
+	}
+	m := f.headline(specRefMosq, f.mean)
+	m.Note = fmt.Sprintf("the same graph on 2 workers behind an MQTT client of mosquitto (in-process, robotexec run's default: every publication also goes to the broker, 4 KiB each); figures: %s; %s.",
+		figureList(m), mosquittoVersion())
+	return m
+}
+
+// referenceMode measures the lower bound s.cfg.Repeat times, then runs the
+// graph for s.cfg.Repeat windows of window.
+func (s *suite) referenceMode(url string, workers int, window time.Duration) (referenceFigures, error) {
+	var f referenceFigures
+	var cpus []float64
+	for range s.cfg.Repeat {
+		if err := s.ctx.Err(); err != nil {
+			return f, err
+		}
+		wall, cpu := ReferenceLowerBound(referenceLowerBoundOf)
+		f.lower, cpus = append(f.lower, ms(wall)), append(cpus, ms(cpu))
+	}
+	f.crunchCPU1 = Median(cpus) / referenceHotPathCrunches
+	if f.crunchCPU1 == 0 {
+		f.crunchCPU1 = Median(f.lower) / referenceHotPathCrunches
+	}
+	run, err := RunReference(refsys.Autoware, url, workers, s.cfg.Repeat, window)
+	if err != nil {
+		return f, err
+	}
+	f.windowLength = window
+	for i, w := range run.Windows {
+		if len(w.HotPath) == 0 || len(w.Planner) < 2 {
+			return f, fmt.Errorf("bench: reference (%d workers): window %d of %v had %d hot-path samples and %d planner periods, too few: give it more -budget",
+				workers, i+1, window, len(w.HotPath), len(w.Planner))
+		}
+		hot := slices.Sorted(slices.Values(w.HotPath))
+		f.samples += len(hot)
+		f.mean = append(f.mean, mean(hot))
+		f.p99 = append(f.p99, Percentile(hot, 0.99))
+		f.min = append(f.min, hot[0])
+		f.max = append(f.max, hot[len(hot)-1])
+		f.drops = append(f.drops, float64(w.Drops))
+		f.plannerMean = append(f.plannerMean, mean(w.Planner))
+		f.plannerStd = append(f.plannerStd, std(w.Planner))
+		f.e2e = append(f.e2e, mean(w.EndToEnd))
+		length := float64(w.Length) / float64(time.Millisecond)
+		crunch := float64(w.Crunches) * f.crunchCPU1
+		f.cpu = append(f.cpu, 100*ms(w.CPU)/length)
+		f.crunchCPU = append(f.crunchCPU, 100*crunch/length)
+	}
+	f.rss = []float64{float64(run.RSS) / (1 << 20)}
+	return f, nil
+}
+
+// headline returns the metric of spec for values against the lower
+// bound, with the mode's further figures.
+func (f referenceFigures) headline(spec Spec, values []float64) Metric {
+	m := NewMetric(spec, values, f.lower)
+	m.Figures = []Figure{
+		NewFigure("hot path min", "ms", f.min),
+		NewFigure("hot path p99", "ms", f.p99),
+		NewFigure("hot path max", "ms", f.max),
+		NewFigure("hot path drops", "msgs", f.drops),
+		NewFigure("planner period mean", "ms", f.plannerMean),
+		NewFigure("planner period std", "ms", f.plannerStd),
+		NewFigure("end-to-end latency mean", "ms", f.e2e),
+		NewFigure("cpu", "% of a core", f.cpu),
+		NewFigure("rss", "MiB", f.rss),
+	}
+	return m
+}
+
+// figureList formats a metric's figures for its note: "hot path min
+// 9.5 ms, ...".
+func figureList(m Metric) string {
+	var out string
+	for i, f := range m.Figures {
+		if i > 0 {
+			out += ", "
+		}
+		out += f.Name + " " + FormatNumber(f.Value) + " " + f.Unit
+	}
+	return out
+}
+
+// mean returns the mean of xs, at least one.
+func mean(xs []float64) float64 {
+	var sum float64
+	for _, x := range xs {
+		sum += x
+	}
+	return sum / float64(len(xs))
+}
+
+// std returns the sample standard deviation of xs, at least two.
+func std(xs []float64) float64 {
+	m := mean(xs)
+	var ss float64
+	for _, x := range xs {
+		ss += (x - m) * (x - m)
+	}
+	return math.Sqrt(ss / float64(len(xs)-1))
+}
