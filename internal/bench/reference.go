@@ -12,9 +12,9 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/robotexec/robotexec/internal/config"
 	"github.com/robotexec/robotexec/examples/referencesystem/refsys"
 	"github.com/robotexec/robotexec/executor"
+	"github.com/robotexec/robotexec/internal/config"
 	"github.com/robotexec/robotexec/internal/gcpace"
 	"github.com/robotexec/robotexec/internal/mqtt"
 	"github.com/robotexec/robotexec/internal/mqtt/broker"

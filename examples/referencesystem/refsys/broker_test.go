@@ -13,9 +13,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/robotexec/robotexec/internal/config"
 	"github.com/robotexec/robotexec/examples/internal/exampletest"
 	"github.com/robotexec/robotexec/examples/referencesystem/refsys"
+	"github.com/robotexec/robotexec/internal/config"
 	"github.com/robotexec/robotexec/internal/mqtt/broker"
 	"github.com/robotexec/robotexec/internal/mqtttest"
 	"github.com/robotexec/robotexec/internal/syncbuf"

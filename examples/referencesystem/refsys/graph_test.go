@@ -5,8 +5,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/robotexec/robotexec/internal/config"
 	"github.com/robotexec/robotexec/examples/referencesystem/refsys"
+	"github.com/robotexec/robotexec/internal/config"
 )
 
 // WithCrunch sets the crunch of every crunching node, each connection of
