@@ -12,17 +12,6 @@ import (
 // the module's version from the build info is used.
 var Version = ""
 
-// Exit codes of the command, as docs/cli.md (Exit codes) documents them (Run
-// returns those of package internal/cli, the same).
-const (
-	// ExitOK is a clean stop.
-	ExitOK = 0
-	// ExitFailure is a runtime failure.
-	ExitFailure = 1
-	// ExitUsage is a bad config or a bad command line.
-	ExitUsage = 2
-)
-
 // Main runs the robotexec command line with os.Args and exits with its
 // status.
 func Main() {
@@ -30,7 +19,9 @@ func Main() {
 }
 
 // Run runs the command line args (without the program name), writing to
-// stdout and stderr, and returns the exit status.
+// stdout and stderr, and returns the exit status, as docs/cli.md (Exit
+// codes) documents it: 0 for a clean stop, 1 for a runtime failure, 2 for
+// a bad config or a bad command line.
 func Run(args []string, stdout, stderr io.Writer) int {
 	return cli.Run(args, stdout, stderr, Version)
 }

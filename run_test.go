@@ -28,7 +28,7 @@ func run(args ...string) (int, string, string) {
 func TestRunInProcess(t *testing.T) {
 	t.Parallel()
 	code, stdout, stderr := run("version")
-	require.Equal(t, robotexec.ExitOK, code, stderr)
+	require.Equal(t, 0, code, stderr)
 	require.Regexp(t, `^robotexec \S+\n$`, stdout)
 	require.Empty(t, stderr)
 
@@ -40,7 +40,7 @@ nodes:
   - { name: relay, type: bridge, params: { from: sensors/+/raw, to: robot/+/data } }
 `), 0o644))
 	code, stdout, stderr = run("validate", good)
-	require.Equal(t, robotexec.ExitOK, code, stderr)
+	require.Equal(t, 0, code, stderr)
 	require.Equal(t, good+": valid, 2 nodes\n", stdout)
 	require.Empty(t, stderr)
 
@@ -51,16 +51,16 @@ nodes:
     params: { topic: robot/heartbeat, period: fast }
 `), 0o644))
 	code, stdout, stderr = run("validate", bad)
-	require.Equal(t, robotexec.ExitUsage, code)
+	require.Equal(t, 2, code)
 	require.Empty(t, stdout)
 	require.Equal(t, bad+`:4: nodes[0].params.period: "fast" is not a duration`+"\n", stderr)
 
 	code, stdout, stderr = run()
-	require.Equal(t, robotexec.ExitUsage, code)
+	require.Equal(t, 2, code)
 	require.Empty(t, stdout)
 	require.Contains(t, stderr, "robotexec validate CONFIG")
 
 	code, _, stderr = run("fly")
-	require.Equal(t, robotexec.ExitUsage, code)
+	require.Equal(t, 2, code)
 	require.Contains(t, stderr, `robotexec: unknown command "fly"`)
 }

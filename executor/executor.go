@@ -191,7 +191,7 @@ type runQueue struct {
 type cold struct {
 	regMu     sync.Mutex // guards entities and resources
 	entities  []*entity
-	resources map[string]*Resource
+	resources map[string]*resource
 
 	panics  atomic.Uint64
 	wakeups atomic.Uint64

@@ -17,3 +17,9 @@ func TimersWaiting(e *Executor) int64 { return e.timersWaiting.Load() }
 // the one running included, for tests that wait until a callback has been
 // queued on a busy group.
 func Queued(g *Group) int32 { return g.scheduled.Load() }
+
+// Resource is a resource of the executor, for the tests to look at.
+type Resource = resource
+
+// Resource returns the executor's resource named name.
+func (e *Executor) Resource(name string) *Resource { return e.resource(name) }

@@ -54,7 +54,7 @@ type regOptions struct {
 	group     *Group
 	name      string
 	queue     bus.Options
-	resources []*Resource
+	resources []*resource
 	made      func(*bus.Subscription)
 }
 
@@ -110,7 +110,7 @@ func (o *Owner) options(opts []Option) regOptions {
 		r.queue.Overflow = *v.Overflow
 	}
 	for _, name := range v.Needs {
-		r.resources = append(r.resources, o.ex.Resource(name))
+		r.resources = append(r.resources, o.ex.resource(name))
 	}
 	return r
 }

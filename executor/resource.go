@@ -8,7 +8,7 @@ import (
 	"github.com/robotexec/robotexec/waitset"
 )
 
-// Resource is a named piece of state that callbacks may need exclusively, as
+// resource is a named piece of state that callbacks may need exclusively, as
 // a fusion callback needs both the odometry and the IMU state (a "cown" in
 // docs/design.md, Resources). A callback registered with Needs runs only
 // while it holds every resource it names.
@@ -22,7 +22,7 @@ import (
 // a head goes on: the releasing worker runs those that now hold all they
 // need. No worker ever waits for a resource, requests of one resource are
 // served in FIFO order, and ordered acquisition admits no deadlock.
-type Resource struct {
+type resource struct {
 	name string
 	id   uint64
 
@@ -35,39 +35,39 @@ type Resource struct {
 // with resources has one, reused for every run.
 type acquisition struct {
 	x    *waitset.Entity
-	res  []*Resource // sorted by id, no repeats
+	res  []*resource // sorted by id, no repeats
 	next int         // the resource the request is queued on (or about to be)
 	done bool        // the request holds every resource
 }
 
-// Resource returns the executor's resource named name, making it on first
+// resource returns the executor's resource named name, making it on first
 // use. Resources are ordered by when they were made.
-func (e *Executor) Resource(name string) *Resource {
+func (e *Executor) resource(name string) *resource {
 	e.regMu.Lock()
 	defer e.regMu.Unlock()
 	if r := e.resources[name]; r != nil {
 		return r
 	}
 	if e.resources == nil {
-		e.resources = map[string]*Resource{}
+		e.resources = map[string]*resource{}
 	}
-	r := &Resource{name: name, id: uint64(len(e.resources)) + 1}
+	r := &resource{name: name, id: uint64(len(e.resources)) + 1}
 	e.resources[name] = r
 	return r
 }
 
 // Name returns the resource's name.
-func (r *Resource) Name() string { return r.name }
+func (r *resource) Name() string { return r.name }
 
 // ID returns the resource's place in the acquisition order, from 1.
-func (r *Resource) ID() uint64 { return r.id }
+func (r *resource) ID() uint64 { return r.id }
 
-func newAcquisition(rs []*Resource) *acquisition {
+func newAcquisition(rs []*resource) *acquisition {
 	if len(rs) == 0 {
 		return nil
 	}
 	res := slices.Clone(rs)
-	slices.SortFunc(res, func(a, b *Resource) int { return int(a.id) - int(b.id) })
+	slices.SortFunc(res, func(a, b *resource) int { return int(a.id) - int(b.id) })
 	res = slices.Compact(res)
 	return &acquisition{res: res}
 }

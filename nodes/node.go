@@ -167,18 +167,16 @@ func Build(env *Env, spec Spec) (*Node, error) {
 // Name returns the node's name.
 func (n *Node) Name() string { return n.spec.Name }
 
-// SharedGroup returns the shared callback group the config put the node
-// in, or "" for its own.
-func (n *Node) SharedGroup() string { return n.spec.Group }
+// Executor returns the executor that runs the node's callbacks: its
+// Callbacks describe them, with their subscriptions' counters.
+func (n *Node) Executor() *executor.Executor { return n.env.Executor }
 
-// Type returns the node's type.
-func (n *Node) Type() string { return n.spec.Type }
+// Spec returns what the node was built from: its name, type, shared
+// group and params.
+func (n *Node) Spec() Spec { return n.spec }
 
 // Logger returns the node's logger; every line carries node=NAME.
 func (n *Node) Logger() *slog.Logger { return n.logger }
-
-// Executor returns the executor that runs the node's callbacks.
-func (n *Node) Executor() *executor.Executor { return n.env.Executor }
 
 // Clock returns the clock of the node's timers.
 func (n *Node) Clock() timers.Clock { return n.env.Executor.Clock() }

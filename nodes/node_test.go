@@ -289,7 +289,7 @@ func TestTimersOneShotShutdownAndAccessors(t *testing.T) {
 	n.Shutdown() // once only
 	require.Equal(t, []string{"tick", "once", "tick", "last registered", "first registered"}, events)
 	require.Equal(t, "n", n.Name())
-	require.Equal(t, typ, n.Type())
+	require.Equal(t, typ, n.Spec().Type)
 	require.Same(t, r.ex, n.Executor())
 	require.Same(t, r.clock, n.Clock().(*timers.Sim))
 	require.NotNil(t, n.Logger())

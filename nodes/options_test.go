@@ -34,7 +34,6 @@ func TestOptionsAreTheExecutors(t *testing.T) {
 		names[cb.Name] = true
 	}
 	require.True(t, names["fast"], "named by executor.Name: %v", names)
-	require.Equal(t, uint64(1), r.ex.Resource("odom").ID(), "executor.Needs made the executor's resource")
 }
 
 // SubscribeSelf's own Made does not replace the node author's.

@@ -12,7 +12,7 @@ import (
 // subscriptions of an executor whose filters match, including a retained
 // message that a later subscription receives when it is made.
 func ExampleRouter() {
-	router := subscribers.NewRouter(subscribers.RouterOptions{InProcess: true})
+	router := subscribers.NewRouter(subscribers.RouterOptions{QoS: 1})
 	ex := executor.New(executor.Options{})
 	node := ex.NewOwner("printer", nil)
 	show := func(ctx context.Context, m subscribers.Message) {

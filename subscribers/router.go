@@ -10,8 +10,8 @@ import (
 
 // Router is a process's one message path: a publication reaches the
 // matching subscriptions attached to it directly and, with robotexec run,
-// the broker for everyone else. Its zero value is an in-process router,
-// as NewRouter(RouterOptions{InProcess: true}) is.
+// the broker for everyone else. Its zero value is a router of QoS 0
+// without a payload limit.
 type Router struct {
 	// r is the router; a Router is nothing else, so that robotexec's own
 	// packages convert between the two (internal/facade).
@@ -20,10 +20,6 @@ type Router struct {
 
 // RouterOptions configure a Router made by NewRouter.
 type RouterOptions struct {
-	// InProcess delivers publications to the process's own subscriptions
-	// directly (always, for a router of this package, which has no
-	// broker: robotexec run's router has one).
-	InProcess bool
 	// QoS is the MQTT QoS of subscriptions attached with Attach, and of
 	// the router's publishers.
 	QoS byte
@@ -34,7 +30,7 @@ type RouterOptions struct {
 
 // NewRouter returns a router.
 func NewRouter(opts RouterOptions) *Router {
-	r := bus.NewRouter(bus.RouterOptions{InProcess: opts.InProcess, QoS: opts.QoS, MaxPayload: opts.MaxPayload})
+	r := bus.NewRouter(bus.RouterOptions{QoS: opts.QoS, MaxPayload: opts.MaxPayload})
 	return routerOf(r)
 }
 

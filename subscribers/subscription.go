@@ -73,9 +73,6 @@ func (s *Subscription) Take(m *Message) (ok, more bool) {
 // is idempotent.
 func (s *Subscription) Close() { s.s.Close() }
 
-// Closed reports whether the subscription refuses new messages.
-func (s *Subscription) Closed() bool { return s.s.Closed() }
-
 // Source delivers messages to the subscriptions attached to it; a Router
 // is one.
 type Source interface {

@@ -128,8 +128,8 @@ func (e *Entity) enter() bool {
 	return old&(inSet|muted) == 0 && old&stateMask == uint32(Waiting)
 }
 
-// Muted reports whether the entity is muted.
-func (e *Entity) Muted() bool { return e.word.Load()&muted != 0 }
+// muted reports whether the entity is muted.
+func (e *Entity) muted() bool { return e.word.Load()&muted != 0 }
 
 // Mute keeps the entity from being scheduled until Unmute: triggers still
 // put it in the wait set, but it is not made ready. The executor mutes an

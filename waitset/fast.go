@@ -85,7 +85,7 @@ func (f Fast) Hold(e *Entity, held *List) {
 		for x := l.head; x != nil; x = x.next {
 			x.take()
 		}
-		held.Append(&l)
+		held.append(&l)
 	}
 	e.readies++
 	held.Push(e)
@@ -123,6 +123,6 @@ func (f Fast) TakeTimers(dst *List) (n int, batch uint64) {
 	batch = s.batches.Add(1)
 	s.enqueue(&ts, batch, true)
 	n = ts.Len()
-	dst.Append(&ts)
+	dst.append(&ts)
 	return n, batch
 }

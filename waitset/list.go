@@ -42,8 +42,8 @@ func (l *List) Pop() *Entity {
 // Front returns the front entity without removing it, or nil.
 func (l *List) Front() *Entity { return l.head }
 
-// Append moves every entity of o to the back of l, leaving o empty.
-func (l *List) Append(o *List) {
+// append moves every entity of o to the back of l, leaving o empty.
+func (l *List) append(o *List) {
 	if o.head == nil {
 		return
 	}

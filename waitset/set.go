@@ -169,7 +169,7 @@ func (s *Set) drain(k int, l *List) {
 		ready.n++
 		e = next
 	}
-	l.Append(&ready)
+	l.append(&ready)
 }
 
 // Take moves every entity in waiting ∩ wait set to queued and appends them to
@@ -194,7 +194,7 @@ func (s *Set) take(timers, subs, held *List, count *atomic.Int64) (n int, batch 
 		s.drain(0, &ts)
 	}
 	if held != nil {
-		hs.Append(held)
+		hs.append(held)
 	}
 	s.drain(1, &ss)
 	if ts.Len()+hs.Len()+ss.Len() == 0 {
@@ -205,9 +205,9 @@ func (s *Set) take(timers, subs, held *List, count *atomic.Int64) (n int, batch 
 	s.enqueue(&hs, batch, false) // queued by Fast.FinishHeld or Fast.Hold
 	s.enqueue(&ss, batch, true)
 	n = ts.Len() + hs.Len() + ss.Len()
-	timers.Append(&ts)
-	subs.Append(&hs)
-	subs.Append(&ss)
+	timers.append(&ts)
+	subs.append(&hs)
+	subs.append(&ss)
 	return n, batch, counted
 }
 

@@ -70,7 +70,7 @@ func Topic(id string) string { return "robotexec/" + id + "/graph" }
 func Build(g Graph, ns []*nodes.Node, cbs []executor.Callback) Graph {
 	g.Nodes = make([]Node, 0, len(ns))
 	for _, n := range ns {
-		gn := Node{Name: n.Name(), Type: n.Type(), Group: n.SharedGroup(),
+		gn := Node{Name: n.Name(), Type: n.Spec().Type, Group: n.Spec().Group,
 			Subscriptions: []Subscription{}, Publications: []Publication{}, Timers: []Timer{}}
 		for _, t := range n.Publications() {
 			gn.Publications = append(gn.Publications, Publication{Topic: t})

@@ -99,8 +99,9 @@ type Event struct {
 	Worker int    // Dequeue, Start, Finish: the worker
 	Seq    uint64 // Start, Accept, Drop: the message's sequence number in its subscription; Ready, Enqueue: the entity's readiness number
 	Reason string // Drop: why
-	// Resource is the ID of the resource (package executor's
-	// Resource.ID) that the entity requests, acquires or releases
+	// Resource is the ID of the resource (named by executor.Needs, in
+	// the order they were made) that the entity requests, acquires or
+	// releases
 	// (Request, Acquire, Release).
 	Resource uint64
 	// Overloaded is the entity ID of the subscription whose queue mutes
