@@ -57,10 +57,8 @@ type Options struct {
 	// methods, serve one message; a run also ends after a message whose
 	// callback's publication left a subscription overloaded.
 	Batch int
-	// Observer, if not nil, is told of every scheduling step of the
-	// executor (trace.Event), synchronously, on the dispatch path: for
-	// traces that check the scheduling properties (docs/design.md). It
-	// must be fast and must not block.
+	// Observer is robotexec's own tracing of its tests, which check the
+	// scheduling properties on recorded steps: leave it nil.
 	Observer trace.Observer
 	// BatchBudget is how long a subscription's run may go on to its next
 	// message: after a callback that ends BatchBudget or more after the

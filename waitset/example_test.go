@@ -1,8 +1,12 @@
 package waitset_test
 
 import (
+	"context"
 	"fmt"
+	"time"
 
+	"github.com/robotexec/robotexec/subscribers"
+	"github.com/robotexec/robotexec/timers"
 	"github.com/robotexec/robotexec/waitset"
 )
 
@@ -39,4 +43,54 @@ func ExampleSet() {
 	// ran imu (subscription), ready again: true
 	// ran odom (subscription), ready again: false
 	// batch 2: 1 entities, first imu
+}
+
+// Example_loop is a scheduling loop of a program's own on one goroutine:
+// a timer and a subscription trigger their entities into a wait set, and
+// the loop takes what is ready, timers first, and runs it.
+func Example_loop() {
+	wake := make(chan struct{}, 1)
+	set := waitset.New(func() {
+		select {
+		case wake <- struct{}{}:
+		default:
+		}
+	}, nil)
+	clock := timers.NewSim(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	tick, _ := timers.NewQueue(clock, set).NewTimer(100*time.Millisecond, false)
+	sub, _ := subscribers.New("robot/cmd", subscribers.Options{Depth: 10})
+	set.Register(sub.Entity(), waitset.Subscription)
+	router := new(subscribers.Router)
+	_ = router.Attach(sub)
+
+	_, _ = router.Publish(context.Background(), subscribers.Message{Topic: "robot/cmd", Payload: []byte("go")})
+	clock.Advance(100 * time.Millisecond) // the timer falls due
+	for ran := 0; ran < 2; {
+		var ready waitset.List
+		if n, _ := set.Take(&ready); n == 0 {
+			<-wake
+			continue
+		}
+		for x := ready.Pop(); x != nil; x = ready.Pop() {
+			x.Start()
+			more := false
+			switch x {
+			case tick.Entity():
+				if ev, ok := tick.Call(); ok {
+					fmt.Println("tick, due at", ev.Expected.Format("15:04:05.000"))
+				}
+			case sub.Entity():
+				var m subscribers.Message
+				if ok, left := sub.Take(&m); ok {
+					fmt.Println("message", string(m.Payload))
+					more = left
+				}
+			}
+			x.Finish(more)
+			ran++
+		}
+	}
+	// Output:
+	// tick, due at 00:00:00.100
+	// message go
 }

@@ -36,7 +36,7 @@ type Set struct {
 // New returns a set. wake, if not nil, is called after every entity that
 // enters waiting ∩ wait set, on the triggering goroutine, so that the
 // scheduler can wake an idle worker; it must be cheap and must not block.
-// obs, if not nil, receives the set's events and those of its entities.
+// obs is robotexec's own tracing of its tests: leave it nil.
 func New(wake func(), obs trace.Observer) *Set {
 	return &Set{wake: wake, obs: obs}
 }
