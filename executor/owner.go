@@ -47,7 +47,7 @@ func (o *Owner) Executor() *Executor { return o.ex }
 // resources. It is also package nodes' Option: the executor's options
 // apply to nodes' callbacks, and nodes.QoS and nodes.Retain, which only
 // nodes read, are ignored here.
-type Option func(*regopt.Values)
+type Option func(*regopt.Values[*Group])
 
 // regOptions are a registration's options, resolved.
 type regOptions struct {
@@ -60,20 +60,20 @@ type regOptions struct {
 
 // InGroup puts the callback in group g instead of its owner's default
 // group; InGroup(nil) leaves it in the default group.
-func InGroup(g *Group) Option { return func(o *regopt.Values) { o.Group = g } }
+func InGroup(g *Group) Option { return func(o *regopt.Values[*Group]) { o.Group = g } }
 
 // Name names the callback in logs, traces and metrics. The default is
 // "timer" plus the period for a timer, and the topic filter for a
 // subscription.
-func Name(name string) Option { return func(o *regopt.Values) { o.Name = name } }
+func Name(name string) Option { return func(o *regopt.Values[*Group]) { o.Name = name } }
 
 // Depth sets a subscription's queue depth (default subscribers.DefaultDepth).
-func Depth(n int) Option { return func(o *regopt.Values) { o.Depth = n } }
+func Depth(n int) Option { return func(o *regopt.Values[*Group]) { o.Depth = n } }
 
 // Overflow sets a subscription's overflow policy (default
 // subscribers.DropOldest).
 func Overflow(p subscribers.Policy) Option {
-	return func(o *regopt.Values) { o.Overflow = (*bus.Policy)(&p) }
+	return func(o *regopt.Values[*Group]) { o.Overflow = (*bus.Policy)(&p) }
 }
 
 // Made calls f with a subscription once it is made, before it is attached
@@ -81,7 +81,7 @@ func Overflow(p subscribers.Policy) Option {
 // needs its own subscription gets it without waiting. Each Made of a
 // registration is called, in order.
 func Made(f func(*subscribers.Subscription)) Option {
-	return func(o *regopt.Values) {
+	return func(o *regopt.Values[*Group]) {
 		made := func(s *bus.Subscription) { f(facade.PublicSub(s)) }
 		if prev := o.Made; prev != nil {
 			o.Made = func(s *bus.Subscription) { prev(s); made(s) }
@@ -96,14 +96,14 @@ func Made(f func(*subscribers.Subscription)) Option {
 // callbacks that need a common resource never overlap, and each resource
 // serves its callbacks in the order they became ready.
 func Needs(resources ...string) Option {
-	return func(o *regopt.Values) { o.Needs = append(o.Needs, resources...) }
+	return func(o *regopt.Values[*Group]) { o.Needs = append(o.Needs, resources...) }
 }
 
 func (o *Owner) options(opts []Option) regOptions {
-	v := regopt.Apply(regopt.Values{}, opts)
+	v := regopt.Apply(regopt.Values[*Group]{}, opts)
 	r := regOptions{group: o.group, name: v.Name, made: v.Made}
-	if g, _ := v.Group.(*Group); g != nil {
-		r.group = g
+	if v.Group != nil {
+		r.group = v.Group
 	}
 	r.queue.Depth = v.Depth
 	if v.Overflow != nil {

@@ -68,7 +68,7 @@ func TestMuteGoesToTheCallbackNotThePublishersNode(t *testing.T) {
 		return nil
 	})
 	for _, spec := range []nodes.Spec{{Name: "consumer", Type: consumer}, {Name: "b", Type: b}, {Name: "a", Type: a}} {
-		_, err := nodes.Build(env, spec)
+		_, err := nodes.Build(context.Background(), env, spec)
 		require.NoError(t, err)
 	}
 	ctx, cancel := contextWithCancel()

@@ -18,7 +18,7 @@ func TestPublishManyTopics(t *testing.T) {
 	r := newRig(t)
 	var n *nodes.Node
 	typ := register(func(node *nodes.Node) error { n = node; return nil })
-	_, err := nodes.Build(r.env, nodes.Spec{Name: "n", Type: typ})
+	_, err := nodes.Build(context.Background(), r.env, nodes.Spec{Name: "n", Type: typ})
 	require.NoError(t, err)
 	var got []string
 	_, err = r.ex.NewOwner("collector", nil).Subscribe(r.bus, "t/#", func(ctx context.Context, m subscribers.Message) { got = append(got, m.Topic) })

@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/robotexec/robotexec/executor"
 	"github.com/robotexec/robotexec/internal/nodehooks"
 	"github.com/robotexec/robotexec/internal/regopt"
 	"github.com/robotexec/robotexec/subscribers"
@@ -11,7 +12,7 @@ import (
 )
 
 // timerName is a timer's name in Hooks.
-func timerName(o regopt.Values, period time.Duration) string {
+func timerName(o regopt.Values[*executor.Group], period time.Duration) string {
 	if o.Name != "" {
 		return o.Name
 	}
@@ -21,7 +22,7 @@ func timerName(o regopt.Values, period time.Duration) string {
 // hookTimer wraps cb with the env's TimerCall hook, if any; *t is the
 // timer once made.
 func (n *Node) hookTimer(name string, t **timers.Timer, cb func(context.Context, timers.Event)) func(context.Context, timers.Event) {
-	h := n.env.hooks
+	h := n.hooks
 	if h == nil || h.TimerCall == nil {
 		return cb
 	}
@@ -35,7 +36,7 @@ func (n *Node) hookTimer(name string, t **timers.Timer, cb func(context.Context,
 
 // timerMade tells the env's TimerMade hook, if any, of a timer.
 func (n *Node) timerMade(name string, t *timers.Timer, cb func(context.Context, timers.Event)) {
-	if h := n.env.hooks; h != nil && h.TimerMade != nil && t != nil {
+	if h := n.hooks; h != nil && h.TimerMade != nil && t != nil {
 		h.TimerMade(n.spec.Name, name, t, cb)
 	}
 }
@@ -45,7 +46,7 @@ func (n *Node) timerMade(name string, t *timers.Timer, cb func(context.Context, 
 // Counted refuses is skipped as if it had never come, and is not counted
 // among the node's handled messages.
 func (n *Node) hookMessages(name string, cb func(context.Context, subscribers.Message)) func(context.Context, subscribers.Message) {
-	h := n.env.hooks
+	h := n.hooks
 	if h == nil {
 		return cb
 	}
@@ -73,7 +74,7 @@ func (n *Node) hookMessages(name string, cb func(context.Context, subscribers.Me
 // hookOneShot wraps the callback of the one-shot timer named name with
 // the env's Rings hook, if any.
 func (n *Node) hookOneShot(name string, cb func(context.Context, timers.Event)) func(context.Context, timers.Event) {
-	h := n.env.hooks
+	h := n.hooks
 	if h == nil || h.Rings == nil {
 		return cb
 	}
@@ -91,7 +92,7 @@ func (n *Node) hookOneShot(name string, cb func(context.Context, timers.Event)) 
 // counted returns the env's Counted hook's function for the node's next
 // subscription named name, or nil.
 func (n *Node) counted(name string) func() bool {
-	h := n.env.hooks
+	h := n.hooks
 	if h == nil || h.Counted == nil {
 		return nil
 	}
@@ -117,11 +118,7 @@ type callbackKey struct{ kind, name string }
 
 // published tells the env's Published hook, if any, of a publication.
 func (n *Node) published(topic string, payload []byte) {
-	if h := n.env.hooks; h != nil && h.Published != nil {
+	if h := n.hooks; h != nil && h.Published != nil {
 		h.Published(n.spec.Name, topic, payload, n.Clock().Now())
 	}
-}
-
-func init() {
-	nodehooks.At = func(env any) **nodehooks.Hooks { return &env.(*Env).hooks }
 }

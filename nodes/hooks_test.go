@@ -25,7 +25,7 @@ func TestCountedHook(t *testing.T) {
 	var keys []string
 	limits := map[string]int{"subscription a": 1}
 	handled := 0
-	*nodehooks.At(r.env) = &nodehooks.Hooks{Handling: func(_ context.Context, _ string, k uint64, done bool) {
+	hooks := &nodehooks.Hooks{Handling: func(_ context.Context, _ string, k uint64, done bool) {
 		if done {
 			require.Equal(t, uint64(handled), k)
 			handled++
@@ -58,7 +58,7 @@ func TestCountedHook(t *testing.T) {
 		n.OneShot(5*time.Millisecond, func(ctx context.Context, _ timers.Event) { ran["t"]++ }, executor.Name("t"))
 		return nil
 	})
-	_, err := nodes.Build(r.env, nodes.Spec{Name: "n", Type: typ})
+	_, err := nodes.Build(nodehooks.With(context.Background(), hooks), r.env, nodes.Spec{Name: "n", Type: typ})
 	require.NoError(t, err)
 	require.Equal(t, []string{"subscription a", "subscription a #2", "subscription named", "one-shot timer(5ms)", "one-shot t"}, keys)
 

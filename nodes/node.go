@@ -47,9 +47,6 @@ type Env struct {
 	// only once the queue took it), and DropOldest at QoS 0, ROS's
 	// KEEP_LAST for sensor streams.
 	Overflow *subscribers.Policy
-	// hooks, when not nil, observe and steer the nodes for recording and
-	// replay (set through nodehooks.At).
-	hooks *nodehooks.Hooks
 
 	mu     sync.Mutex
 	groups map[string]*executor.Group
@@ -98,6 +95,9 @@ type Node struct {
 	pubs     map[pubKey]*subscribers.Publisher
 	dyn      dynPublishers       // Publish's, by topic known at run time
 	keys     map[callbackKey]int // callbacks made, by kind and name, for nodehooks.Key
+	// hooks, when not nil, observe and steer the node for recording and
+	// replay (nodehooks.With).
+	hooks *nodehooks.Hooks
 
 	handled    atomic.Uint64 // message callbacks returned, with Hooks.Handling
 	advertised []string      // with Advertise
@@ -127,9 +127,11 @@ func (e *BuildError) Error() string {
 func (e *BuildError) Unwrap() []error { return e.Errs }
 
 // Build builds the node spec describes in env: it runs the type's
-// constructor, which registers the node's callbacks on env's executor. A
-// failure is a *BuildError with every problem the constructor met.
-func Build(env *Env, spec Spec) (*Node, error) {
+// constructor, which registers the node's callbacks on env's executor. ctx
+// carries robotexec's own hooks (recording and replay) to the node; a
+// program passes its own context, or context.Background(). A failure is a
+// *BuildError with every problem the constructor met.
+func Build(ctx context.Context, env *Env, spec Spec) (*Node, error) {
 	t, ok := Lookup(spec.Type)
 	if !ok {
 		return nil, &BuildError{Node: spec.Name, Type: spec.Type, Errs: []error{
@@ -145,6 +147,7 @@ func Build(env *Env, spec Spec) (*Node, error) {
 		spec:   spec,
 		logger: logger.With("node", spec.Name),
 		decode: ratelog.New(time.Second),
+		hooks:  nodehooks.From(ctx),
 	}
 	var group *executor.Group
 	if spec.Group != "" {
@@ -198,24 +201,24 @@ func (n *Node) fail(err error) {
 	n.mu.Unlock()
 }
 
-func (n *Node) options(opts []executor.Option) regopt.Values {
-	return regopt.Apply(regopt.Values{}, opts)
+func (n *Node) options(opts []executor.Option) regopt.Values[*executor.Group] {
+	return regopt.Apply(regopt.Values[*executor.Group]{}, opts)
 }
 
 // regOptions returns o with the node's defaults filled in, as the
 // executor's options of a registration.
-func (n *Node) regOptions(o regopt.Values) []executor.Option {
+func (n *Node) regOptions(o regopt.Values[*executor.Group]) []executor.Option {
 	if o.Depth == 0 {
 		o.Depth = n.env.Depth
 	}
 	p := bus.Policy(n.policy(o))
 	o.Overflow = &p
-	return []executor.Option{func(v *regopt.Values) { *v = o }}
+	return []executor.Option{func(v *regopt.Values[*executor.Group]) { *v = o }}
 }
 
 // policy returns a subscription's overflow policy: its option's, else the
 // Env's, else by its QoS (see Env.Overflow).
-func (n *Node) policy(o regopt.Values) subscribers.Policy {
+func (n *Node) policy(o regopt.Values[*executor.Group]) subscribers.Policy {
 	switch {
 	case o.Overflow != nil:
 		return subscribers.Policy(*o.Overflow)
@@ -227,7 +230,7 @@ func (n *Node) policy(o regopt.Values) subscribers.Policy {
 	return subscribers.DropOldest
 }
 
-func (n *Node) qos(o regopt.Values) byte {
+func (n *Node) qos(o regopt.Values[*executor.Group]) byte {
 	if o.QoS != nil {
 		return *o.QoS
 	}

@@ -98,7 +98,7 @@ func TestRegistry(t *testing.T) {
 
 func TestBuildUnknownType(t *testing.T) {
 	r := newRig(t)
-	_, err := nodes.Build(r.env, nodes.Spec{Name: "n", Type: "no_such_type"})
+	_, err := nodes.Build(context.Background(), r.env, nodes.Spec{Name: "n", Type: "no_such_type"})
 	require.ErrorIs(t, err, nodes.ErrUnknownType)
 	var be *nodes.BuildError
 	require.ErrorAs(t, err, &be)
@@ -131,7 +131,7 @@ func TestSpecNodeFiltersAndPublishes(t *testing.T) {
 		n.Timer(p.Period, func(ctx context.Context, _ timers.Event) { out.PublishJSON(ctx, avg) })
 		return nil
 	})
-	_, err := nodes.Build(r.env, nodes.Spec{Name: "imu", Type: typ, Params: params(t, "input: imu/raw\noutput: imu/filtered\nperiod: 100ms")})
+	_, err := nodes.Build(context.Background(), r.env, nodes.Spec{Name: "imu", Type: typ, Params: params(t, "input: imu/raw\noutput: imu/filtered\nperiod: 100ms")})
 	require.NoError(t, err)
 	got := r.collect(t, "imu/filtered")
 
@@ -156,7 +156,7 @@ func TestSubscribeJSONCountsMalformedAndRateLimitsLogs(t *testing.T) {
 		sub = nodes.Subscribe(n, "in", func(ctx context.Context, v map[string]int) { calls++ }, executor.Depth(1000))
 		return nil
 	})
-	_, err := nodes.Build(r.env, nodes.Spec{Name: "n", Type: typ})
+	_, err := nodes.Build(context.Background(), r.env, nodes.Spec{Name: "n", Type: typ})
 	require.NoError(t, err)
 	pub, _ := r.bus.Publisher("in")
 	for range 500 {
@@ -178,7 +178,7 @@ func TestRegistrationErrorsFailTheNode(t *testing.T) {
 		n.Timer(0, func(ctx context.Context, _ timers.Event) {})
 		return nil
 	})
-	_, err := nodes.Build(r.env, nodes.Spec{Name: "bad", Type: typ})
+	_, err := nodes.Build(context.Background(), r.env, nodes.Spec{Name: "bad", Type: typ})
 	require.Error(t, err)
 	var be *nodes.BuildError
 	require.ErrorAs(t, err, &be)
@@ -199,10 +199,10 @@ func TestConstructorErrorAndParamsErrors(t *testing.T) {
 		}
 		return errors.New("input is required")
 	})
-	_, err := nodes.Build(r.env, nodes.Spec{Name: "n", Type: typ, Params: params(t, "period: fast\nextra: 1")})
+	_, err := nodes.Build(context.Background(), r.env, nodes.Spec{Name: "n", Type: typ, Params: params(t, "period: fast\nextra: 1")})
 	require.ErrorContains(t, err, `test.yaml:5: nodes[0].params.period: "fast" is not a duration`)
 	require.ErrorContains(t, err, "nodes[0].params.extra: unknown key")
-	_, err = nodes.Build(r.env, nodes.Spec{Name: "n2", Type: typ})
+	_, err = nodes.Build(context.Background(), r.env, nodes.Spec{Name: "n2", Type: typ})
 	require.EqualError(t, err, "node n2 ("+typ+"): input is required")
 }
 
@@ -222,7 +222,7 @@ func TestCallbacksOfANodeNeverOverlap(t *testing.T) {
 		}
 		return nil
 	})
-	_, err := nodes.Build(r.env, nodes.Spec{Name: "n", Type: typ})
+	_, err := nodes.Build(context.Background(), r.env, nodes.Spec{Name: "n", Type: typ})
 	require.NoError(t, err)
 	for i := range 200 {
 		_, err := r.bus.Publish(context.Background(), subscribers.Message{Topic: fmt.Sprintf("t/%d", i%4)})
@@ -256,9 +256,9 @@ func TestGroups(t *testing.T) {
 		n.Subscribe("r", func(ctx context.Context, _ subscribers.Message) {}, executor.InGroup(g), executor.Name("reentrant"))
 		return nil
 	})
-	_, err := nodes.Build(r.env, nodes.Spec{Name: "a", Type: typ, Group: "shared"})
+	_, err := nodes.Build(context.Background(), r.env, nodes.Spec{Name: "a", Type: typ, Group: "shared"})
 	require.NoError(t, err)
-	_, err = nodes.Build(r.env, nodes.Spec{Name: "b", Type: typ, Group: "shared"})
+	_, err = nodes.Build(context.Background(), r.env, nodes.Spec{Name: "b", Type: typ, Group: "shared"})
 	require.NoError(t, err)
 	require.Len(t, groups, 2)
 	require.Equal(t, executor.Reentrant, groups[0].Kind())
@@ -278,7 +278,7 @@ func TestTimersOneShotShutdownAndAccessors(t *testing.T) {
 		require.Nil(t, n.OneShot(-time.Second, func(ctx context.Context, _ timers.Event) {}))
 		return nil
 	})
-	n, err := nodes.Build(r.env, nodes.Spec{Name: "n", Type: typ})
+	n, err := nodes.Build(context.Background(), r.env, nodes.Spec{Name: "n", Type: typ})
 	require.Error(t, err, "a negative one-shot delay fails the node")
 	require.Same(t, node, n)
 	for range 4 {
@@ -305,7 +305,7 @@ func TestPublisherOptionsAndCaching(t *testing.T) {
 		require.NoError(t, n.Publish(context.Background(), "dyn/topic", []byte("d")))
 		return nil
 	})
-	_, err := nodes.Build(r.env, nodes.Spec{Name: "n", Type: typ})
+	_, err := nodes.Build(context.Background(), r.env, nodes.Spec{Name: "n", Type: typ})
 	require.NoError(t, err)
 	require.Same(t, a, b)
 	require.NotSame(t, a, c)
@@ -336,7 +336,7 @@ func TestNeedsSharesResourcesByName(t *testing.T) {
 		return nil
 	})
 	for _, name := range []string{"fusion_a", "fusion_b"} {
-		_, err := nodes.Build(r.env, nodes.Spec{Name: name, Type: typ})
+		_, err := nodes.Build(context.Background(), r.env, nodes.Spec{Name: name, Type: typ})
 		require.NoError(t, err)
 	}
 	for range 100 {

@@ -13,7 +13,7 @@ import (
 
 // QoS sets the MQTT QoS of a subscription or a publisher (default: the
 // config's mqtt.qos).
-func QoS(q byte) executor.Option { return func(o *regopt.Values) { o.QoS = &q } }
+func QoS(q byte) executor.Option { return func(o *regopt.Values[*executor.Group]) { o.QoS = &q } }
 
 // Retain makes a publisher's messages retained.
-func Retain() executor.Option { return func(o *regopt.Values) { o.Retain = true } }
+func Retain() executor.Option { return func(o *regopt.Values[*executor.Group]) { o.Retain = true } }

@@ -22,7 +22,7 @@ func TestOptionsAreTheExecutors(t *testing.T) {
 		defaults = n.Subscribe("b", func(ctx context.Context, _ subscribers.Message) {})
 		return nil
 	})
-	_, err := nodes.Build(r.env, nodes.Spec{Name: "n", Type: typ})
+	_, err := nodes.Build(context.Background(), r.env, nodes.Spec{Name: "n", Type: typ})
 	require.NoError(t, err)
 	require.Equal(t, 3, sub.Options().Depth)
 	require.Equal(t, subscribers.Block, sub.Options().Overflow, "the node's default at QoS 1")
@@ -46,7 +46,7 @@ func TestMadeOptionsChain(t *testing.T) {
 		self = n.SubscribeSelf("a", func(context.Context, *subscribers.Subscription, subscribers.Message) {}, opts...)
 		return nil
 	})
-	_, err := nodes.Build(r.env, nodes.Spec{Name: "n", Type: typ})
+	_, err := nodes.Build(context.Background(), r.env, nodes.Spec{Name: "n", Type: typ})
 	require.NoError(t, err)
 	require.NotNil(t, self)
 	require.Same(t, self, made)

@@ -64,7 +64,7 @@ func TestNodesHandOff(t *testing.T) {
 		if i < 4 {
 			out = fmt.Sprintf("out: stage/%d", i+1)
 		}
-		_, err := nodes.Build(env, nodes.Spec{Name: fmt.Sprint("relay", i), Type: typ,
+		_, err := nodes.Build(context.Background(), env, nodes.Spec{Name: fmt.Sprint("relay", i), Type: typ,
 			Params: params(t, fmt.Sprintf("in: stage/%d\n%s", i, out))})
 		require.NoError(t, err)
 	}
@@ -156,7 +156,7 @@ func TestNodesMuteBlockedPublisher(t *testing.T) {
 		return nil
 	})
 	for name, typ := range map[string]string{"producer": producer, "consumer": consumer} {
-		_, err := nodes.Build(env, nodes.Spec{Name: name, Type: typ})
+		_, err := nodes.Build(context.Background(), env, nodes.Spec{Name: name, Type: typ})
 		require.NoError(t, err)
 	}
 	ctx, cancel := contextWithCancel()

@@ -14,6 +14,7 @@ import (
 	"github.com/robotexec/robotexec/internal/gcpace"
 	"github.com/robotexec/robotexec/internal/mqtt"
 	"github.com/robotexec/robotexec/internal/mqtt/broker"
+	"github.com/robotexec/robotexec/internal/nodehooks"
 	"github.com/robotexec/robotexec/internal/ratelog"
 	"github.com/robotexec/robotexec/internal/view"
 	"github.com/robotexec/robotexec/nodes"
@@ -182,9 +183,9 @@ func (a *App) buildNodes() error {
 	if err := a.startView(router); err != nil {
 		return err
 	}
-	a.attachTaps(e, router)
+	ctx := nodehooks.With(context.Background(), a.attachTaps(router))
 	for _, n := range a.cfg.Nodes {
-		node, err := BuildNode(e, n)
+		node, err := BuildNode(ctx, e, n)
 		if err != nil {
 			return err
 		}

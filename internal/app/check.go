@@ -1,6 +1,7 @@
 package app
 
 import (
+	"context"
 	"errors"
 	"io"
 	"log/slog"
@@ -30,7 +31,7 @@ func Check(cfg *config.Config, parseErr error) error {
 			errs = append(errs, unknownType(n))
 			continue
 		}
-		_, err := nodes.Build(env, spec(n))
+		_, err := nodes.Build(context.Background(), env, spec(n))
 		errs = append(errs, nodeErrors(n, err)...)
 	}
 	return config.Join(errs...)
@@ -82,10 +83,11 @@ func LoadAndCheck(path string) (*config.Config, error) {
 	return cfg, nil
 }
 
-// BuildNode builds node n of a config that passed Check with e; its
-// problems carry n's file and lines (config.Errors).
-func BuildNode(e *nodes.Env, n config.Node) (*nodes.Node, error) {
-	node, err := nodes.Build(e, spec(n))
+// BuildNode builds node n of a config that passed Check with e, and the
+// hooks ctx carries (nodehooks.With); its problems carry n's file and
+// lines (config.Errors).
+func BuildNode(ctx context.Context, e *nodes.Env, n config.Node) (*nodes.Node, error) {
+	node, err := nodes.Build(ctx, e, spec(n))
 	if err != nil {
 		return nil, config.Join(nodeErrors(n, err)...)
 	}

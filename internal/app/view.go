@@ -12,7 +12,6 @@ import (
 	"github.com/robotexec/robotexec/internal/facade"
 	"github.com/robotexec/robotexec/internal/nodehooks"
 	"github.com/robotexec/robotexec/internal/view"
-	"github.com/robotexec/robotexec/nodes"
 	"github.com/robotexec/robotexec/subscribers"
 )
 
@@ -65,16 +64,17 @@ func (a *App) startView(router *subscribers.Router) error {
 }
 
 // attachTaps shows a recording (run -record) and the live view what
-// router receives and what the nodes of e publish.
-func (a *App) attachTaps(e *nodes.Env, router *subscribers.Router) {
+// router receives, and returns the hooks that show them what the nodes
+// publish, or nil.
+func (a *App) attachTaps(router *subscribers.Router) *nodehooks.Hooks {
 	var inputs []func(*bus.Message)
 	var published []func(node, topic string, payload []byte, at time.Time)
-	hooks := nodehooks.At(e)
+	var hooks *nodehooks.Hooks
 	if a.rec != nil {
 		a.rec.begin(a.ex.Clock().Now())
-		*hooks = a.rec.hooks()
+		hooks = a.rec.hooks()
 		inputs = append(inputs, a.rec.input)
-		published = append(published, (*hooks).Published)
+		published = append(published, hooks.Published)
 	}
 	if v := a.view; v != nil {
 		observe := func(m *bus.Message) { v.Observe(m.Topic, m.Payload, m.Received) }
@@ -88,7 +88,7 @@ func (a *App) attachTaps(e *nodes.Env, router *subscribers.Router) {
 	}
 	switch len(inputs) {
 	case 0:
-		return
+		return hooks
 	case 1:
 		bus.TapInputs(facade.Router(router), inputs[0])
 	default:
@@ -98,14 +98,15 @@ func (a *App) attachTaps(e *nodes.Env, router *subscribers.Router) {
 			}
 		})
 	}
-	if *hooks == nil {
-		*hooks = &nodehooks.Hooks{}
+	if hooks == nil {
+		hooks = &nodehooks.Hooks{}
 	}
-	(*hooks).Published = func(node, topic string, payload []byte, at time.Time) {
+	hooks.Published = func(node, topic string, payload []byte, at time.Time) {
 		for _, f := range published {
 			f(node, topic, payload, at)
 		}
 	}
+	return hooks
 }
 
 // closeView closes the live view, if any.

@@ -195,7 +195,7 @@ func (r *BridgeRig) startBridge(url, id string, workers int, persistent bool) er
 	if err != nil {
 		return err
 	}
-	r.node, err = nodes.Build(env, nodes.Spec{Name: "bench_bridge", Type: "bridge", Params: cfg.Nodes[0].Params})
+	r.node, err = nodes.Build(context.Background(), env, nodes.Spec{Name: "bench_bridge", Type: "bridge", Params: cfg.Nodes[0].Params})
 	if err != nil {
 		return err
 	}

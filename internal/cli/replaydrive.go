@@ -55,9 +55,9 @@ func newReplayer(l *runLog, cfg *config.Config, logger *slog.Logger, out func(no
 	r.ex = executor.New(executor.Options{Workers: 1, Logger: logger, Clock: r.sim})
 	r.router = subscribers.NewRouter(subscribers.RouterOptions{})
 	e := app.NodeEnv(cfg, r.ex, r.router, logger)
-	*nodehooks.At(e) = &nodehooks.Hooks{Published: out, TimerMade: r.timerMade, TimerCall: r.timerCall, Handling: r.handling, Counted: r.counted, Rings: r.rings}
+	ctx := nodehooks.With(context.Background(), &nodehooks.Hooks{Published: out, TimerMade: r.timerMade, TimerCall: r.timerCall, Handling: r.handling, Counted: r.counted, Rings: r.rings})
 	for _, n := range cfg.Nodes {
-		node, err := app.BuildNode(e, n)
+		node, err := app.BuildNode(ctx, e, n)
 		if err != nil {
 			return nil, err
 		}

@@ -42,7 +42,7 @@ func build(t *testing.T, path string) built {
 	env := app.NodeEnv(cfg, ex, new(subscribers.Router), quiet)
 	b := built{ex: ex}
 	for _, n := range cfg.Nodes {
-		node, err := app.BuildNode(env, n)
+		node, err := app.BuildNode(context.Background(), env, n)
 		require.NoError(t, err)
 		b.nodes = append(b.nodes, node)
 	}

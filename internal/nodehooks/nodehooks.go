@@ -77,6 +77,16 @@ const (
 	OneShot      = "one-shot"
 )
 
-// At returns where env, a *nodes.Env, keeps its hooks (nil: none).
-// Package nodes sets it when it is loaded.
-var At func(env any) **Hooks
+// hooksKey is the context key of the hooks.
+type hooksKey struct{}
+
+// With returns ctx carrying h, for nodes.Build to give the node it builds.
+func With(ctx context.Context, h *Hooks) context.Context {
+	return context.WithValue(ctx, hooksKey{}, h)
+}
+
+// From returns the hooks ctx carries, or nil.
+func From(ctx context.Context) *Hooks {
+	h, _ := ctx.Value(hooksKey{}).(*Hooks)
+	return h
+}

@@ -6,12 +6,12 @@ package regopt
 
 import "github.com/robotexec/robotexec/internal/bus"
 
-// Values are the settings; the zero value means every default.
-type Values struct {
-	// Group is the *executor.Group the callback joins, or nil for its
-	// owner's default group. (It is any because package executor, which
-	// defines Group, imports this package.)
-	Group any
+// Values are the settings; the zero value means every default. G is
+// package executor's *Group, which imports this package.
+type Values[G comparable] struct {
+	// Group is the group the callback joins, or the zero G (nil) for its
+	// owner's default group.
+	Group G
 	// Name names the callback; "" means the executor's default.
 	Name string
 	// Depth is a subscription's queue depth; 0 means the default.
@@ -31,7 +31,7 @@ type Values struct {
 }
 
 // Apply returns the values that opts set, in order, over v.
-func Apply[O ~func(*Values)](v Values, opts []O) Values {
+func Apply[G comparable, O ~func(*Values[G])](v Values[G], opts []O) Values[G] {
 	for _, opt := range opts {
 		opt(&v)
 	}

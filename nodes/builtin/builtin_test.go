@@ -73,7 +73,7 @@ func newWorld(t *testing.T) *world {
 // build builds a node from YAML params.
 func (w *world) build(name, typ, yamlParams string) *nodes.Node {
 	w.t.Helper()
-	n, err := nodes.Build(w.env, nodes.Spec{Name: name, Type: typ, Params: params(w.t, yamlParams)})
+	n, err := nodes.Build(context.Background(), w.env, nodes.Spec{Name: name, Type: typ, Params: params(w.t, yamlParams)})
 	require.NoError(w.t, err)
 	return n
 }

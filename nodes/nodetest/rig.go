@@ -29,6 +29,7 @@ type Rig struct {
 	ex    *executor.Executor
 	bus   *subscribers.Router
 	env   *nodes.Env
+	ctx   context.Context // carries the hooks that record the publications
 	logs  syncbuf.Buffer
 
 	mu   sync.Mutex
@@ -70,7 +71,7 @@ func New(t testing.TB, opts ...Option) *Rig {
 	r.ex = executor.New(executor.Options{Workers: 1, Clock: r.clock, Logger: logger})
 	r.env = &nodes.Env{Executor: r.ex, Router: r.bus, Logger: logger,
 		QoS: config.DefaultQoS, Depth: config.DefaultQueueDepth}
-	*nodehooks.At(r.env) = &nodehooks.Hooks{Published: r.record}
+	r.ctx = nodehooks.With(context.Background(), &nodehooks.Hooks{Published: r.record})
 	for _, o := range opts {
 		o(r.env)
 	}
@@ -93,7 +94,7 @@ func (r *Rig) Build(name, typ, params string) (*nodes.Node, error) {
 		r.fatalf("nodetest: params %q: %v", params, err)
 		return nil, err
 	}
-	return nodes.Build(r.env, nodes.Spec{Name: name, Type: typ, Params: cfg.Nodes[0].Params})
+	return nodes.Build(r.ctx, r.env, nodes.Spec{Name: name, Type: typ, Params: cfg.Nodes[0].Params})
 }
 
 // MustBuild is Build for a node that must build: an error fails the test.
