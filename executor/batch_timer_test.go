@@ -33,7 +33,7 @@ func TestBatchEndsWhenTimerDue(t *testing.T) {
 	bus := new(subscribers.Router)
 	log := newCallLog(msgs + 1)
 	const delay = 10 * time.Millisecond
-	tm, err := o.NewOneShot(delay, func(ctx context.Context, _ timers.Event) { log.add("timer") })
+	tm, err := o.OneShot(delay, func(ctx context.Context, _ timers.Event) { log.add("timer") })
 	require.NoError(t, err)
 	s, err := o.Subscribe(bus, "m", func(ctx context.Context, m subscribers.Message) {
 		if string(m.Payload) == "1" {
@@ -89,7 +89,7 @@ func TestBatchEndsWhenTimerWaitsForItsGroup(t *testing.T) {
 	bus := new(subscribers.Router)
 	log := newCallLog(msgs + 1)
 	const delay = 10 * time.Millisecond
-	tm, err := o.NewOneShot(delay, func(ctx context.Context, _ timers.Event) { log.add("timer") })
+	tm, err := o.OneShot(delay, func(ctx context.Context, _ timers.Event) { log.add("timer") })
 	require.NoError(t, err)
 	obs.id.Store(tm.ID())
 	s, err := o.Subscribe(bus, "m", func(ctx context.Context, m subscribers.Message) {
@@ -157,7 +157,7 @@ func TestBatchEndsWhenTimerWaitsInTheLane(t *testing.T) {
 		log.add("timer")
 	}
 	for range 2 {
-		_, err := o.NewOneShot(delay, timer)
+		_, err := o.OneShot(delay, timer)
 		require.NoError(t, err)
 	}
 	s, err := o.Subscribe(bus, "m", func(ctx context.Context, m subscribers.Message) {

@@ -41,12 +41,12 @@ func ExampleExecutor_Run() {
 
 // Timers run on drift-free deadlines; on a simulated clock a test steps time
 // by hand and spins the executor on its own goroutine.
-func ExampleOwner_NewTimer() {
+func ExampleOwner_Timer() {
 	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	clock := timers.NewSim(start)
 	ex := executor.New(executor.Options{Clock: clock})
 	node := ex.NewOwner("heartbeat", nil)
-	_, err := node.NewTimer(100*time.Millisecond, func(ctx context.Context, ev timers.Event) {
+	_, err := node.Timer(100*time.Millisecond, func(ctx context.Context, ev timers.Event) {
 		fmt.Printf("tick for %v, late %v, missed %d\n", ev.Expected.Sub(start), ev.Late(), ev.Missed)
 	})
 	if err != nil {

@@ -60,7 +60,7 @@ func TestSpinSomeRunsTimersFirst(t *testing.T) {
 		require.NoError(t, err)
 	}
 	for _, name := range []string{"t1", "t2"} {
-		_, err := o.NewTimer(10*time.Millisecond, func(ctx context.Context, _ timers.Event) { order = append(order, name) })
+		_, err := o.Timer(10*time.Millisecond, func(ctx context.Context, _ timers.Event) { order = append(order, name) })
 		require.NoError(t, err)
 	}
 	// Subscriptions become ready before the timers, yet the batch runs the
@@ -166,7 +166,7 @@ func TestRunDrainsAcceptedMessagesAndRefusesLaterOnes(t *testing.T) {
 
 	_, err = o.Subscribe(bus, "x", func(ctx context.Context, _ subscribers.Message) {})
 	require.ErrorIs(t, err, executor.ErrClosed)
-	_, err = o.NewTimer(time.Second, func(ctx context.Context, _ timers.Event) {})
+	_, err = o.Timer(time.Second, func(ctx context.Context, _ timers.Event) {})
 	require.ErrorIs(t, err, executor.ErrClosed)
 	require.ErrorIs(t, ex.Run(context.Background()), executor.ErrRunning)
 }
@@ -174,7 +174,7 @@ func TestRunDrainsAcceptedMessagesAndRefusesLaterOnes(t *testing.T) {
 func TestRunStopsTimers(t *testing.T) {
 	ex := executor.New(executor.Options{Workers: 1, Logger: quiet()})
 	o := ex.NewOwner("n", nil)
-	tm, err := o.NewTimer(time.Millisecond, func(ctx context.Context, _ timers.Event) {})
+	tm, err := o.Timer(time.Millisecond, func(ctx context.Context, _ timers.Event) {})
 	require.NoError(t, err)
 	stop := run(t, ex)
 	stop()
@@ -184,7 +184,7 @@ func TestRunStopsTimers(t *testing.T) {
 func TestSpinDuringRunPanics(t *testing.T) {
 	ex := executor.New(executor.Options{Workers: 1, Logger: quiet()})
 	ticked := make(chan struct{}, 1)
-	_, err := ex.NewOwner("n", nil).NewTimer(time.Millisecond, func(ctx context.Context, _ timers.Event) {
+	_, err := ex.NewOwner("n", nil).Timer(time.Millisecond, func(ctx context.Context, _ timers.Event) {
 		select {
 		case ticked <- struct{}{}:
 		default:
@@ -226,11 +226,11 @@ func TestRegistrationErrors(t *testing.T) {
 	require.ErrorContains(t, err, `"a/#/b"`)
 	_, err = o.Subscribe(bus, "a", nil)
 	require.Error(t, err)
-	_, err = o.NewTimer(0, func(ctx context.Context, _ timers.Event) {})
+	_, err = o.Timer(0, func(ctx context.Context, _ timers.Event) {})
 	require.Error(t, err)
-	_, err = o.NewTimer(time.Second, nil)
+	_, err = o.Timer(time.Second, nil)
 	require.Error(t, err)
-	_, err = o.NewOneShot(-time.Second, func(ctx context.Context, _ timers.Event) {})
+	_, err = o.OneShot(-time.Second, func(ctx context.Context, _ timers.Event) {})
 	require.Error(t, err)
 }
 
@@ -256,7 +256,7 @@ func TestOwnerAndCallbackNames(t *testing.T) {
 	require.Equal(t, "imu", cb.Owner)
 	require.Equal(t, "lowpass", cb.Name)
 	require.Same(t, s, cb.Subscription)
-	tm, err := o.NewTimer(time.Hour, func(ctx context.Context, _ timers.Event) {})
+	tm, err := o.Timer(time.Hour, func(ctx context.Context, _ timers.Event) {})
 	require.NoError(t, err)
 	cb, ok = ex.Callback(tm.ID())
 	require.True(t, ok)
@@ -272,7 +272,7 @@ func TestCallbacksListsRegistrations(t *testing.T) {
 	bus := new(subscribers.Router)
 	s, err := o.Subscribe(bus, "imu/raw", func(ctx context.Context, _ subscribers.Message) { panic("x") }, executor.Name("filter"))
 	require.NoError(t, err)
-	tm, err := o.NewTimer(time.Second, func(ctx context.Context, _ timers.Event) {})
+	tm, err := o.Timer(time.Second, func(ctx context.Context, _ timers.Event) {})
 	require.NoError(t, err)
 	publish(t, bus, "imu/raw", "")
 	ex.SpinAll()

@@ -58,7 +58,7 @@ func TestMuteKeepsAFastProducerBoundedWithoutDrops(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, "work", pub.Topic())
 	var produced atomic.Int64
-	_, err = producer.NewTimer(200*time.Microsecond, func(ctx context.Context, _ timers.Event) {
+	_, err = producer.Timer(200*time.Microsecond, func(ctx context.Context, _ timers.Event) {
 		// A publication made during the drain is refused by the closed
 		// consumer (n == 0) or, once it is detached, reaches nobody.
 		if n, _ := pub.PublishMessage(ctx, subscribers.Message{Payload: []byte("job")}); n == 1 {
@@ -125,7 +125,7 @@ func TestMuteEndsAtShutdown(t *testing.T) {
 	producer := ex.NewOwner("producer", nil)
 	pub, err := bus.Publisher("work")
 	require.NoError(t, err)
-	_, err = producer.NewTimer(100*time.Microsecond, func(ctx context.Context, _ timers.Event) { pub.Publish(ctx, nil) })
+	_, err = producer.Timer(100*time.Microsecond, func(ctx context.Context, _ timers.Event) { pub.Publish(ctx, nil) })
 	require.NoError(t, err)
 
 	ctx, cancel := context.WithCancel(context.Background())

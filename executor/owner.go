@@ -115,16 +115,16 @@ func (o *Owner) options(opts []Option) regOptions {
 	return r
 }
 
-// NewTimer registers a periodic timer that calls cb every period, on
+// Timer registers a periodic timer that calls cb every period, on
 // drift-free deadlines starting one period from now. Each call gets its
 // run's context (see the package documentation).
-func (o *Owner) NewTimer(period time.Duration, cb func(context.Context, timers.Event), opts ...Option) (*timers.Timer, error) {
+func (o *Owner) Timer(period time.Duration, cb func(context.Context, timers.Event), opts ...Option) (*timers.Timer, error) {
 	return o.addTimer(period, false, cb, opts)
 }
 
-// NewOneShot registers a timer that calls cb once, delay from now. Reset
+// OneShot registers a timer that calls cb once, delay from now. Reset
 // arms it again.
-func (o *Owner) NewOneShot(delay time.Duration, cb func(context.Context, timers.Event), opts ...Option) (*timers.Timer, error) {
+func (o *Owner) OneShot(delay time.Duration, cb func(context.Context, timers.Event), opts ...Option) (*timers.Timer, error) {
 	return o.addTimer(delay, true, cb, opts)
 }
 

@@ -48,7 +48,7 @@ func TestBusyWorkersServeDueTimers(t *testing.T) {
 	})
 	require.NoError(t, err)
 	fired := make(chan timers.Event, 100)
-	_, err = o.NewTimer(2*time.Millisecond, func(ctx context.Context, ev timers.Event) {
+	_, err = o.Timer(2*time.Millisecond, func(ctx context.Context, ev timers.Event) {
 		select {
 		case fired <- ev:
 		default:
@@ -89,7 +89,7 @@ func TestPreciseWatchdogReset(t *testing.T) {
 	ex := executor.New(executor.Options{Workers: 2, Clock: timers.Precise{}, Logger: quiet()})
 	o := ex.NewOwner("watchdog", nil)
 	fired := make(chan struct{}, 1)
-	tm, err := o.NewOneShot(5*time.Millisecond, func(ctx context.Context, _ timers.Event) { fired <- struct{}{} })
+	tm, err := o.OneShot(5*time.Millisecond, func(ctx context.Context, _ timers.Event) { fired <- struct{}{} })
 	require.NoError(t, err)
 	stop := run(t, ex)
 	defer stop()
@@ -119,7 +119,7 @@ func TestPolledTimerWakesAWorker(t *testing.T) {
 	bus := new(subscribers.Router)
 	fired := make(chan struct{})
 	start := time.Now()
-	_, err := ex.NewOwner("timer", nil).NewOneShot(20*time.Millisecond, func(ctx context.Context, _ timers.Event) { close(fired) })
+	_, err := ex.NewOwner("timer", nil).OneShot(20*time.Millisecond, func(ctx context.Context, _ timers.Event) { close(fired) })
 	require.NoError(t, err)
 	var timedOut atomic.Bool
 	_, err = g.Subscribe(bus, "first", func(ctx context.Context, _ subscribers.Message) {
@@ -162,7 +162,7 @@ func (leadSim) Lead() time.Duration { return 100 * time.Microsecond }
 func TestNoEarlyBusyWaitOnSimulatedClocks(t *testing.T) {
 	clk := leadSim{timers.NewSim(time.Now())}
 	ex := executor.New(executor.Options{Workers: 1, Clock: clk, Logger: quiet()})
-	_, err := ex.NewOwner("o", nil).NewOneShot(time.Hour, func(ctx context.Context, _ timers.Event) {})
+	_, err := ex.NewOwner("o", nil).OneShot(time.Hour, func(ctx context.Context, _ timers.Event) {})
 	require.NoError(t, err)
 	stop := run(t, ex)
 	time.Sleep(10 * time.Millisecond)

@@ -53,7 +53,7 @@ func TestPublishFromGoroutineOfCallback(t *testing.T) {
 	fourth := make(chan struct{})   // the goroutine is about to publish the fourth
 	finished := make(chan struct{}) // it published all
 	var overfilled atomic.Bool
-	_, err = producer.NewOneShot(0, func(ctx context.Context, _ timers.Event) {
+	_, err = producer.OneShot(0, func(ctx context.Context, _ timers.Event) {
 		go func() {
 			defer close(finished)
 			for i := range n {
@@ -117,7 +117,7 @@ func TestFirstPublisherMadeInCallback(t *testing.T) {
 	require.NoError(t, err)
 	producer := ex.NewOwner("producer", nil)
 	published := make(chan error, 1)
-	_, err = producer.NewOneShot(0, func(ctx context.Context, _ timers.Event) {
+	_, err = producer.OneShot(0, func(ctx context.Context, _ timers.Event) {
 		pub, err := bus.Publisher("work")
 		if err == nil {
 			err = pub.Publish(ctx, []byte("x"))

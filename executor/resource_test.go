@@ -104,7 +104,7 @@ func TestResourceWithTimerAndGroup(t *testing.T) {
 	var order []string
 	_, err := o.Subscribe(bus, "odom", func(ctx context.Context, _ subscribers.Message) { order = append(order, "odom") }, executor.Needs(odom.Name()))
 	require.NoError(t, err)
-	_, err = o.NewTimer(10*time.Millisecond, func(ctx context.Context, _ timers.Event) { order = append(order, "fuse") }, executor.Needs(odom.Name()))
+	_, err = o.Timer(10*time.Millisecond, func(ctx context.Context, _ timers.Event) { order = append(order, "fuse") }, executor.Needs(odom.Name()))
 	require.NoError(t, err)
 	publish(t, bus, "odom", "")
 	clock.Advance(10 * time.Millisecond)

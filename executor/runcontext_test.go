@@ -64,13 +64,13 @@ func TestMuteGoesToThePublishingCallback(t *testing.T) {
 	o := ex.NewOwner("node", ex.NewGroup("node", executor.Reentrant))
 	pub, err := bus.Publisher("work")
 	require.NoError(t, err)
-	publisher, err := o.NewTimer(2*time.Millisecond, func(ctx context.Context, _ timers.Event) {
+	publisher, err := o.Timer(2*time.Millisecond, func(ctx context.Context, _ timers.Event) {
 		assert.NoError(t, pub.Publish(ctx, nil))
 		time.Sleep(time.Millisecond)
 	})
 	require.NoError(t, err)
 	var quietRuns atomic.Int64
-	_, err = o.NewTimer(time.Millisecond, func(context.Context, timers.Event) {
+	_, err = o.Timer(time.Millisecond, func(context.Context, timers.Event) {
 		quietRuns.Add(1)
 		time.Sleep(200 * time.Microsecond)
 	})
@@ -127,7 +127,7 @@ func TestGoroutinePublicationsAndTheRunsContext(t *testing.T) {
 		len       int
 	}
 	results := make(chan result, 1)
-	_, err = ex.NewOwner("producer", nil).NewOneShot(0, func(ctx context.Context, _ timers.Event) {
+	_, err = ex.NewOwner("producer", nil).OneShot(0, func(ctx context.Context, _ timers.Event) {
 		go func() {
 			var r result
 			own, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)

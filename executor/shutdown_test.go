@@ -88,7 +88,7 @@ func TestShutdownBeforeRunStopsRunAsItStarts(t *testing.T) {
 	require.ErrorIs(t, ex.Shutdown(ctx), context.DeadlineExceeded, "no Run to wait for")
 	require.NoError(t, ex.Run(context.Background()), "Run stops at once and drains")
 	require.Equal(t, int32(1), got.Load())
-	_, err = o.NewTimer(time.Second, func(ctx context.Context, _ timers.Event) {})
+	_, err = o.Timer(time.Second, func(ctx context.Context, _ timers.Event) {})
 	require.ErrorIs(t, err, executor.ErrClosed)
 	require.NoError(t, ex.Shutdown(context.Background()))
 }

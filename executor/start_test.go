@@ -135,7 +135,7 @@ func demoShape(ex *executor.Executor, scale time.Duration) (heartbeat uint64, er
 	for i, name := range []string{"imu0", "odom"} {
 		o := ex.NewOwner(name, nil)
 		p := publisher(o, "sensors/"+name+"/raw")
-		_, err := o.NewTimer(time.Duration(i+1)*scale, func(ctx context.Context, _ timers.Event) { p.Publish(ctx, []byte(`{"ax":0.1}`)) })
+		_, err := o.Timer(time.Duration(i+1)*scale, func(ctx context.Context, _ timers.Event) { p.Publish(ctx, []byte(`{"ax":0.1}`)) })
 		must(err)
 	}
 	bridge := ex.NewOwner("sensor_bridge", nil)
@@ -149,10 +149,10 @@ func demoShape(ex *executor.Executor, scale time.Duration) (heartbeat uint64, er
 	filtered := publisher(filter, "robot/imu0/filtered")
 	_, err = filter.Subscribe(r, "robot/imu0/data", func(ctx context.Context, _ subscribers.Message) {})
 	must(err)
-	_, err = filter.NewTimer(10*scale, func(ctx context.Context, _ timers.Event) { filtered.Publish(ctx, []byte(`{}`)) })
+	_, err = filter.Timer(10*scale, func(ctx context.Context, _ timers.Event) { filtered.Publish(ctx, []byte(`{}`)) })
 	must(err)
 	dog := ex.NewOwner("sensor_watchdog", nil)
-	stale, err := dog.NewOneShot(50*scale, func(ctx context.Context, _ timers.Event) {})
+	stale, err := dog.OneShot(50*scale, func(ctx context.Context, _ timers.Event) {})
 	must(err)
 	if stale != nil {
 		stale.Cancel() // armed by the first message
@@ -160,7 +160,7 @@ func demoShape(ex *executor.Executor, scale time.Duration) (heartbeat uint64, er
 		must(err)
 	}
 	hb := ex.NewOwner("heartbeat", nil)
-	beat, err := hb.NewTimer(100*scale, func(ctx context.Context, _ timers.Event) {})
+	beat, err := hb.Timer(100*scale, func(ctx context.Context, _ timers.Event) {})
 	must(err)
 	if err := errors.Join(errs...); err != nil {
 		return 0, err

@@ -92,7 +92,7 @@ func (r timerRun) measure(b *testing.B) {
 		t0 := time.Now()
 		for i, log := range logs {
 			r.pace(i, t0)
-			if _, err := o.NewTimer(r.period, func(ctx context.Context, ev timers.Event) {
+			if _, err := o.Timer(r.period, func(ctx context.Context, ev timers.Event) {
 				log.record(ev.Late(), ev.Missed)
 			}); err != nil {
 				b.Fatal(err)
@@ -236,7 +236,7 @@ func benchmarkTimerGroup(b *testing.B, workers int, cold bool) {
 	for i := range logs {
 		log := &timerLog{}
 		logs[i] = log
-		if _, err := o.NewTimer(period, func(ctx context.Context, ev timers.Event) {
+		if _, err := o.Timer(period, func(ctx context.Context, ev timers.Event) {
 			log.record(ev.Late(), ev.Missed)
 			if left.Add(-1) == 0 {
 				done <- struct{}{}

@@ -22,7 +22,7 @@ func TestTimerEventsOnSimulatedClock(t *testing.T) {
 	ex := executor.New(executor.Options{Clock: clock, Logger: quiet()})
 	o := ex.NewOwner("n", nil)
 	var events []timers.Event
-	tm, err := o.NewTimer(10*time.Millisecond, func(ctx context.Context, ev timers.Event) { events = append(events, ev) })
+	tm, err := o.Timer(10*time.Millisecond, func(ctx context.Context, ev timers.Event) { events = append(events, ev) })
 	require.NoError(t, err)
 
 	clock.Advance(10 * time.Millisecond)
@@ -51,7 +51,7 @@ func TestOneShotAndCancel(t *testing.T) {
 	ex := executor.New(executor.Options{Clock: clock, Logger: quiet()})
 	o := ex.NewOwner("n", nil)
 	calls := 0
-	tm, err := o.NewOneShot(5*time.Millisecond, func(ctx context.Context, _ timers.Event) { calls++ })
+	tm, err := o.OneShot(5*time.Millisecond, func(ctx context.Context, _ timers.Event) { calls++ })
 	require.NoError(t, err)
 	clock.Advance(time.Second)
 	require.Equal(t, 1, ex.SpinAll())
@@ -89,7 +89,7 @@ func TestTimerKeepsFiringUnderSubscriptionFlood(t *testing.T) {
 	}
 	const period = 2 * time.Millisecond
 	var ticks atomic.Int64
-	_, err := o.NewTimer(period, func(ctx context.Context, _ timers.Event) { ticks.Add(1) })
+	_, err := o.Timer(period, func(ctx context.Context, _ timers.Event) { ticks.Add(1) })
 	require.NoError(t, err)
 
 	stop := run(t, ex)
@@ -136,7 +136,7 @@ func TestPreciseTimerSource(t *testing.T) {
 	ex := executor.New(executor.Options{Workers: 2, Clock: timers.Precise{}, Logger: quiet()})
 	var late []time.Duration
 	done := make(chan struct{})
-	_, err := ex.NewOwner("n", nil).NewTimer(time.Millisecond, func(ctx context.Context, ev timers.Event) {
+	_, err := ex.NewOwner("n", nil).Timer(time.Millisecond, func(ctx context.Context, ev timers.Event) {
 		if len(late) < 50 {
 			late = append(late, ev.Late())
 			if len(late) == 50 {

@@ -149,7 +149,7 @@ func newWorkload(t *testing.T, seed uint64) *workload {
 			w.out[idx][j] = p
 		}
 		_ = k
-		tm, err := o.NewTimer(period, func(ctx context.Context, _ timers.Event) { w.work(ctx, -1-idx) }, opts...)
+		tm, err := o.Timer(period, func(ctx context.Context, _ timers.Event) { w.work(ctx, -1-idx) }, opts...)
 		require.NoError(t, err)
 		w.timers++
 		if g != "" {

@@ -263,7 +263,7 @@ func (n *Node) Timer(period time.Duration, cb func(context.Context, timers.Event
 	o := n.options(opts)
 	name := timerName(o, period)
 	var t *timers.Timer
-	t, err := n.owner.NewTimer(period, n.hookTimer(name, &t, cb), n.regOptions(o)...)
+	t, err := n.owner.Timer(period, n.hookTimer(name, &t, cb), n.regOptions(o)...)
 	if err != nil {
 		n.fail(err)
 		return nil
@@ -276,7 +276,7 @@ func (n *Node) Timer(period time.Duration, cb func(context.Context, timers.Event
 // it again.
 func (n *Node) OneShot(delay time.Duration, cb func(context.Context, timers.Event), opts ...executor.Option) *timers.Timer {
 	o := n.options(opts)
-	t, err := n.owner.NewOneShot(delay, n.hookOneShot(timerName(o, delay), cb), n.regOptions(o)...)
+	t, err := n.owner.OneShot(delay, n.hookOneShot(timerName(o, delay), cb), n.regOptions(o)...)
 	if err != nil {
 		n.fail(err)
 		return nil

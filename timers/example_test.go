@@ -16,7 +16,7 @@ func ExampleSim() {
 	start := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
 	clock := timers.NewSim(start)
 	ex := executor.New(executor.Options{Clock: clock})
-	tick, err := ex.NewOwner("ticker", nil).NewTimer(100*time.Millisecond, func(ctx context.Context, ev timers.Event) {
+	tick, err := ex.NewOwner("ticker", nil).Timer(100*time.Millisecond, func(ctx context.Context, ev timers.Event) {
 		fmt.Printf("expected %v, ran at %v, missed %d\n", ev.Expected.Sub(start), ev.Actual.Sub(start), ev.Missed)
 	})
 	if err != nil {

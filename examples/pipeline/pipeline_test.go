@@ -15,7 +15,7 @@ import (
 
 // newRig returns a rig whose queues hold what a test publishes at once.
 func newRig(t *testing.T) *nodetest.Rig {
-	return nodetest.New(t, nodetest.QueueDepth(1000), nodetest.Overflow(subscribers.Block))
+	return nodetest.New(t, nodetest.Depth(1000), nodetest.Overflow(subscribers.Block))
 }
 
 func seqs(from, to int) []string {

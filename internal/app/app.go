@@ -304,10 +304,10 @@ func (a *App) close() {
 		}
 	}
 	if a.client != nil {
-		closeWithin("MQTT client", closeClient, a.client.CloseContext)
+		closeWithin("MQTT client", closeClient, a.client.Shutdown)
 	}
 	if a.broker != nil {
-		closeWithin("embedded broker", closeBroker, a.broker.CloseContext)
+		closeWithin("embedded broker", closeBroker, a.broker.Shutdown)
 	}
 	if err := a.obs.close(); err != nil {
 		a.log.Warn("metrics server", "error", err)

@@ -37,7 +37,7 @@ func TestSimClockFollows(t *testing.T) {
 	require.NoError(t, sc.follow(ex, r, cfg))
 	var mu sync.Mutex
 	var fired []time.Time
-	_, err := ex.NewOwner("n", nil).NewTimer(100*time.Millisecond, func(ctx context.Context, ev timers.Event) {
+	_, err := ex.NewOwner("n", nil).Timer(100*time.Millisecond, func(ctx context.Context, ev timers.Event) {
 		mu.Lock()
 		fired = append(fired, ev.Expected)
 		mu.Unlock()

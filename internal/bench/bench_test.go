@@ -175,7 +175,7 @@ func BenchmarkTimerBytes(b *testing.B) {
 			o = executor.New(executor.Options{Workers: 1}).NewOwner("timers", nil)
 			b.StartTimer()
 		}
-		if _, err := o.NewTimer(time.Hour, cb); err != nil {
+		if _, err := o.Timer(time.Hour, cb); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -90,7 +90,7 @@ func TimerBytes(n int) (float64, error) {
 	cb := func(ctx context.Context, _ timers.Event) {}
 	b, err := retained(n, func() (any, error) {
 		for range n {
-			if _, err := o.NewTimer(time.Hour, cb); err != nil {
+			if _, err := o.Timer(time.Hour, cb); err != nil {
 				return nil, err
 			}
 		}

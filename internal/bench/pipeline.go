@@ -86,7 +86,7 @@ func PipelineExecutor(workers int, d time.Duration) (Latency, error) {
 		return Latency{}, err
 	}
 	sent := 0
-	if _, err := src.NewTimer(PipelinePeriod, func(ctx context.Context, _ timers.Event) {
+	if _, err := src.Timer(PipelinePeriod, func(ctx context.Context, _ timers.Event) {
 		sent++
 		_ = first.Publish(ctx, stamp(base))
 	}); err != nil {
@@ -217,7 +217,7 @@ func BrokerHop(workers int, d time.Duration) (Latency, error) {
 		return Latency{}, err
 	}
 	sent := 0
-	if _, err := o.NewTimer(PipelinePeriod, func(ctx context.Context, _ timers.Event) {
+	if _, err := o.Timer(PipelinePeriod, func(ctx context.Context, _ timers.Event) {
 		sent++
 		_ = out.Publish(ctx, stamp(base))
 	}); err != nil {

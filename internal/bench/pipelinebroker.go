@@ -207,7 +207,7 @@ func (r *pipeRig) source(d time.Duration) error {
 		seq   uint64
 		ended bool
 	)
-	tm, err = o.NewTimer(PipelinePeriod, func(ctx context.Context, _ timers.Event) {
+	tm, err = o.Timer(PipelinePeriod, func(ctx context.Context, _ timers.Event) {
 		switch {
 		case ended:
 		case seq > 0 && time.Since(start) >= d:

@@ -162,7 +162,7 @@ func buildReference(graph refsys.Graph, ex *executor.Executor, router *subscribe
 		return nil, err
 	}
 	g := &referenceGraph{ex: ex, warm: make(chan struct{})}
-	env := &nodes.Env{Executor: ex, Router: router, Logger: discard, QoS: config.DefaultQoS, Depth: config.DefaultQueueDepth}
+	env := &nodes.Env{Executor: ex, Router: router, Logger: discard, QoS: config.DefaultQoS, Depth: subscribers.DefaultDepth}
 	plain := map[string]bool{} // the topics of sensors: no crunch
 	for _, nc := range cfg.Nodes {
 		n, err := nodes.Build(context.Background(), env, nodes.Spec{Name: nc.Name, Type: nc.Type, Params: nc.Params})

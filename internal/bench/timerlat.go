@@ -84,7 +84,7 @@ func TimerLatenessExecutor(clock timers.Clock, workers, n int, period, d time.Du
 	o := ex.NewOwner("timers", ex.NewGroup("timers", executor.Reentrant))
 	warm := time.Now().Add(timerWarmup * period)
 	for i := range n {
-		_, err := o.NewTimer(period, func(ctx context.Context, ev timers.Event) {
+		_, err := o.Timer(period, func(ctx context.Context, ev timers.Event) {
 			if ev.Expected.After(warm) {
 				h.Record(i, ev.Late())
 				if ev.Missed != 0 {

@@ -328,7 +328,7 @@ func (o *rateOptions) watch(ctx context.Context, c *mqtt.Client, stdout, stderr 
 // -timeout that fails the command when no message came.
 func (o *rateOptions) timers(owner *executor.Owner, w *rateWindow, stdout, stderr io.Writer, stop func(), code *atomic.Int32) error {
 	reported, lastSeen := 0, uint64(0)
-	_, err := owner.NewTimer(time.Second, func(ctx context.Context, _ timers.Event) {
+	_, err := owner.Timer(time.Second, func(ctx context.Context, _ timers.Event) {
 		if w.seen == lastSeen || (o.reports > 0 && reported >= o.reports) {
 			return
 		}
@@ -345,7 +345,7 @@ func (o *rateOptions) timers(owner *executor.Owner, w *rateWindow, stdout, stder
 	if err != nil {
 		return err
 	}
-	_, err = owner.NewOneShot(*o.client.timeout, func(ctx context.Context, _ timers.Event) {
+	_, err = owner.OneShot(*o.client.timeout, func(ctx context.Context, _ timers.Event) {
 		if w.seen == 0 {
 			fmt.Fprintf(stderr, "robotexec topic %s: no message on %q within %v\n", o.kind.name, o.filter, *o.client.timeout)
 			code.Store(ExitFailure)

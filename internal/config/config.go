@@ -9,6 +9,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/robotexec/robotexec/internal/smallfile"
+	"github.com/robotexec/robotexec/subscribers"
 )
 
 // Defaults and allowed values of the configuration.
@@ -18,8 +19,6 @@ const (
 	EmbeddedBroker = "embedded"
 	// DefaultListen is where the embedded broker listens by default.
 	DefaultListen = "127.0.0.1:1883"
-	// DefaultQueueDepth is the default QoS depth of a subscription.
-	DefaultQueueDepth = 10
 	// DefaultQoS is the default MQTT QoS of subscriptions and publications.
 	DefaultQoS = 1
 	// DefaultGCHeadroom is the default of executor.gc_headroom.
@@ -87,7 +86,7 @@ type Executor struct {
 	// (GOMAXPROCS). (optional) Defaults to 0. Must not be negative.
 	Workers int `yaml:"workers"`
 	// QueueDepth is the default QoS depth of a subscription's queue.
-	// (optional) Defaults to DefaultQueueDepth, 10. At least 1.
+	// (optional) Defaults to subscribers.DefaultDepth, 10. At least 1.
 	QueueDepth int `yaml:"queue_depth"`
 	// Overflow is what a full queue does: OverflowDropOldest,
 	// OverflowDropNewest or OverflowBlock. (optional) Defaults to "": by
@@ -399,7 +398,7 @@ func Parse(file string, data []byte, lookupEnv func(string) (string, bool)) (*Co
 	lookup := envLookup(lookupEnv)
 	cfg := &Config{
 		File:     file,
-		Executor: Executor{QueueDepth: DefaultQueueDepth, InProcess: true, GCHeadroom: DefaultGCHeadroom, ClockTopic: DefaultClockTopic, DrainTimeout: DefaultDrainTimeout},
+		Executor: Executor{QueueDepth: subscribers.DefaultDepth, InProcess: true, GCHeadroom: DefaultGCHeadroom, ClockTopic: DefaultClockTopic, DrainTimeout: DefaultDrainTimeout},
 		MQTT: MQTT{
 			Broker:         EmbeddedBroker,
 			Listen:         DefaultListen,

@@ -120,7 +120,7 @@ func TestCollector(t *testing.T) {
 	// A second callback with the same names shares the series.
 	_, err = node.Subscribe(r.bus, "in2", func(ctx context.Context, _ subscribers.Message) {}, executor.Name("input"))
 	require.NoError(t, err)
-	_, err = node.NewTimer(10*time.Millisecond, func(ctx context.Context, _ timers.Event) {}, executor.Name("tick"))
+	_, err = node.Timer(10*time.Millisecond, func(ctx context.Context, _ timers.Event) {}, executor.Name("tick"))
 	require.NoError(t, err)
 	r.runs.Register(r.ex)
 

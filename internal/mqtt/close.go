@@ -9,7 +9,7 @@ import (
 // Close publishes the offline status (when connected), disconnects, and
 // stops the client's goroutines. Messages received and not yet handed to
 // subscriptions are not acknowledged, so a persistent session receives them
-// again. Close is idempotent: a second call, of Close or CloseContext,
+// again. Close is idempotent: a second call, of Close or Shutdown,
 // returns the first's result, nil, or what it gave up waiting for
 // (ErrUnsent, ErrUnacknowledged, ErrBackground, ErrIntakeHeld, joined). It
 // waits for the client's own goroutines, up to 2 s at each step.
@@ -20,7 +20,7 @@ import (
 // closes.
 func (c *Client) Close() error { return c.closeOnce(context.Background(), closeWait) }
 
-// CloseContext is Close with its waits ending at ctx's end instead of
+// Shutdown is Close with its waits ending at ctx's end instead of
 // after 2 s each: the queued publications, their acknowledgements, the
 // offline status, the client's background publications and the intake
 // goroutine are each waited for until ctx ends. What is left then is
@@ -29,7 +29,7 @@ func (c *Client) Close() error { return c.closeOnce(context.Background(), closeW
 // ErrUnacknowledged, ErrBackground, ErrIntakeHeld) with ctx.Err(). A
 // ctx without a deadline waits as long as those steps take. It is
 // idempotent with Close: whichever is called first decides the result.
-func (c *Client) CloseContext(ctx context.Context) error { return c.closeOnce(ctx, 0) }
+func (c *Client) Shutdown(ctx context.Context) error { return c.closeOnce(ctx, 0) }
 
 // closeOnce runs close once; step, when not 0, also bounds each wait.
 func (c *Client) closeOnce(ctx context.Context, step time.Duration) error {
@@ -37,7 +37,7 @@ func (c *Client) closeOnce(ctx context.Context, step time.Duration) error {
 	return c.closeErr
 }
 
-// Errors of Close and CloseContext: what they gave up waiting for.
+// Errors of Close and Shutdown: what they gave up waiting for.
 var (
 	// ErrUnsent: the connection did not take the queued publications.
 	ErrUnsent = errors.New("mqtt: close: the broker connection did not take the queued publications in time")

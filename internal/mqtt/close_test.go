@@ -37,14 +37,14 @@ func TestCloseReportsUnacknowledged(t *testing.T) {
 	})
 }
 
-// CloseContext gives up at ctx's deadline instead of after 2 s a step, and
+// Shutdown gives up at ctx's deadline instead of after 2 s a step, and
 // its error names what did not stop along with ctx.Err(); with nothing
 // pending it returns nil.
 func TestCloseContextGivesUpAtDeadline(t *testing.T) {
 	forEachBroker(t, mqtttest.MosquittoOptions{}, func(t *testing.T, b mqtttest.Broker) {
 		p := mqtttest.NewProxy(t, b.Addr())
 		c := dial(t, p.URL(), mqtt.Config{QoS: 1})
-		require.NoError(t, c.CloseContext(context.Background()), "nothing pending")
+		require.NoError(t, c.Shutdown(context.Background()), "nothing pending")
 
 		c = dial(t, p.URL(), mqtt.Config{QoS: 1})
 		pub, err := c.Publisher("close/y", bus.WithQoS(1))
@@ -54,7 +54,7 @@ func TestCloseContextGivesUpAtDeadline(t *testing.T) {
 		ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 		defer cancel()
 		start := time.Now()
-		err = c.CloseContext(ctx)
+		err = c.Shutdown(ctx)
 		require.Less(t, time.Since(start), 1500*time.Millisecond, "waited past the deadline")
 		require.ErrorIs(t, err, mqtt.ErrUnacknowledged)
 		require.ErrorIs(t, err, context.DeadlineExceeded)

@@ -195,7 +195,7 @@ func exactlyOnceWorkload(w *localWorld, r *rand.Rand) {
 			picks[i] = topics[r.IntN(len(topics))]
 		}
 		var tm *timers.Timer
-		tm, err := o.NewTimer(time.Duration(100+r.IntN(400))*time.Microsecond, func(ctx context.Context, _ timers.Event) {
+		tm, err := o.Timer(time.Duration(100+r.IntN(400))*time.Microsecond, func(ctx context.Context, _ timers.Event) {
 			if seq == perPublisher {
 				tm.Cancel()
 				return

@@ -143,7 +143,7 @@ func TestMessageWithoutReceivedTime(t *testing.T) {
 func TestTimerRuns(t *testing.T) {
 	r := newSpinRig(t)
 	ticks := 0
-	_, err := r.node.NewTimer(10*time.Millisecond, func(ctx context.Context, _ timers.Event) { ticks++ })
+	_, err := r.node.Timer(10*time.Millisecond, func(ctx context.Context, _ timers.Event) { ticks++ })
 	require.NoError(t, err)
 	for range 5 {
 		r.clock.Advance(10 * time.Millisecond)
@@ -217,7 +217,7 @@ func TestRunConcurrent(t *testing.T) {
 		require.NoError(t, err)
 		pubs[i], _ = bus.Publisher(topic)
 	}
-	_, err := ex.NewOwner("ticker", nil).NewTimer(time.Millisecond, func(ctx context.Context, _ timers.Event) {})
+	_, err := ex.NewOwner("ticker", nil).Timer(time.Millisecond, func(ctx context.Context, _ timers.Event) {})
 	require.NoError(t, err)
 	runs.Register(ex)
 	ctx, cancel := context.WithCancel(context.Background())

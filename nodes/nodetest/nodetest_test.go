@@ -63,7 +63,7 @@ func TestRigOptionsSetTheQueues(t *testing.T) {
 		opts []nodetest.Option
 		want []string
 	}{
-		{"depth 2, drop_oldest", []nodetest.Option{nodetest.QueueDepth(2), nodetest.Overflow(subscribers.DropOldest)}, []string{"4", "5"}},
+		{"depth 2, drop_oldest", []nodetest.Option{nodetest.Depth(2), nodetest.Overflow(subscribers.DropOldest)}, []string{"4", "5"}},
 		{"defaults", nil, []string{"1", "2", "3", "4", "5"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

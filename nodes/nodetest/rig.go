@@ -36,13 +36,13 @@ type Rig struct {
 	pubs []publication // the nodes' publications, in order
 }
 
-// Option changes the Env a Rig builds its nodes in. QueueDepth and
+// Option changes the Env a Rig builds its nodes in. Depth and
 // Overflow set the defaults a config's executor section sets.
 type Option func(*nodes.Env)
 
-// QueueDepth sets the default depth of the nodes' subscription queues,
+// Depth sets the default depth of the nodes' subscription queues,
 // as executor.queue_depth does (default: 10).
-func QueueDepth(n int) Option { return func(env *nodes.Env) { env.Depth = n } }
+func Depth(n int) Option { return func(env *nodes.Env) { env.Depth = n } }
 
 // Overflow sets what the nodes' full subscription queues do, as
 // executor.overflow does (default: by QoS, and the rig's QoS is 1, so
@@ -70,7 +70,7 @@ func New(t testing.TB, opts ...Option) *Rig {
 	}))
 	r.ex = executor.New(executor.Options{Workers: 1, Clock: r.clock, Logger: logger})
 	r.env = &nodes.Env{Executor: r.ex, Router: r.bus, Logger: logger,
-		QoS: config.DefaultQoS, Depth: config.DefaultQueueDepth}
+		QoS: config.DefaultQoS, Depth: subscribers.DefaultDepth}
 	r.ctx = nodehooks.With(context.Background(), &nodehooks.Hooks{Published: r.record})
 	for _, o := range opts {
 		o(r.env)
@@ -110,7 +110,7 @@ func (r *Rig) MustBuild(name, typ, params string) *nodes.Node {
 // Publish publishes payloads on topic, in order, as another process
 // would, then runs the callbacks that are ready. The payloads are queued
 // before any callback runs: a subscription with the block policy must
-// have room for all of them (see QueueDepth), or Publish waits forever.
+// have room for all of them (see Depth), or Publish waits forever.
 func (r *Rig) Publish(topic string, payloads ...string) {
 	r.helper()
 	p, err := r.bus.Publisher(topic)

@@ -192,7 +192,7 @@ func (b *Broker) URL() string {
 	return "tcp://" + b.addr
 }
 
-// ErrClientsConnected is the error of Close and CloseContext when clients
+// ErrClientsConnected is the error of Close and Shutdown when clients
 // were still connected, and the broker's goroutines serving them running,
 // when the wait ended.
 var ErrClientsConnected = errors.New("broker: close: clients did not disconnect in time")
@@ -201,18 +201,18 @@ var ErrClientsConnected = errors.New("broker: close: clients did not disconnect 
 // (their last wills are published), and returns when the broker's
 // goroutines have finished, or with ErrClientsConnected when they have not
 // after a few seconds. Sessions and retained messages are lost. Close is
-// idempotent; later calls, of Close or CloseContext, return the first
+// idempotent; later calls, of Close or Shutdown, return the first
 // call's result.
 func (b *Broker) Close() error { return b.closeOnce(context.Background(), closeGrace) }
 
-// CloseContext is Close with its last wait ending at ctx's end instead of
+// Shutdown is Close with its last wait ending at ctx's end instead of
 // after 2 s: the clients are given up to 2 s (less if ctx ends first) to
 // disconnect on their own, then their connections are closed, and the
 // broker's goroutines are waited for until ctx ends. If they have not
 // finished by then, it returns ErrClientsConnected joined with ctx.Err();
 // they end when their connections' reads fail. A ctx without a deadline
 // waits as long as they take. It is idempotent with Close.
-func (b *Broker) CloseContext(ctx context.Context) error { return b.closeOnce(ctx, 0) }
+func (b *Broker) Shutdown(ctx context.Context) error { return b.closeOnce(ctx, 0) }
 
 // closeOnce runs close once; step, when not 0, also bounds the last wait.
 func (b *Broker) closeOnce(ctx context.Context, step time.Duration) error {

@@ -88,13 +88,13 @@ func TestUsersAndQuietLogs(t *testing.T) {
 	}
 }
 
-// CloseContext stops the broker as Close does; with a ctx already ended
+// Shutdown stops the broker as Close does; with a ctx already ended
 // and a connected client it gives up at once, naming the clients and
 // ctx.Err(), and the goroutines end all the same as their reads fail.
 func TestCloseContext(t *testing.T) {
 	b, err := broker.New(broker.Config{Listen: "127.0.0.1:0", Logger: quiet})
 	require.NoError(t, err)
-	require.NoError(t, b.CloseContext(context.Background()))
+	require.NoError(t, b.Shutdown(context.Background()))
 	require.NoError(t, b.Close(), "idempotent with Close")
 
 	b, err = broker.New(broker.Config{Listen: "127.0.0.1:0", Logger: quiet})
@@ -107,7 +107,7 @@ func TestCloseContext(t *testing.T) {
 	cancel()
 	ctx, cancel = context.WithCancel(context.Background())
 	cancel()
-	err = b.CloseContext(ctx)
+	err = b.Shutdown(ctx)
 	if err != nil { // the client may have gone before the check
 		require.ErrorIs(t, err, broker.ErrClientsConnected)
 		require.ErrorIs(t, err, context.Canceled)
