@@ -140,9 +140,9 @@ inline runMessages() {
 	atomic { s = 0; k = 0; b = 0; m = 0; ok = 0; ends = 0 }
 }
 
-/* Publisher.PublishMessage from T1's callback: Fast.Offer, quiet (the
- * hand-off: no wake-up), never waiting; at or above the threshold the
- * publishing owner's mutor is set. */
+/* Publisher.PublishMessage under T1's run context (bus.Run): the run's
+ * publication, quiet (the hand-off: no wake-up), never waiting; at or
+ * above the threshold the run records the overloaded subscription. */
 inline publishOne() {
 	atomic {
 		if
@@ -163,7 +163,7 @@ inline publishOne() {
 	}
 }
 
-/* run's tail: Owner.mutor.Swap, Executor.mute and
+/* run's tail: Run.End's overloaded subscription, Executor.mute and
  * bus.MuteUntilDrained (seed 002's PostRun). */
 inline muteAfterRun() {
 	if

@@ -148,7 +148,7 @@ byte seq[NS];
 byte taken[NS];
 bool closed[NS];
 byte mutees[NS];
-byte mutor[NE];         /* Owner.mutor, one owner per entity */
+byte mutor[NE];         /* the overloaded subscription of the entity's run (bus.Run) */
 bool tstopped;          /* timerq.Queue.Stop */
 bool tick[NT] = 1;      /* TFOREVER: the timer may fire again (env.pml) */
 byte sourcesDone;       /* sources that have stopped */
