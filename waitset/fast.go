@@ -25,7 +25,7 @@ func (s *Set) Fast() Fast { return Fast{s} }
 
 // TriggerQuiet is [Entity.Trigger] without the set's wake-up. A subscription
 // that a running callback publishes to calls it (via
-// bus.Fast.Offer): the callback's worker looks for work, and wakes
+// a publication under a run's context): the run's worker looks for work, and wakes
 // others if there is more, as soon as the callback returns, so the
 // subscription stays on that worker, in its cache (docs/design.md, Idle
 // workers and hand-off). It panics if e is not registered with the set.

@@ -45,7 +45,7 @@ func (s *Subscription) wrap(i int) int {
 }
 
 // makeRoom grows the ring if the queue and the outstanding claim fill it:
-// beyond the depth (Fast.Offer from a callback), or with messages dropped
+// beyond the depth (a run's publication), or with messages dropped
 // from the claim, which keep their slots until its run releases it. s.mu
 // must be held.
 func (s *Subscription) makeRoom() {
@@ -54,7 +54,7 @@ func (s *Subscription) makeRoom() {
 	}
 }
 
-// grow doubles the ring, for Fast.Offer beyond the depth, or for messages
+// grow doubles the ring, for a run's publication beyond the depth, or for messages
 // dropped from a claim (see Claim). The claimed slots stay in the old ring,
 // for the claim's run to read.
 func (s *Subscription) grow() { s.moveRing(2 * len(s.ring)) }

@@ -23,7 +23,7 @@ type Options struct {
 	// Overflow is what a full queue does; the zero value is DropOldest.
 	Overflow Policy
 	// Threshold is the queue length at which the subscription counts as
-	// overloaded for in-process publishers on the executor (see Fast.Offer):
+	// overloaded for the publications of callbacks' runs (see Run):
 	// a callback that publishes to an overloaded subscription is muted
 	// after its run until the queue drains below Threshold. 0 means Depth.
 	Threshold int
