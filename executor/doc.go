@@ -30,6 +30,19 @@
 //
 // What a callback costs, beside a channel pool, is in BENCHMARKS.md.
 //
+// # Runs and their contexts
+//
+// A run is one call of a timer's callback, or the calls of a
+// subscription's callback for a batch of its messages. Every callback gets
+// its run's context first: done when the run returns, and when Shutdown's
+// context ends (the drain deadline). A publication under it
+// (subscribers.Publisher) is the callback's: it never waits, one that
+// leaves a block queue at or above its threshold mutes exactly that
+// callback after its run until the queue drains, and one that reaches an
+// idle subscription is run next by the same worker (docs/design.md,
+// Resources: whose publication). Nothing is inferred from goroutines or
+// call stacks: a publication under any other context waits for room.
+//
 // # Callback groups
 //
 // Every callback belongs to a group: the one given with InGroup, or its
@@ -50,9 +63,7 @@
 //
 // # Concurrency
 //
-// Executor, Owner and Group are safe for concurrent use. Every callback
-// gets its run's context first, done when the callback returns or when
-// Shutdown's context ends. Callbacks may register new callbacks and
-// publish. The Spin methods run callbacks on the caller's goroutine and
+// Executor, Owner and Group are safe for concurrent use. Callbacks may
+// register new callbacks and publish. The Spin methods run callbacks on the caller's goroutine and
 // must not be called during Run or concurrently.
 package executor
