@@ -267,7 +267,8 @@ func TestLocalFirstLostConnection(t *testing.T) {
 				payload := fmt.Sprint("p-", n)
 				n++
 				w.msgs.Published("node", "loss/a", []byte(payload))
-				_ = pub.Publish(context.Background(), []byte(payload)) // fails at the broker while not connected
+				// QoS 0: lost at the broker while not connected.
+				_, _ = pub.PublishMessage(context.Background(), subscribers.Message{Payload: []byte(payload)})
 			}
 		}
 		for phase := range 3 {
