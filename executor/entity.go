@@ -24,6 +24,11 @@ type entity struct {
 	onMsg   func(context.Context, subscribers.Message)
 	acq     *acquisition // the callback's resources, or nil
 	panics  atomic.Uint64
+	// priority is the callback's (see Priority); stamp orders a queued
+	// urgent subscription among the queued ones (see pickLocked). e.mu
+	// guards stamp.
+	priority int
+	stamp    uint64
 }
 
 // callTimer and callMessage call en's callback with r, the context of the

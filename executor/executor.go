@@ -163,9 +163,10 @@ type readMostly struct {
 }
 
 // runQueue is the section of an Executor that mu guards: the run queue and
-// the parking of workers. The run queue has two lanes: timers, taken from
-// the wait set at every dequeue, run ahead of subscriptions, taken as a
-// batch when the run queue is empty.
+// the parking of workers. The run queue has three lanes: timers, taken from
+// the wait set at every dequeue, run ahead of subscriptions; the urgent
+// subscriptions (a priority above 0), also taken at every dequeue, ahead of
+// the others, taken as a batch when their lane and the timers' are empty.
 type runQueue struct {
 	mu        sync.Mutex
 	runTimers waitset.List
@@ -179,9 +180,13 @@ type runQueue struct {
 	// live counts Run's workers that have not retired. It is a count, not
 	// a stage of the lifecycle: a worker retires when the executor is
 	// draining and every other live worker is parked (see next).
-	live int
+	live int32
 	// laneTimers is the timer lane's length last added to timersWaiting.
 	laneTimers int64
+	// prio is the urgent lane and the state of the choice among the
+	// queued subscriptions (see pickLocked), off the run queue's two
+	// lines.
+	prio *priorities
 }
 
 // cold is the section of an Executor that the dispatch path does not touch,
@@ -224,6 +229,7 @@ func New(opts Options) *Executor {
 		opts.Stamp = func() int64 { return int64(time.Since(epoch)) }
 	}
 	e := &Executor{readMostly: readMostly{opts: opts, log: opts.Logger, obs: opts.Observer, epoch: time.Now(), scope: new(bus.RunScope)}}
+	e.prio = new(priorities)
 	e.shut.stopping = make(chan struct{})
 	e.shut.exited = make(chan struct{})
 	e.scope.Stop, e.shut.expire = context.WithCancel(context.Background())

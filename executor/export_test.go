@@ -23,3 +23,6 @@ type Resource = resource
 
 // Resource returns the executor's resource named name.
 func (e *Executor) Resource(name string) *Resource { return e.resource(name) }
+
+// MaxStreak is maxStreak, for the tests.
+const MaxStreak = maxStreak

@@ -4,6 +4,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/robotexec/robotexec/internal/regopt"
 	"github.com/robotexec/robotexec/waitset"
 )
 
@@ -38,20 +39,24 @@ func (k GroupKind) String() string {
 // to the run queue at once, and the holder runs the queued callback after
 // the ones ahead of it. No worker ever waits for a group.
 type Group struct {
-	name string
-	kind GroupKind
+	name     string
+	kind     GroupKind
+	priority int // the least priority of its callbacks (see Priority)
 
 	scheduled atomic.Int32 // callbacks queued on the group and not yet run
 	mu        sync.Mutex
 	q         waitset.List
 }
 
-// NewGroup returns a callback group. Groups may be shared by owners.
-func (e *Executor) NewGroup(name string, kind GroupKind) *Group {
+// NewGroup returns a callback group. Groups may be shared by owners. Of
+// opts, only Priority applies to a group: its callbacks run at least at
+// that priority.
+func (e *Executor) NewGroup(name string, kind GroupKind, opts ...Option) *Group {
 	if name == "" {
 		name = "group"
 	}
-	return &Group{name: name, kind: kind}
+	v := regopt.Apply(regopt.Values[*Group]{}, opts)
+	return &Group{name: name, kind: kind, priority: max(v.Priority, 0)}
 }
 
 // Name returns the group's name.

@@ -61,7 +61,7 @@ func (e *Executor) Run(ctx context.Context) error {
 	}
 	var wg sync.WaitGroup
 	e.mu.Lock()
-	e.live = len(e.workers)
+	e.live = int32(len(e.workers))
 	e.mu.Unlock()
 	for _, w := range e.workers {
 		w.batch = e.opts.Batch

@@ -53,6 +53,7 @@ type Option func(*regopt.Values[*Group])
 type regOptions struct {
 	group     *Group
 	name      string
+	priority  int
 	queue     bus.Options
 	resources []*resource
 	made      func(*bus.Subscription)
@@ -91,6 +92,17 @@ func Made(f func(*subscribers.Subscription)) Option {
 	}
 }
 
+// Priority sets the callback's priority, or, given to NewGroup, the
+// group's: a callback runs at the higher of its own and its group's. Among
+// the subscriptions ready to run, the executor serves those of the highest
+// priority first, after the timers that are due (timers run first
+// whatever their priority), and the others in the order they became
+// ready; the default, 0, is the lowest. No callback starves: while
+// subscriptions wait, at least one of every 17 subscription runs the
+// executor starts goes to the one that has waited longest (docs/design.md,
+// Priorities). A negative priority is an error.
+func Priority(p int) Option { return func(o *regopt.Values[*Group]) { o.Priority = p } }
+
 // Needs makes the callback run only while it holds every resource named,
 // exclusively (Executor.Resource makes a resource on first use):
 // callbacks that need a common resource never overlap, and each resource
@@ -101,9 +113,12 @@ func Needs(resources ...string) Option {
 
 func (o *Owner) options(opts []Option) regOptions {
 	v := regopt.Apply(regopt.Values[*Group]{}, opts)
-	r := regOptions{group: o.group, name: v.Name, made: v.Made}
+	r := regOptions{group: o.group, name: v.Name, made: v.Made, priority: v.Priority}
 	if v.Group != nil {
 		r.group = v.Group
+	}
+	if r.priority >= 0 && r.group != nil {
+		r.priority = max(r.priority, r.group.priority)
 	}
 	r.queue.Depth = v.Depth
 	if v.Overflow != nil {
@@ -135,6 +150,9 @@ func (o *Owner) addTimer(period time.Duration, oneShot bool, cb func(context.Con
 	r := o.options(opts)
 	if r.name == "" {
 		r.name = "timer(" + period.String() + ")"
+	}
+	if r.priority < 0 {
+		return nil, fmt.Errorf("executor: %s: priority %d is negative", o.name, r.priority)
 	}
 	e := o.ex
 	e.regMu.Lock()
@@ -171,16 +189,21 @@ func (o *Owner) Subscribe(src subscribers.Source, filter string, cb func(context
 	if r.name == "" {
 		r.name = filter
 	}
+	if r.priority < 0 {
+		return nil, fmt.Errorf("executor: %s: priority %d is negative", o.name, r.priority)
+	}
 	s, err := bus.New(filter, r.queue)
 	if err != nil {
 		return nil, fmt.Errorf("executor: %s: %w", o.name, err)
 	}
 	e := o.ex
-	en := &entity{owner: o, name: r.name, group: serializing(r.group), sub: s, onMsg: cb, acq: newAcquisition(r.resources)}
+	en := &entity{owner: o, name: r.name, group: serializing(r.group), sub: s, onMsg: cb, acq: newAcquisition(r.resources),
+		priority: r.priority}
 	if en.acq != nil {
 		en.acq.x = bus.Entity(s)
 	}
 	bus.Entity(s).Data = en
+	bus.Entity(s).SetUrgent(r.priority > 0)
 	if r.made != nil {
 		r.made(s)
 	}

@@ -12,7 +12,7 @@ import (
 // be held.
 func (e *Executor) dequeueLocked(w *worker) (x *waitset.Entity, more bool) {
 	e.holdLocked(w)
-	x = e.popLocked()
+	x = e.popLocked(true)
 	if x == nil {
 		// The scheduler's step (docs/design.md, Scheduler model): waiting ∩
 		// wait set becomes one batch, timers first, only when the run queue
@@ -23,9 +23,9 @@ func (e *Executor) dequeueLocked(w *worker) (x *waitset.Entity, more bool) {
 		// popLocked counts those it takes (the model's GUARD_TAKEWITH,
 		// model/README). Only then: a count on every look for work would
 		// end the batches of the other workers for no timer.
-		n, _, counted := e.set.Fast().TakeWith(&e.runTimers, &e.runSubs, &e.held, &e.timersWaiting)
-		if n > 0 {
-			x = e.popLocked()
+		n, counted := e.takeBatchLocked(true)
+		if n > 0 || len(e.prio.urgent) > 0 {
+			x = e.popLocked(false)
 		}
 		if counted {
 			e.timersWaiting.Add(-1)
@@ -39,23 +39,33 @@ func (e *Executor) dequeueLocked(w *worker) (x *waitset.Entity, more bool) {
 		// in the order they happen.
 		e.obs.Observe(trace.Event{Op: trace.Dequeue, ID: x.ID(), Timer: x.Kind() == waitset.Timer, Worker: w.id})
 	}
-	return x, e.runTimers.Len()+e.runSubs.Len()+e.held.Len() > 0 || !e.set.Empty()
+	return x, e.queuedLocked() > 0 || e.held.Len() > 0 || !e.set.Empty()
+}
+
+// queuedLocked returns the number of entities in the run queue. e.mu must
+// be held.
+func (e *Executor) queuedLocked() int {
+	return e.runTimers.Len() + len(e.prio.urgent) + e.runSubs.Len()
 }
 
 // popLocked takes the head of the run queue: a timer, if one is queued or
 // waiting in the wait set — a due timer starts on the first worker that
-// frees, ahead of queued subscriptions — else a subscription. e.mu must be
-// held.
-func (e *Executor) popLocked() *waitset.Entity {
+// frees, ahead of queued subscriptions — else a subscription (see
+// popSubLocked, which form is passed to). e.mu must be held.
+func (e *Executor) popLocked(form bool) *waitset.Entity {
 	var taking int64
+	var urgent waitset.List
 	if e.set.TimersPending() {
 		// Counted before they leave the wait set: a batch check on another
 		// worker (batchEnds, which looks at the wait set first) that finds
 		// them gone finds them counted. Found by the model (model/README).
 		e.timersWaiting.Add(1)
 		taking = 1
-		e.set.Fast().TakeTimers(&e.runTimers)
+		e.set.Fast().TakeAhead(&e.runTimers, &urgent)
+	} else {
+		e.set.Fast().TakeAhead(nil, &urgent)
 	}
+	e.takeUrgentLocked(&urgent)
 	x := e.runTimers.Pop()
 	n := int64(e.runTimers.Len())
 	delta := n - e.laneTimers - taking
@@ -69,7 +79,7 @@ func (e *Executor) popLocked() *waitset.Entity {
 	if x != nil {
 		return x
 	}
-	return e.runSubs.Pop()
+	return e.popSubLocked(form)
 }
 
 // holdLocked moves the entity w finished ready again, if any, into the

@@ -1,6 +1,10 @@
 package executor
 
-import "context"
+import (
+	"context"
+
+	"github.com/robotexec/robotexec/waitset"
+)
 
 // The Spin methods run callbacks on the calling goroutine, one at a time, as
 // a ROS single-threaded executor's spin_once and spin_some do. They are for
@@ -66,11 +70,12 @@ func (e *Executor) spinSome() int {
 	w := e.workers[0]
 	e.mu.Lock()
 	if e.runTimers.Len()+e.runSubs.Len() == 0 {
-		e.set.Fast().TakeWith(&e.runTimers, &e.runSubs, &e.held, nil)
-	} else {
-		e.set.Fast().TakeTimers(&e.runTimers)
+		e.takeBatchLocked(false)
 	}
-	k := e.runTimers.Len() + e.runSubs.Len()
+	var urgent waitset.List
+	e.set.Fast().TakeAhead(&e.runTimers, &urgent)
+	e.takeUrgentLocked(&urgent)
+	k := e.queuedLocked()
 	e.mu.Unlock()
 	n := 0
 	for range k {
@@ -95,7 +100,7 @@ func (e *Executor) SpinAll() int {
 		k := e.spinSome()
 		if k == 0 {
 			e.mu.Lock()
-			empty := e.runTimers.Len()+e.runSubs.Len()+e.held.Len() == 0 && e.set.Empty()
+			empty := e.queuedLocked()+e.held.Len() == 0 && e.set.Empty()
 			e.mu.Unlock()
 			if empty {
 				return n

@@ -51,6 +51,7 @@ type workload struct {
 	out       [][]*subscribers.Publisher // out[i][j]: sub i's owner's publisher on topic j
 	entities  int
 	timers    int
+	priority  map[uint64]int // subscriptions' priorities above 0
 	panicked  atomic.Int64
 	published atomic.Int64
 }
@@ -73,7 +74,15 @@ func newWorkload(t *testing.T, seed uint64) *workload {
 	for i := range 1 + w.rng.IntN(3) {
 		owners = append(owners, w.ex.NewOwner(fmt.Sprintf("node%d", i), nil))
 	}
-	shared := w.ex.NewGroup("shared", executor.MutuallyExclusive)
+	// Half the workloads give priorities: to a third of the
+	// subscriptions, and to the shared group.
+	prioritized := w.rng.IntN(2) == 0
+	sharedPriority := 0
+	if prioritized {
+		sharedPriority = w.rng.IntN(3)
+	}
+	w.priority = map[uint64]int{}
+	shared := w.ex.NewGroup("shared", executor.MutuallyExclusive, executor.Priority(sharedPriority))
 	reentrant := w.ex.NewGroup("reentrant", executor.Reentrant)
 	// Resources (docs/design.md, Resources): some callbacks need a random
 	// subset, named in a random order.
@@ -120,10 +129,21 @@ func newWorkload(t *testing.T, seed uint64) *workload {
 		// Resources).
 		policy := subscribers.Policy(w.rng.IntN(3))
 		opts = append(opts, executor.Depth(1+w.rng.IntN(16)), executor.Overflow(policy))
+		prio := 0
+		if prioritized && w.rng.IntN(3) == 0 {
+			prio = 1 + w.rng.IntN(3)
+			opts = append(opts, executor.Priority(prio))
+		}
+		if g == "shared" {
+			prio = max(prio, sharedPriority)
+		}
 		i := i
 		s, err := o.Subscribe(w.bus, fmt.Sprintf("t/%d", i), func(ctx context.Context, m subscribers.Message) { w.work(ctx, i) }, opts...)
 		require.NoError(t, err)
 		w.subs = append(w.subs, s)
+		if prio > 0 {
+			w.priority[s.ID()] = prio
+		}
 		if g != "" {
 			w.group[s.ID()] = g
 		}
@@ -267,6 +287,8 @@ func TestTraceRandomWorkloads(t *testing.T) {
 				Entities: w.entities,
 				Timers:   w.timers,
 				Batch:    executor.DefaultBatch,
+				Priority: w.priority,
+				Streak:   executor.MaxStreak,
 			})
 			if err != nil {
 				logTail(t, steps, 80)

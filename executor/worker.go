@@ -111,7 +111,7 @@ func (e *Executor) next(w *worker, park bool) *waitset.Entity {
 			e.mu.Unlock()
 			return nil
 		}
-		if s := e.state.Load(); s >= stateDraining && (s == stateDrained || len(e.idle) == e.live-1) {
+		if s := e.state.Load(); s >= stateDraining && (s == stateDrained || len(e.idle) == int(e.live)-1) {
 			// Every other worker is parked and nothing is ready: the
 			// executor has drained (Termination, docs/design.md,
 			// Scheduler model).

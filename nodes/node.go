@@ -77,6 +77,10 @@ type Spec struct {
 	// with the other nodes that name it; it replaces the node's own default
 	// group.
 	Group string
+	// Priority is the priority of the node's callbacks (executor.Priority;
+	// a callback's own option overrides it); 0, the default, is the
+	// lowest.
+	Priority int
 	// Params are the node's params; nil means none.
 	Params Params
 }
@@ -135,7 +139,7 @@ func Build(ctx context.Context, env *Env, spec Spec) (*Node, error) {
 	t, ok := Lookup(spec.Type)
 	if !ok {
 		return nil, &BuildError{Node: spec.Name, Type: spec.Type, Errs: []error{
-			fmt.Errorf("%w %q (known: %s)", ErrUnknownType, spec.Type, strings.Join(TypeNames(), ", ")),
+			fmt.Errorf("%w %q (known: %s)", ErrUnknownType, spec.Type, strings.Join(typeNames(), ", ")),
 		}}
 	}
 	logger := env.Logger
@@ -210,6 +214,9 @@ func (n *Node) options(opts []executor.Option) regopt.Values[*executor.Group] {
 func (n *Node) regOptions(o regopt.Values[*executor.Group]) []executor.Option {
 	if o.Depth == 0 {
 		o.Depth = n.env.Depth
+	}
+	if o.Priority == 0 {
+		o.Priority = n.spec.Priority
 	}
 	p := bus.Policy(n.policy(o))
 	o.Overflow = &p

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -82,8 +83,8 @@ func TestRegistry(t *testing.T) {
 	info, ok := nodes.Lookup(name)
 	require.True(t, ok)
 	require.Equal(t, "a test type", info.Description)
-	require.Contains(t, nodes.TypeNames(), name)
 	types := nodes.Types()
+	require.True(t, slices.ContainsFunc(types, func(ti nodes.TypeInfo) bool { return ti.Name == name }))
 	for i := 1; i < len(types); i++ {
 		require.Less(t, types[i-1].Name, types[i].Name)
 	}

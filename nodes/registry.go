@@ -57,8 +57,8 @@ func Types() []TypeInfo {
 	return out
 }
 
-// TypeNames returns the names of every registered node type, sorted.
-func TypeNames() []string {
+// typeNames returns the names of every registered node type, sorted.
+func typeNames() []string {
 	var names []string
 	for _, t := range Types() {
 		names = append(names, t.Name)

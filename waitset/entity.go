@@ -70,9 +70,10 @@ const (
 // every trigger and run. Sharing a line, each run would cost a producer
 // its copy of the set and of Data.
 type Entity struct {
-	set  *Set
-	id   uint64
-	kind Kind
+	set    *Set
+	id     uint64
+	kind   Kind
+	urgent bool
 	// Data is the scheduler's handle on what the entity runs (the executor
 	// stores its callback record here). The wait set never reads it.
 	Data any
@@ -97,6 +98,18 @@ func (e *Entity) ID() uint64 { return e.id }
 
 // Kind returns what the entity is.
 func (e *Entity) Kind() Kind { return e.kind }
+
+// SetUrgent marks a subscription urgent, or not, before it is registered:
+// an urgent subscription that becomes ready waits on a stack of its own,
+// which [Fast.TakeAhead] takes ahead of the batch, and [Set.Take] puts
+// after the timers and before the other subscriptions. The executor marks
+// the subscriptions of a priority above 0. It panics once e is registered.
+func (e *Entity) SetUrgent(urgent bool) {
+	if e.set != nil {
+		panic("waitset: SetUrgent of a registered entity")
+	}
+	e.urgent = urgent
+}
 
 // Set returns the set the entity is registered with, or nil.
 func (e *Entity) Set() *Set { return e.set }
@@ -195,7 +208,7 @@ func (e *Entity) finish(more, held bool) bool {
 			next |= inSet
 		}
 		ready := next&inSet != 0 && next&muted == 0
-		if held && ready && e.kind != Timer {
+		if held && ready && e.kind != Timer && !e.urgent {
 			next = next&^inSet | uint32(Queued)
 		}
 		if e.word.CompareAndSwap(old, next) {

@@ -35,7 +35,7 @@ func ExampleSet() {
 	}
 
 	n, batch = set.Take(&run)
-	fmt.Printf("batch %d: %d entities, first %s\n", batch, n, name[run.Front()])
+	fmt.Printf("batch %d: %d entities, first %s\n", batch, n, name[run.Pop()])
 	// Output:
 	// true true false true
 	// batch 1: 3 entities

@@ -5,3 +5,6 @@ func (l *List) Append(o *List) { l.append(o) }
 
 // Muted reports whether e is muted, for the tests.
 func (e *Entity) Muted() bool { return e.muted() }
+
+// Front returns the front entity without removing it, or nil.
+func (l *List) Front() *Entity { return l.head }

@@ -58,7 +58,9 @@ func (f Fast) TriggerAllQuiet(es []*Entity) { f.s.triggerAll(es, false) }
 // meanwhile keeps it in the wait set, as for any queued entity, and makes
 // it ready again after its next run; in the model it would add nothing.
 // No trigger reaches a held subscription of package internal/bus, which
-// triggers only a queue that was empty: a held one has a message left.
+// triggers only a queue that was empty: a held one has a message left. An
+// urgent subscription is not held: it goes back to waiting ∩ wait set, as
+// a timer does, for TakeAhead.
 func (f Fast) FinishHeld(e *Entity, more bool) bool { return e.finish(more, true) }
 
 // Hold puts e, an entity that FinishHeld reported ready, in held, a list of
@@ -68,14 +70,15 @@ func (f Fast) FinishHeld(e *Entity, more bool) bool { return e.finish(more, true
 // on the set's stack, which became ready before e, move to held first, so
 // that held stays in readiness order; when the stack is empty, as it mostly
 // is while workers keep the queues busy, Hold makes no atomic write. A
-// timer is pushed on the timers' stack instead. It panics if e is not
+// timer or an urgent subscription is pushed on its stack instead, for
+// TakeAhead. It panics if e is not
 // registered with the set.
 func (f Fast) Hold(e *Entity, held *List) {
 	s := f.s
 	if e.set != s {
 		panic("waitset: Hold of an entity of another set")
 	}
-	if e.kind == Timer {
+	if e.kind == Timer || e.urgent {
 		s.push(e)
 		return
 	}
@@ -106,23 +109,32 @@ func (f Fast) Hold(e *Entity, held *List) {
 // and takes the 1 back. With no timer pending it leaves count alone and
 // takes none, not even one pushed meanwhile, which stays pending.
 func (f Fast) TakeWith(timers, subs, held *List, count *atomic.Int64) (n int, batch uint64, counted bool) {
-	return f.s.take(timers, subs, held, count)
+	return f.s.take(timers, nil, subs, held, count)
 }
 
-// TakeTimers is [Set.Take] for the timers alone: they form a batch of their
-// own. The executor takes them whenever [Set.TimersPending], so that a due
-// timer starts on the first worker that frees, ahead of the subscriptions
-// already queued.
-func (f Fast) TakeTimers(dst *List) (n int, batch uint64) {
+// TakeAhead is [Set.Take] for what runs ahead of the batch in the run
+// queue: the timers, into timers, unless it is nil, and the urgent
+// subscriptions (see [Entity.SetUrgent]), into urgent; together they form
+// a batch of their own. The executor takes them at every dequeue, so that
+// a due timer starts on the first worker that frees, ahead of the
+// subscriptions already queued, and an urgent subscription next.
+func (f Fast) TakeAhead(timers, urgent *List) (n int, batch uint64) {
 	s := f.s
-	var ts List
-	s.drain(0, &ts)
-	if ts.Len() == 0 {
+	var ts, us List
+	if timers != nil {
+		s.drain(0, &ts)
+	}
+	s.drain(2, &us)
+	n = ts.Len() + us.Len()
+	if n == 0 {
 		return 0, 0
 	}
 	batch = s.batches.Add(1)
 	s.enqueue(&ts, batch, true)
-	n = ts.Len()
-	dst.append(&ts)
+	s.enqueue(&us, batch, true)
+	if timers != nil {
+		timers.append(&ts)
+	}
+	urgent.append(&us)
 	return n, batch
 }

@@ -36,7 +36,7 @@ func newLanes() *lanes {
 	return l
 }
 
-func TestTakeTimersLeavesSubscriptions(t *testing.T) {
+func TestTakeAheadLeavesSubscriptions(t *testing.T) {
 	l := newLanes()
 	require.False(t, l.set.TimersPending())
 	l.s1.Trigger()
@@ -46,14 +46,14 @@ func TestTakeTimersLeavesSubscriptions(t *testing.T) {
 	require.True(t, l.set.TimersPending())
 
 	var timers waitset.List
-	n, batch := l.set.Fast().TakeTimers(&timers)
+	n, batch := l.set.Fast().TakeAhead(&timers, &timers)
 	require.Equal(t, 2, n)
 	require.Equal(t, uint64(1), batch)
 	require.Same(t, l.t1, timers.Pop())
 	require.Same(t, l.t2, timers.Pop())
 	require.False(t, l.set.TimersPending())
 	require.False(t, l.set.Empty(), "the subscription is still waiting")
-	n, _ = l.set.Fast().TakeTimers(&timers)
+	n, _ = l.set.Fast().TakeAhead(&timers, &timers)
 	require.Zero(t, n)
 
 	var ts, ss waitset.List
@@ -98,7 +98,7 @@ func TestHoldKeepsReadinessOrder(t *testing.T) {
 	// A timer that ends ready again goes to the timers' stack.
 	l.t1.Trigger()
 	var tq waitset.List
-	l.set.Fast().TakeTimers(&tq)
+	l.set.Fast().TakeAhead(&tq, &tq)
 	y := tq.Pop()
 	y.Start()
 	y.Trigger()

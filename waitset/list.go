@@ -39,9 +39,6 @@ func (l *List) Pop() *Entity {
 	return e
 }
 
-// Front returns the front entity without removing it, or nil.
-func (l *List) Front() *Entity { return l.head }
-
 // append moves every entity of o to the back of l, leaving o empty.
 func (l *List) append(o *List) {
 	if o.head == nil {

@@ -10,7 +10,8 @@ import (
 // taken out of it in batches by the scheduler.
 //
 // Entities that enter waiting ∩ wait set are pushed on a lock-free stack,
-// one for timers and one for subscriptions; [Set.Take] swaps the stacks out
+// one for timers, one for subscriptions and one for urgent subscriptions
+// (see [Entity.SetUrgent]); [Set.Take] swaps the stacks out
 // at once, so a trigger never waits for the scheduler and the scheduler
 // never scans entities that are not ready: the cost of a trigger and of a
 // take is independent of how many entities are registered. Package
@@ -25,8 +26,8 @@ type Set struct {
 	obs  trace.Observer
 	_    [64 - 24]byte
 
-	pending [2]atomic.Pointer[Entity] // by stack(): timers, subscriptions
-	_       [64 - 16]byte
+	pending [3]atomic.Pointer[Entity] // by stack(): timers, subscriptions, urgent subscriptions
+	_       [64 - 24]byte
 
 	ids     atomic.Uint64
 	batches atomic.Uint64
@@ -56,15 +57,20 @@ func (s *Set) Register(e *Entity, k Kind) {
 func (s *Set) Observer() trace.Observer { return s.obs }
 
 // Empty reports whether no entity is waiting in the wait set.
-func (s *Set) Empty() bool { return s.pending[0].Load() == nil && s.pending[1].Load() == nil }
+func (s *Set) Empty() bool {
+	return s.pending[0].Load() == nil && s.pending[1].Load() == nil && s.pending[2].Load() == nil
+}
 
 // TimersPending reports whether a timer is waiting in the wait set.
 func (s *Set) TimersPending() bool { return s.pending[0].Load() != nil }
 
-// stack returns the index of the pending stack of entities of kind k.
-func stack(k Kind) int {
-	if k == Timer {
+// stack returns the index of e's pending stack.
+func stack(e *Entity) int {
+	switch {
+	case e.kind == Timer:
 		return 0
+	case e.urgent:
+		return 2
 	}
 	return 1
 }
@@ -81,7 +87,7 @@ func (s *Set) ready(e *Entity) {
 func (s *Set) push(e *Entity) {
 	e.readies++
 	n := e.readies // read before the push: once pushed, e belongs to the taker
-	p := &s.pending[stack(e.kind)]
+	p := &s.pending[stack(e)]
 	for {
 		head := p.Load()
 		e.next = head
@@ -109,7 +115,7 @@ func (s *Set) triggerAll(es []*Entity, wake bool) {
 			panic("waitset: TriggerAll of an entity of another set")
 		}
 	}
-	var first, last [2]*Entity
+	var first, last [3]*Entity
 	var entered []trace.Event // kept only for the observer
 	for _, e := range es {
 		if !e.enter() {
@@ -120,14 +126,14 @@ func (s *Set) triggerAll(es []*Entity, wake bool) {
 			entered = append(entered, trace.Event{Op: trace.Ready, ID: e.ID(), Timer: e.kind == Timer, Seq: e.readies})
 		}
 		// Build the chains newest first, as single pushes would leave them.
-		k := stack(e.kind)
+		k := stack(e)
 		e.next = first[k]
 		if last[k] == nil {
 			last[k] = e
 		}
 		first[k] = e
 	}
-	if first[0] == nil && first[1] == nil {
+	if first[0] == nil && first[1] == nil && first[2] == nil {
 		return
 	}
 	for k := range first {
@@ -173,19 +179,21 @@ func (s *Set) drain(k int, l *List) {
 }
 
 // Take moves every entity in waiting ∩ wait set to queued and appends them to
-// dst as one batch: all timers first, then all subscriptions, each in the
-// order they became ready. It returns how many it appended and the batch
-// number (counting from 1), or 0, 0 if none was ready.
+// dst as one batch: all timers first, then all urgent subscriptions, then
+// all other subscriptions, each in the order they became ready. It returns
+// how many it appended and the batch number (counting from 1), or 0, 0 if
+// none was ready.
 func (s *Set) Take(dst *List) (n int, batch uint64) {
-	n, batch, _ = s.take(dst, dst, nil, nil)
+	n, batch, _ = s.take(dst, dst, dst, nil, nil)
 	return n, batch
 }
 
-// take is Take into timers and subs, taking held's subscriptions between
-// the two stacks and counting a take of timers in count (see
-// Fast.TakeWith).
-func (s *Set) take(timers, subs, held *List, count *atomic.Int64) (n int, batch uint64, counted bool) {
-	var ts, ss, hs List
+// take is Take into timers and subs, taking the urgent subscriptions into
+// urgent unless it is nil (they stay for Fast.TakeAhead) and held's
+// subscriptions between the two stacks, and counting a take of timers in
+// count (see Fast.TakeWith).
+func (s *Set) take(timers, urgent, subs, held *List, count *atomic.Int64) (n int, batch uint64, counted bool) {
+	var ts, us, hs, ss List
 	if count == nil {
 		s.drain(0, &ts)
 	} else if s.pending[0].Load() != nil {
@@ -193,19 +201,26 @@ func (s *Set) take(timers, subs, held *List, count *atomic.Int64) (n int, batch 
 		counted = true
 		s.drain(0, &ts)
 	}
+	if urgent != nil {
+		s.drain(2, &us)
+	}
 	if held != nil {
 		hs.append(held)
 	}
 	s.drain(1, &ss)
-	if ts.Len()+hs.Len()+ss.Len() == 0 {
+	n = ts.Len() + us.Len() + hs.Len() + ss.Len()
+	if n == 0 {
 		return 0, 0, counted
 	}
 	batch = s.batches.Add(1)
 	s.enqueue(&ts, batch, true)
+	s.enqueue(&us, batch, true)
 	s.enqueue(&hs, batch, false) // queued by Fast.FinishHeld or Fast.Hold
 	s.enqueue(&ss, batch, true)
-	n = ts.Len() + hs.Len() + ss.Len()
 	timers.append(&ts)
+	if urgent != nil {
+		urgent.append(&us)
+	}
 	subs.append(&hs)
 	subs.append(&ss)
 	return n, batch, counted

@@ -37,9 +37,18 @@ func Check(cfg *config.Config, parseErr error) error {
 	return config.Join(errs...)
 }
 
+// TypeNames returns the names of the registered node types, sorted.
+func TypeNames() []string {
+	var names []string
+	for _, t := range nodes.Types() {
+		names = append(names, t.Name)
+	}
+	return names
+}
+
 // unknownType is the error of node n, whose type is not registered.
 func unknownType(n config.Node) error {
-	known := nodes.TypeNames()
+	known := TypeNames()
 	if best := config.Closest(n.Type, known); best != "" {
 		return n.Errorf("type", "unknown node type %q; did you mean %q?", n.Type, best)
 	}
@@ -95,7 +104,7 @@ func BuildNode(ctx context.Context, e *nodes.Env, n config.Node) (*nodes.Node, e
 }
 
 func spec(n config.Node) nodes.Spec {
-	return nodes.Spec{Name: n.Name, Type: n.Type, Group: n.Group, Params: n.Params}
+	return nodes.Spec{Name: n.Name, Type: n.Type, Group: n.Group, Priority: n.Priority, Params: n.Params}
 }
 
 // nodeErrors locates the problems of building node n in the config file:

@@ -12,7 +12,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/robotexec/robotexec/internal/config"
-	"github.com/robotexec/robotexec/nodes"
 )
 
 const badConfig = `mqtt:
@@ -49,7 +48,7 @@ func TestLoadAndCheck(t *testing.T) {
 	want := []string{
 		`:4: mqtt.users[0].read[0]: topic filter "a/#/b": '#' must be the last level`,
 		`:4: mqtt.users[0].write[0]: "$share/g/x": name the topics; access to them covers shared subscriptions too`,
-		`:7: nodes[0].type: unknown node type "lidar" (known: ` + strings.Join(nodes.TypeNames(), ", ") + `)`,
+		`:7: nodes[0].type: unknown node type "lidar" (known: ` + strings.Join(TypeNames(), ", ") + `)`,
 		`:10: nodes[1].params.period: "fast" is not a duration`,
 		`:11: nodes[2]: silent (heartbeat): topic is required`,
 		`:14: nodes[3].name: required`,

@@ -15,8 +15,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/robotexec/robotexec/internal/app"
 	"github.com/robotexec/robotexec/internal/mqtttest"
-	"github.com/robotexec/robotexec/nodes"
 )
 
 // unsetVar is an environment variable that no environment sets.
@@ -71,7 +71,7 @@ func TestBadConfig(t *testing.T) {
 			t.Parallel()
 			path := filepath.Join(t.TempDir(), "config.yaml")
 			writeFile(t, path, b.config)
-			want := strings.NewReplacer("FILE", path, "KNOWN", strings.Join(nodes.TypeNames(), ", ")).Replace(strings.Join(b.want, "\n")) + "\n"
+			want := strings.NewReplacer("FILE", path, "KNOWN", strings.Join(app.TypeNames(), ", ")).Replace(strings.Join(b.want, "\n")) + "\n"
 			for _, cmd := range []string{"validate", "run"} {
 				r := cli(t, cmd, path)
 				require.Equal(t, ExitUsage, r.code, "%s %s", cmd, r)

@@ -134,6 +134,9 @@ func (t *tree) checkNodes(c *Config) {
 		if n.Group != "" && !validName(n.Group) {
 			t.errorAt(p+".group", "%s is not a valid name: use letters, digits, _ and -", quote(n.Group))
 		}
+		if n.Priority < 0 {
+			t.errorAt(p+".priority", "%d is negative: 0 is the lowest priority", n.Priority)
+		}
 	}
 }
 

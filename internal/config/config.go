@@ -315,6 +315,12 @@ type Node struct {
 	// nodes of the same group. (optional) Defaults to "": the node's own
 	// group.
 	Group string `yaml:"group"`
+	// Priority is the priority of the node's callbacks: among the
+	// subscriptions ready to run, those of the highest priority run
+	// first, after the due timers; no callback starves (docs/design.md,
+	// Priorities). (optional) Defaults to 0, the lowest; negative is an
+	// error.
+	Priority int `yaml:"priority"`
 	// Params are the node's params, for its type to decode. (optional)
 	Params Params `yaml:"params"`
 	// Line is the line of the node's entry in the file.

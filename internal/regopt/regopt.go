@@ -19,6 +19,9 @@ type Values[G comparable] struct {
 	// Overflow is a subscription's overflow policy, or nil for the
 	// default.
 	Overflow *bus.Policy
+	// Priority is the callback's priority, or a group's; 0 is the
+	// lowest, and the default.
+	Priority int
 	// Needs names the resources the callback needs.
 	Needs []string
 	// Made is called with a subscription once it is made.

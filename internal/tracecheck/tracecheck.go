@@ -77,6 +77,12 @@ type Model struct {
 	// Batch is the most messages a subscription's run may serve (the
 	// executor's Options.Batch); 0 means 1.
 	Batch int
+	// Priority maps a subscription's ID to its priority, for those above
+	// 0; Streak is the most subscription dequeues in a row that may pass
+	// over the subscription queued longest (the executor's bound). With
+	// none, every subscription is of priority 0.
+	Priority map[uint64]int
+	Streak   int
 }
 
 // maxErrors caps the report.
