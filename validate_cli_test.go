@@ -57,6 +57,9 @@ var badConfigs = []badConfig{
 		`FILE:4: nodes[0]: watchdog (watchdog): executor: watchdog: subscribers: topic filter "robot/#/data": '#' must be the last level`,
 		`FILE:7: nodes[1]: bridge (bridge): to "robot/+/+/data" has 2 wildcards, from "sensors/+/raw" only 1`,
 	}},
+	{"negative priority", "negative_priority.yaml", []string{
+		`FILE:6: nodes[0].priority: -1 is negative: 0 is the lowest priority`,
+	}},
 	{"missing file", "does_not_exist.yaml", []string{
 		`FILE: no such file or directory`,
 	}},

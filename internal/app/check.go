@@ -104,7 +104,9 @@ func BuildNode(ctx context.Context, e *nodes.Env, n config.Node) (*nodes.Node, e
 }
 
 func spec(n config.Node) nodes.Spec {
-	return nodes.Spec{Name: n.Name, Type: n.Type, Group: n.Group, Priority: n.Priority, Params: n.Params}
+	// A negative priority is the config's error, reported once: the node
+	// is built at the lowest.
+	return nodes.Spec{Name: n.Name, Type: n.Type, Group: n.Group, Priority: max(n.Priority, 0), Params: n.Params}
 }
 
 // nodeErrors locates the problems of building node n in the config file:
