@@ -24,9 +24,12 @@
 // it parks, and a busy one serves due timers between callbacks; a
 // callback's publication to an idle subscription is run by the publishing
 // worker after the callback returns (docs/design.md, Idle workers and
-// hand-off). How long a ready timer or
+// hand-off). Subscriptions of a priority above 0 (Priority) are taken at
+// every dequeue, after the due timers and ahead of the batch, the highest
+// first (docs/design.md, Priorities). How long a ready timer or
 // subscription may wait is bounded (docs/design.md, Scheduler model:
-// starvation freedom); the tests check the bounds on recorded traces.
+// starvation freedom, and Priorities); the tests check the bounds on
+// recorded traces.
 //
 // What a callback costs, beside a channel pool, is in BENCHMARKS.md.
 //

@@ -293,9 +293,10 @@ func (n *Node) OneShot(delay time.Duration, cb func(context.Context, timers.Even
 
 // NewGroup returns a new callback group of the node, of kind
 // executor.MutuallyExclusive or executor.Reentrant. Put callbacks in it
-// with executor.InGroup.
-func (n *Node) NewGroup(kind executor.GroupKind) *executor.Group {
-	return n.env.Executor.NewGroup(n.spec.Name, kind)
+// with executor.InGroup. Of opts, executor.Priority applies: the group's
+// callbacks run at least at that priority.
+func (n *Node) NewGroup(kind executor.GroupKind, opts ...executor.Option) *executor.Group {
+	return n.env.Executor.NewGroup(n.spec.Name, kind, opts...)
 }
 
 // OnShutdown registers f to run when robotexec stops, after the executor

@@ -17,10 +17,14 @@
 // running keeps it in the wait set, so it is taken again after the run,
 // never lost and never run twice at once.
 //
+// A subscription marked urgent ([Entity.SetUrgent]) is taken after the
+// timers and before the other subscriptions.
+//
 // [Set.Fast] is the executor's faster path for a pool of workers: triggers
 // without a wake-up, for work that the triggering worker takes itself, a
-// finished subscription held in the executor's own list, and timers taken
-// as a batch of their own. A loop on one goroutine needs none of it.
+// finished subscription held in the executor's own list, and timers and
+// urgent subscriptions taken as a batch of their own ([Fast.TakeAhead]). A
+// loop on one goroutine needs none of it.
 //
 // # Concurrency
 //
