@@ -27,6 +27,8 @@ type stressEntity struct {
 	runs atomic.Uint64
 	// more is how many runs may still end with Finish(true).
 	more atomic.Int64
+	// urgent marks an urgent subscription (Entity.SetUrgent).
+	urgent bool
 	// Guarded by mu: the readiness numbers of the Ready events observed,
 	// and the number of the last Enqueue event.
 	mu       sync.Mutex
@@ -122,8 +124,12 @@ func TestConcurrentTriggerTakeRun(t *testing.T) {
 				en.Data = en
 				en.more.Store(tt.more)
 				kind := waitset.Subscription
-				if i%3 == 0 {
+				switch i % 3 {
+				case 0:
 					kind = waitset.Timer
+				case 1:
+					en.urgent = true
+					en.SetUrgent(true)
 				}
 				set.Register(&en.Entity, kind)
 				obs.byID[en.ID()] = en
@@ -194,6 +200,10 @@ func TestConcurrentTriggerTakeRun(t *testing.T) {
 						for x := run.Pop(); x != nil; x = run.Pop() {
 							if x.Kind() == waitset.Timer && len(held) > 0 && held[len(held)-1].Kind() == waitset.Subscription {
 								check.errorf("worker %d: batch %d has a timer after a subscription", w, batch)
+							}
+							if x.Data.(*stressEntity).urgent && len(held) > 0 && held[len(held)-1].Kind() == waitset.Subscription &&
+								!held[len(held)-1].Data.(*stressEntity).urgent {
+								check.errorf("worker %d: batch %d has an urgent subscription after another", w, batch)
 							}
 							held = append(held, x)
 						}
