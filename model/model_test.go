@@ -61,6 +61,22 @@ var checks = []check{
 		why: "the window d5a4464 left (a finding of the model, fixed since: takewith-guard): a timer pushed between popLocked's look at the wait set and TakeWith is taken by TakeWith, uncounted until the popLocked after it; a batch check between them finds it neither pending nor counted, and the batch goes on"},
 	{name: "takewith-guard", defines: []string{"-DLATE_STOP", "-DT1FIRES=0", "-DS1MSGS=0", "-DS2MSGS=0", "-DSPLIT_TAKEWITH", "-DGUARD_TAKEWITH"},
 		why: "the TakeWith window with the Go fix (dequeueLocked counts timersWaiting from before TakeWith until the popLocked after it has counted the lane): the batch stops at a due timer"},
+	// The run queue's priority rule (priority.pml; README.md, Priorities):
+	// U1 and U2 urgent, with messages for ever, L of priority 0,
+	// MAXSTREAK 2. The bounds and the choice are asserted at every
+	// subscription dequeue, in the LTL checks too.
+	{name: "priority-bound-2w", model: "priority.pml", defines: []string{"-DNW=2"},
+		why: "two workers, L of priority 0 with two messages, U1 and U2 urgent with messages for ever: each dequeue is the subscription queued longest or the urgent one of the highest priority; at most MAXSTREAK dequeues in a row pass over the one queued longest; one with k queued before it is dequeued within (k+1)(MAXSTREAK+1) dequeues of its enqueue, and within the trace checker's bound of its readiness"},
+	{name: "priority-batch-1w", model: "priority.pml", defines: []string{"-DNW=1", "-DNL=2"},
+		why: "one worker, two subscriptions of priority 0 (a batch of two, held behind one pending) and U1, U2 urgent with messages for ever: the same assertions, with the batch's head standing for its batch"},
+	{name: "priority-starvation-1w", model: "priority.pml", defines: []string{"-DLTL_STARVE", "-DNW=1"}, ltl: true,
+		why: "one worker; U1 and U2 get messages for ever: a ready subscription (L, U1 or U2) eventually runs"},
+	{name: "priority-starvation-2w", model: "priority.pml", defines: []string{"-DLTL_STARVE", "-DNW=2"}, ltl: true,
+		why: "two workers; U1 and U2 get messages for ever: a ready subscription (L, U1 or U2) eventually runs"},
+	{name: "bug-no-streak", model: "priority.pml", defines: []string{"-DNW=2", "-DBUG_NO_STREAK"}, fails: true, violation: "assertion violated",
+		why: "pickLocked without the streak (always the urgent one of the highest priority): U2 ready again after each run passes over U1, queued first, more than MAXSTREAK times: the bound fails"},
+	{name: "bug-no-streak-starve", model: "priority.pml", defines: []string{"-DLTL_STARVE", "-DNW=1", "-DNOBOUND", "-DBUG_NO_STREAK"}, ltl: true, fails: true, violation: "acceptance cycle",
+		why: "pickLocked without the streak, the bounds not asserted: U2 gets messages for ever and runs for ever; L and U1, queued, never run, an acceptance cycle of starvation_free"},
 	// Seed 000's scheduler model (seed000.pml; docs/design.md, Scheduler
 	// model), as it stands and repaired; README.md puts it beside
 	// executor.pml. The repaired model's safety search is left out:

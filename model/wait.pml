@@ -122,7 +122,7 @@ inline wakeAll() {
 	od
 }
 
-/* Fast.TakeTimers: the pending timers become a batch of their own in the
+/* Fast.TakeAhead's timers: the pending timers become a batch of their own in the
  * timer lane. */
 inline takeTimers() {
 	do
@@ -158,7 +158,7 @@ inline takeWith() {
 
 /* popLocked's first step: TimersPending, and, since d5a4464, the timers
  * about to be taken counted (timersWaiting.Add(1)) before they leave the
- * wait set. taking says whether TakeTimers follows. */
+ * wait set. taking says whether TakeAhead takes timers. */
 inline popCheck() {
 	taking = (len(pendT) > 0);
 #if !defined(BUG_BATCHENDS_LOADS) && !defined(BUG_NO_PRECOUNT)
@@ -169,7 +169,7 @@ inline popCheck() {
 #endif
 }
 
-/* popLocked's Fast.TakeTimers: the swap of the timers' stack, a step of
+/* popLocked's Fast.TakeAhead: the swap of the timers' stack, a step of
  * its own (only the holder of e.mu empties the stack, so it is not empty). */
 inline popSwap() {
 	atomic { takeTimers() }
