@@ -3,8 +3,10 @@
 // the reference system's node types (package refsys) registered.
 //
 //	go run ./examples/referencesystem run examples/referencesystem/autoware.yaml
+//	go run ./examples/referencesystem run examples/referencesystem/saturated.yaml
 //
-// The command nodes log the KPIs once a second; robotexec bench -only
+// saturated.yaml is the same graph with more crunch off the hot path
+// than 2 workers can give, and priority 1 on the hot path. The command nodes log the KPIs once a second; robotexec bench -only
 // reference measures them against their lower bound.
 package main
 

@@ -51,7 +51,9 @@
 //     time of 4 crunches in sequence measured in the same run (targets
 //     ≤ 1.15 and ≤ 2; via mosquitto ≤ 1.3), its drops (target 0), the
 //     behavior planner's period std (target ≤ 0.1 ms), and the CPU
-//     against the crunch time.
+//     against the crunch time; and the saturated graph (more crunch off
+//     the hot path than 2 workers give) with priority 1 on the hot path
+//     (mean target ≤ 1.3, 0 drops), and without priorities beside it.
 //   - allocations per in-process event (target ≤ 1: a run's context),
 //     bytes per idle subscription and per timer.
 //

@@ -165,7 +165,7 @@ func buildReference(graph refsys.Graph, ex *executor.Executor, router *subscribe
 	env := &nodes.Env{Executor: ex, Router: router, Logger: discard, QoS: config.DefaultQoS, Depth: subscribers.DefaultDepth}
 	plain := map[string]bool{} // the topics of sensors: no crunch
 	for _, nc := range cfg.Nodes {
-		n, err := nodes.Build(context.Background(), env, nodes.Spec{Name: nc.Name, Type: nc.Type, Params: nc.Params})
+		n, err := nodes.Build(context.Background(), env, nodes.Spec{Name: nc.Name, Type: nc.Type, Group: nc.Group, Priority: nc.Priority, Params: nc.Params})
 		if err != nil {
 			return nil, err
 		}

@@ -11,8 +11,8 @@ import (
 
 // The reference group: the Autoware reference system against its lower
 // bound, the crunch time of the hot path's four callbacks in sequence,
-// measured in the same run. Issue 42 sets the targets; the saturated
-// graph's row comes with the priorities it measures.
+// measured in the same run, on the Autoware graph and on the saturated
+// one (referencesaturated.go). Issue 42 sets the targets.
 var (
 	specRefMean    = Spec{Name: "reference hot path mean (ms)", Unit: "ms", BaselineName: "lower bound", Target: &Target{Of: "ratio", Op: "<=", Bound: 1.15}}
 	specRefP99     = Spec{Name: "reference hot path p99 (ms)", Unit: "ms", BaselineName: "lower bound", Target: &Target{Of: "ratio", Op: "<=", Bound: 2.0}}
@@ -44,19 +44,22 @@ type referenceFigures struct {
 }
 
 func (s *suite) reference() ([]Metric, error) {
-	// The group's time, 2·Repeat slices, goes to the three modes'
-	// windows and the run without the crunch, whose windows are a third
-	// as long: Repeat·window·(3 + 1/3).
-	window := max(s.cfg.slice("reference")*3/5, referenceMinWindow)
+	// The group's time, 2·Repeat slices, goes to the five modes' windows
+	// (2 workers, 1 worker, via mosquitto, saturated with and without
+	// priorities) and the run without the crunch, whose windows are a
+	// third as long: Repeat·window·(5 + 1/3). The saturated graph's
+	// windows are at least referenceSaturatedMinWindow.
+	window := max(s.cfg.slice("reference")*3/8, referenceMinWindow)
+	satWindow := max(window, referenceSaturatedMinWindow)
 	if s.cfg.Progress != nil {
-		fmt.Fprintf(s.cfg.Progress, "bench: reference: 2 workers, 1 worker, 2 workers via mosquitto: each a run of %d windows of %v after a warm-up of about a second; then without the crunch, windows of %v\n",
-			s.cfg.Repeat, window.Round(time.Millisecond), max(window/3, referenceMinWindow).Round(time.Millisecond))
+		fmt.Fprintf(s.cfg.Progress, "bench: reference: 2 workers, 1 worker, 2 workers via mosquitto: each a run of %d windows of %v after a warm-up of about a second; then without the crunch, windows of %v; then the saturated graph with and without priorities, windows of %v\n",
+			s.cfg.Repeat, window.Round(time.Millisecond), max(window/3, referenceMinWindow).Round(time.Millisecond), satWindow.Round(time.Millisecond))
 	}
-	two, err := s.referenceMode("", 2, window)
+	two, err := s.referenceMode("2 workers", refsys.Autoware, "", 2, window)
 	if err != nil {
 		return nil, err
 	}
-	one, err := s.referenceMode("", 1, window)
+	one, err := s.referenceMode("1 worker", refsys.Autoware, "", 1, window)
 	if err != nil {
 		return nil, err
 	}
@@ -64,30 +67,26 @@ func (s *suite) reference() ([]Metric, error) {
 	if err != nil {
 		return nil, err
 	}
-	ms := []Metric{
-		two.headline(specRefMean, two.mean),
-		NewMetric(specRefP99, two.p99, two.lower),
-		NewMetric(specRefDrops, two.drops, nil),
-		NewMetric(specRefPlanner, two.plannerStd, nil),
-		one.headline(specRefMean1, one.mean),
-		NewMetric(specRefDrops1, one.drops, nil),
-		s.referenceMosquitto(window),
-		NewMetric(specRefCPU, two.cpu, two.crunchCPU),
-	}
-	ms[0].Note = fmt.Sprintf("the Autoware reference system (examples/referencesystem/autoware.yaml: 24 nodes, every crunch Crunch(4096)) on an executor of 2 workers behind an MQTT client of the embedded broker, as robotexec run runs it; the hot path's latency (FrontLidarDriver/RearLidarDriver to the start of ObjectCollisionEstimator's callback) of each message at a subscription beside VehicleDBWSystem's (depth 10, drop_oldest), after its warm-up of %d messages; one run per mode, %d windows of %v each (the repetitions: each window's mean, p99, ...), %d hot-path samples in all; the lower bound is the time of 4 crunches in sequence on the bench's goroutine, the median of %d, measured before each mode's run (%s ms: one crunch %s ms, %s ms of CPU); figures: %s. The modes ignore -workers.",
+	mean, p99 := two.headline(specRefMean, two.mean), NewMetric(specRefP99, two.p99, two.lower)
+	drops, planner := NewMetric(specRefDrops, two.drops, nil), NewMetric(specRefPlanner, two.plannerStd, nil)
+	mean1, drops1 := one.headline(specRefMean1, one.mean), NewMetric(specRefDrops1, one.drops, nil)
+	mosq := s.referenceMosquitto(window)
+	saturated := s.referenceSaturated(satWindow)
+	cpu := NewMetric(specRefCPU, two.cpu, two.crunchCPU)
+	mean.Note = fmt.Sprintf("the Autoware reference system (examples/referencesystem/autoware.yaml: 24 nodes, every crunch Crunch(4096)) on an executor of 2 workers behind an MQTT client of the embedded broker, as robotexec run runs it; the hot path's latency (FrontLidarDriver/RearLidarDriver to the start of ObjectCollisionEstimator's callback) of each message at a subscription beside VehicleDBWSystem's (depth 10, drop_oldest), after its warm-up of %d messages; one run per mode, %d windows of %v each (the repetitions: each window's mean, p99, ...), %d hot-path samples in all; the lower bound is the time of 4 crunches in sequence on the bench's goroutine, the median of %d, measured before each mode's run (%s ms: one crunch %s ms, %s ms of CPU); figures: %s. The modes ignore -workers.",
 		referenceWarmup, len(two.mean), two.windowLength.Round(time.Millisecond), two.samples, referenceLowerBoundOf,
-		FormatNumber(Median(two.lower)), FormatNumber(Median(two.lower)/referenceHotPathCrunches), FormatNumber(two.crunchCPU1), figureList(ms[0]))
-	ms[2].Note = "the sum of the hot-path nodes' missed samples (keep-last 1 queues overwritten before their run) over each window's messages at the sink."
-	ms[3].Figures = []Figure{NewFigure("planner period mean", "ms", two.plannerMean)}
-	ms[3].Note = fmt.Sprintf("BehaviorPlanner's 100 ms timer: the standard deviation of its period (stamp to stamp) at the sink, per window; mean %s ms.", FormatNumber(ms[3].Figures[0].Value))
-	ms[4].Note = "the same graph on 1 worker; figures: " + figureList(ms[4]) + "."
-	ms[7].Figures = []Figure{
+		FormatNumber(Median(two.lower)), FormatNumber(Median(two.lower)/referenceHotPathCrunches), FormatNumber(two.crunchCPU1), figureList(mean))
+	drops.Note = "the sum of the hot-path nodes' missed samples (keep-last 1 queues overwritten before their run) over each window's messages at the sink."
+	planner.Figures = []Figure{NewFigure("planner period mean", "ms", two.plannerMean)}
+	planner.Note = fmt.Sprintf("BehaviorPlanner's 100 ms timer: the standard deviation of its period (stamp to stamp) at the sink, per window; mean %s ms.", FormatNumber(planner.Figures[0].Value))
+	mean1.Note = "the same graph on 1 worker; figures: " + figureList(mean1) + "."
+	cpu.Figures = []Figure{
 		NewFigure("cpu without the crunch", "% of a core", bare.cpu),
 		NewFigure("cpu per callback run without the crunch", "us", bare.perRun),
 	}
-	ms[7].Note = fmt.Sprintf("the process's CPU time over each window of the 2-worker run (the nodes, the MQTT client and the embedded broker) vs the CPU time of the crunches that ran in it (the crunching nodes' publications, each the CPU time of one crunch on the bench's thread, measured with the lower bound: a crunch beside another on the machine takes more). What robotexec adds: the same graph with every crunch limit 0 (Crunch returns at once; the same timers, messages and callbacks), %d windows of %v: %s%% of a core, %s us per callback run (timers and subscriptions; a run decodes and encodes 4 KiB messages).",
-		len(bare.cpu), bare.window.Round(time.Millisecond), FormatNumber(ms[7].Figures[0].Value), FormatNumber(ms[7].Figures[1].Value))
-	return ms, nil
+	cpu.Note = fmt.Sprintf("the process's CPU time over each window of the 2-worker run (the nodes, the MQTT client and the embedded broker) vs the CPU time of the crunches that ran in it (the crunching nodes' publications, each the CPU time of one crunch on the bench's thread, measured with the lower bound: a crunch beside another on the machine takes more). What robotexec adds: the same graph with every crunch limit 0 (Crunch returns at once; the same timers, messages and callbacks), %d windows of %v: %s%% of a core, %s us per callback run (timers and subscriptions; a run decodes and encodes 4 KiB messages).",
+		len(bare.cpu), bare.window.Round(time.Millisecond), FormatNumber(cpu.Figures[0].Value), FormatNumber(cpu.Figures[1].Value))
+	return slices.Concat([]Metric{mean, p99, drops, planner, mean1, drops1, mosq}, saturated, []Metric{cpu}), nil
 }
 
 // referenceBareFigures are the CPU figures of the graph without its
@@ -119,7 +118,7 @@ func (s *suite) referenceMosquitto(window time.Duration) Metric {
 	var f referenceFigures
 	err := withMosquitto(func(url string) error {
 		var err error
-		f, err = s.referenceMode(url, 2, window)
+		f, err = s.referenceMode("2 workers via mosquitto", refsys.Autoware, url, 2, window)
 		return err
 	})
 	if err != nil {
@@ -131,9 +130,10 @@ func (s *suite) referenceMosquitto(window time.Duration) Metric {
 	return m
 }
 
-// referenceMode measures the lower bound s.cfg.Repeat times, then runs the
-// graph for s.cfg.Repeat windows of window.
-func (s *suite) referenceMode(url string, workers int, window time.Duration) (referenceFigures, error) {
+// referenceMode measures the lower bound s.cfg.Repeat times, then runs g
+// on workers workers behind the broker at url ("": the embedded one) for
+// s.cfg.Repeat windows of window. The mode's name is for its errors.
+func (s *suite) referenceMode(name string, g refsys.Graph, url string, workers int, window time.Duration) (referenceFigures, error) {
 	var f referenceFigures
 	var cpus []float64
 	for range s.cfg.Repeat {
@@ -147,15 +147,15 @@ func (s *suite) referenceMode(url string, workers int, window time.Duration) (re
 	if f.crunchCPU1 == 0 {
 		f.crunchCPU1 = Median(f.lower) / referenceHotPathCrunches
 	}
-	run, err := RunReference(refsys.Autoware, url, workers, s.cfg.Repeat, window)
+	run, err := RunReference(g, url, workers, s.cfg.Repeat, window)
 	if err != nil {
 		return f, err
 	}
 	f.windowLength = window
 	for i, w := range run.Windows {
 		if len(w.HotPath) == 0 || len(w.Planner) < 2 {
-			return f, fmt.Errorf("bench: reference (%d workers): window %d of %v had %d hot-path samples and %d planner periods, too few: give it more -budget",
-				workers, i+1, window, len(w.HotPath), len(w.Planner))
+			return f, fmt.Errorf("bench: reference (%s): window %d of %v had %d hot-path samples and %d planner periods, too few: give it more -budget",
+				name, i+1, window, len(w.HotPath), len(w.Planner))
 		}
 		hot := slices.Sorted(slices.Values(w.HotPath))
 		f.samples += len(hot)

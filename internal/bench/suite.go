@@ -35,7 +35,7 @@ var weights = map[string]float64{
 var minSlice = map[string]time.Duration{
 	"throughput": 20 * time.Millisecond, "latency": 50 * time.Millisecond, "cost": 20 * time.Millisecond,
 	"timers": 100 * time.Millisecond, "bridge": 100 * time.Millisecond, "pipeline": 200 * time.Millisecond,
-	"view": viewMinSlice, "cluster": 100 * time.Millisecond, "reference": referenceMinWindow * 5 / 3,
+	"view": viewMinSlice, "cluster": 100 * time.Millisecond, "reference": referenceMinWindow * 8 / 3,
 }
 
 // measured is the share of the budget spent measuring; the rest goes to
@@ -91,8 +91,9 @@ var groupSpecs = map[string][]Spec{
 	"pipeline":   {specPipeP50, specPipeP99, specPipeHop, specPipeMosq},
 	"view":       {specViewCPU, specViewP99},
 	"cluster":    {specBridgeClus, specFailover},
-	"reference":  {specRefMean, specRefP99, specRefDrops, specRefPlanner, specRefMean1, specRefDrops1, specRefMosq, specRefCPU},
-	"memory":     {specAllocs, specSubBytes, specTimerBytes},
+	"reference": {specRefMean, specRefP99, specRefDrops, specRefPlanner, specRefMean1, specRefDrops1, specRefMosq,
+		specRefSat, specRefSatDrops, specRefSatPlain, specRefSatPlainDrops, specRefCPU},
+	"memory": {specAllocs, specSubBytes, specTimerBytes},
 }
 
 // Config configures a run of the suite. The zero value runs every metric

@@ -86,6 +86,12 @@ func TestRunEveryMetric(t *testing.T) {
 	requireFasterRaw(t, byName["mqtt bridge msgs/s"])
 	requireReference(t, byName["reference hot path mean (ms)"])
 	requireReference(t, byName["reference hot path mean, 1 worker (ms)"])
+	for _, name := range []string{"reference saturated hot path mean (ms)", "reference saturated hot path mean, no priorities (ms)"} {
+		sat := byName[name]
+		requireReference(t, sat, "cpu demand")
+		require.Greater(t, sat.Figures[9].Value, 0.0, "%s: the demand", name)
+		require.Regexp(t, `needs [0-9.]+ cores of crunch, [0-9.]+ times what 2 workers give \([0-9.]+/s of Crunch\(4096\), [0-9.]+ ms of CPU each \+ [0-9.]+/s of Crunch\(12288\)`, sat.Note)
+	}
 	refCPU := byName["reference cpu (% of a core)"]
 	require.Positive(t, refCPU.Value)
 	require.Positive(t, refCPU.Baseline, "the crunching callbacks were counted")
@@ -131,8 +137,8 @@ func TestRunEveryMetric(t *testing.T) {
 
 // requireReference checks the headline row of a mode of the reference
 // system: the hot path's latency against the lower bound, both measured,
-// with the mode's figures.
-func requireReference(t *testing.T, m bench.Metric) {
+// with the mode's figures, and extra ones after them.
+func requireReference(t *testing.T, m bench.Metric, extra ...string) {
 	t.Helper()
 	require.Positive(t, m.Value, "%s", m.Name)
 	require.Positive(t, m.Baseline, "%s: the lower bound", m.Name)
@@ -142,8 +148,8 @@ func requireReference(t *testing.T, m bench.Metric) {
 		names = append(names, f.Name)
 		require.Contains(t, m.Note, f.Name+" "+bench.FormatNumber(f.Value)+" "+f.Unit, "%s", m.Name)
 	}
-	require.Equal(t, []string{"hot path min", "hot path p99", "hot path max", "hot path drops", "planner period mean",
-		"planner period std", "end-to-end latency mean", "cpu", "rss"}, names, "%s", m.Name)
+	require.Equal(t, append([]string{"hot path min", "hot path p99", "hot path max", "hot path drops", "planner period mean",
+		"planner period std", "end-to-end latency mean", "cpu", "rss"}, extra...), names, "%s", m.Name)
 	require.Positive(t, m.Figures[4].Value, "%s: BehaviorPlanner's period", m.Name)
 	require.LessOrEqual(t, m.Figures[0].Value, m.Value, "%s: min <= mean", m.Name)
 }

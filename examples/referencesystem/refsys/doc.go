@@ -5,7 +5,9 @@
 // TypeCyclic, TypeIntersection, TypeCommand) that Register registers,
 // and Autoware is its Autoware graph: 24 nodes of a car's perception and planning,
 // fixed timer periods, a fixed amount of number crunching per callback
-// (Crunch), and KPIs that the command nodes log.
+// (Crunch), and KPIs that the command nodes log. Saturated is the same
+// graph with the crunch off the hot path raised until it needs more CPU
+// than 2 workers give (Demand), and priority 1 on the hot path.
 //
 // Every message is the original's 4,096-byte Message: a history of the
 // nodes it passed (each node's entry holds the start of its callback,

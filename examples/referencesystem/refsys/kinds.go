@@ -151,6 +151,9 @@ type Connection struct {
 	Input  string  `yaml:"input"`  // required
 	Output string  `yaml:"output"` // required
 	Crunch *uint64 `yaml:"crunch"` // Crunch's limit; default: the node's
+	// Priority is the priority of the connection's callback
+	// (executor.Priority); default 0: the node's.
+	Priority int `yaml:"priority"`
 }
 
 // IntersectionParams are the params of an intersection.
@@ -162,7 +165,9 @@ type IntersectionParams struct {
 // NewIntersection builds an intersection: a transform per connection,
 // each in a mutually exclusive group of its own, so that they run in
 // parallel and none waits for another; each stamps its entry with the
-// node's name.
+// node's name. A connection's priority, where set, is its callback's: a
+// connection on a hot path can be served first without the others (a
+// node's priority is every connection's).
 func NewIntersection(n *nodes.Node) error {
 	p := IntersectionParams{Crunch: DefaultCrunch}
 	if err := n.Params(&p); err != nil {
@@ -175,6 +180,9 @@ func NewIntersection(n *nodes.Node) error {
 		if c.Input == "" || c.Output == "" {
 			return fmt.Errorf("connections[%d]: input and output are required", i)
 		}
+		if c.Priority < 0 {
+			return fmt.Errorf("connections[%d]: priority %d is negative", i, c.Priority)
+		}
 	}
 	for _, c := range p.Connections {
 		crunch := p.Crunch
@@ -182,6 +190,9 @@ func NewIntersection(n *nodes.Node) error {
 			crunch = *c.Crunch
 		}
 		opts := append(keepLast(depthNode), executor.InGroup(n.NewGroup(executor.MutuallyExclusive)))
+		if c.Priority > 0 {
+			opts = append(opts, executor.Priority(c.Priority))
+		}
 		pass(n, c.Input, c.Output, crunch, opts...)
 	}
 	return nil

@@ -134,6 +134,30 @@ func TestIntersection(t *testing.T) {
 	require.Equal(t, int64(4), published(t, r, "J")[0].Data[0], "the node's crunch, for a connection without one")
 }
 
+// A connection's priority is its callback's: of two connections ready
+// together, the one with priority 1 runs first, whatever their order.
+func TestIntersectionPriority(t *testing.T) {
+	for _, c := range []struct {
+		params string
+		first  string
+	}{
+		{"{ crunch: 0, connections: [{ input: a, output: I }, { input: a, output: I2 }] }", "node=CI "},
+		{"{ crunch: 0, connections: [{ input: a, output: I }, { input: a, output: I2, priority: 1 }] }", "node=CI2 "},
+	} {
+		r := nodetest.New(t)
+		r.MustBuild("X", refsys.TypeIntersection, c.params)
+		r.MustBuild("CI", refsys.TypeCommand, "{ input: I, warmup: 0, report: 0s }")
+		r.MustBuild("CI2", refsys.TypeCommand, "{ input: I2, warmup: 0, report: 0s }")
+		var m refsys.Message
+		m.Add("S", 0, 0, 1)
+		r.Publish("a", wire(t, &m))
+		logs := r.Logs()
+		require.Equal(t, 1, strings.Count(logs, "node=CI "), "%s", logs)
+		require.Equal(t, 1, strings.Count(logs, "node=CI2 "), "%s", logs)
+		require.True(t, strings.HasPrefix(logs[strings.Index(logs, "node="):], c.first), "%s: %s first:\n%s", c.params, c.first, logs)
+	}
+}
+
 // A command node logs the statistics after its warm-up, every report
 // and when it shuts down; with report 0, after every message.
 func TestCommandLogs(t *testing.T) {
@@ -165,6 +189,7 @@ func TestParamsErrors(t *testing.T) {
 		{refsys.TypeCyclic, "{ inputs: [a] }", "period is required"},
 		{refsys.TypeIntersection, "{}", "connections: at least one is required"},
 		{refsys.TypeIntersection, "{ connections: [{ input: a }] }", "connections[0]: input and output are required"},
+		{refsys.TypeIntersection, "{ connections: [{ input: a, output: b, priority: -1 }] }", "connections[0]: priority -1 is negative"},
 		{refsys.TypeCommand, "{ input: a, report: -1s }", "report must not be negative"},
 		{refsys.TypeTransform, "{ input: a, crunch: -1 }", `params.crunch: "-1" is out of range`},
 	} {
