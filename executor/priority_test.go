@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/robotexec/robotexec/executor"
+	"github.com/robotexec/robotexec/internal/trace"
 	"github.com/robotexec/robotexec/internal/tracecheck"
 	"github.com/robotexec/robotexec/subscribers"
 	"github.com/robotexec/robotexec/timers"
@@ -121,4 +122,52 @@ func TestPriorityNegative(t *testing.T) {
 	require.ErrorContains(t, err, "priority -1 is negative")
 	_, err = o.Timer(time.Second, func(context.Context, timers.Event) {}, executor.Priority(-1))
 	require.ErrorContains(t, err, "priority -1 is negative")
+}
+
+// A callback that publishes into a full queue of a lower priority's
+// subscription is muted only if that queue blocks: one that drops when
+// full drops, and the callback of the higher priority goes on. Of equal
+// priorities, it is muted either way, as ever.
+func TestPriorityMuteByLowerKeepLast(t *testing.T) {
+	for _, tt := range []struct {
+		name           string
+		producer, into int
+		policy         subscribers.Policy
+		muted          bool
+	}{
+		{"into a lower drop_oldest", 1, 0, subscribers.DropOldest, false},
+		{"into a lower drop_newest", 2, 1, subscribers.DropNewest, false},
+		{"into a lower block", 1, 0, subscribers.Block, true},
+		{"into an equal drop_oldest", 1, 1, subscribers.DropOldest, true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			r := newPrioRig()
+			_, err := r.ex.NewOwner("consumer", nil).Subscribe(r.bus, "c", func(context.Context, subscribers.Message) {},
+				executor.Depth(1), executor.Overflow(tt.policy), executor.Priority(tt.into))
+			require.NoError(t, err)
+			out, err := r.bus.Publisher("c")
+			require.NoError(t, err)
+			p, err := r.ex.NewOwner("producer", nil).Subscribe(r.bus, "p", func(ctx context.Context, _ subscribers.Message) {
+				require.NoError(t, out.Publish(ctx, []byte("x")))
+			}, executor.Priority(tt.producer))
+			require.NoError(t, err)
+			// The producer runs first: of a higher priority, or ready
+			// first; the consumer's queue is at its depth.
+			r.publish(t, "p", 1)
+			r.publish(t, "c", 1)
+			r.ex.SpinSome()
+			mutes, first := 0, uint64(0)
+			for _, s := range r.rec.Steps() {
+				if s.Op == trace.Dequeue && first == 0 {
+					first = s.ID
+				}
+				if s.Op == trace.Mute && s.ID == p.ID() {
+					mutes++
+				}
+			}
+			require.Equal(t, p.ID(), first, "the producer ran first")
+			require.Equal(t, tt.muted, mutes == 1, "%d mutes", mutes)
+			r.ex.SpinAll()
+		})
+	}
 }

@@ -297,9 +297,15 @@ func (e *Executor) runTimer(w *worker, x *waitset.Entity, en *entity) {
 
 // mute mutes x, whose run published to the overloaded subscription s, until
 // s drains (PostRun, docs/design.md, Resources): not if x is itself an
-// overloaded subscription, or s is x, so that a cycle of publishers drains.
+// overloaded subscription, or s is x, so that a cycle of publishers drains;
+// nor if s drops when full and is of a lower priority than x: a callback
+// does not wait for a queue that keeps the last messages of a lower
+// priority's (docs/design.md, Priorities).
 func (e *Executor) mute(x *waitset.Entity, en *entity, s *bus.Subscription) {
 	if en.sub != nil && (en.sub == s || en.sub.Overloaded()) {
+		return
+	}
+	if to, ok := bus.Entity(s).Data.(*entity); ok && to.priority < en.priority && s.Options().Overflow != bus.Block {
 		return
 	}
 	bus.MuteUntilDrained(s, x)
