@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/robotexec/robotexec/internal/npmci"
+	"github.com/robotexec/robotexec/internal/testenv"
 )
 
 // A program whose one dependency is a package of its own directory, so
@@ -70,6 +71,10 @@ func (f *fatal) Fatalf(format string, args ...any) {
 // TestNodeFails: where npm ci fails (a program without a lock file), the
 // failure names the program, what failed and the command to run.
 func TestNodeFails(t *testing.T) {
+	// Skipped here, on the test's goroutine, where node or npm is missing:
+	// the failure this test wants comes from npm ci.
+	testenv.LookPath(t, testenv.Node)
+	testenv.LookPath(t, testenv.NPM)
 	dir := t.TempDir()
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "package.json"), []byte(programJSON), 0o644))
 	f := &fatal{TB: t}
