@@ -57,8 +57,8 @@ func (e *Executor) takeBatchLocked(count bool) (n int, counted bool) {
 func (e *Executor) popSubLocked(form bool) *waitset.Entity {
 	if len(e.prio.urgent) == 0 {
 		x := e.runSubs.Pop()
-		if x != nil {
-			e.prio.streak = 0 // queued longest
+		if x != nil && e.prio.streak != 0 {
+			e.prio.streak = 0 // queued longest; no write while it stays 0
 		}
 		return x
 	}
