@@ -77,9 +77,6 @@ func TestSaturatedPrioritiesAreTheHotPath(t *testing.T) {
 // priorities, and VehicleDBWSystem logs the hot path's KPIs though the
 // CPUs are full.
 func TestSaturatedRuns(t *testing.T) {
-	if testing.Short() {
-		t.Skip("loads 2 CPUs for a few seconds")
-	}
 	b := mqtttest.Embedded(t, broker.Config{})
 	yaml, err := os.ReadFile(saturatedYAML)
 	require.NoError(t, err)
