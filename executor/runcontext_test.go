@@ -130,9 +130,9 @@ func TestGoroutinePublicationsAndTheRunsContext(t *testing.T) {
 	_, err = ex.NewOwner("producer", nil).OneShot(0, func(ctx context.Context, _ timers.Event) {
 		go func() {
 			var r result
+			start := time.Now() // before the context: see TestPublishWaitsUnderItsContext
 			own, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 			defer cancel()
-			start := time.Now()
 			r.own = pub.Publish(own, nil)
 			r.waited = time.Since(start)
 			r.len = sub.Len()

@@ -70,9 +70,11 @@ func TestPublishWaitsUnderItsContext(t *testing.T) {
 	pub, err := router.Publisher("t")
 	require.NoError(t, err)
 	require.NoError(t, pub.Publish(context.Background(), nil))
+	// start is read before the context is made: a goroutine descheduled
+	// between the two would otherwise see less than the timeout pass.
+	start := time.Now()
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()
-	start := time.Now()
 	require.ErrorIs(t, pub.Publish(ctx, nil), context.DeadlineExceeded)
 	require.GreaterOrEqual(t, time.Since(start), 50*time.Millisecond)
 	require.ErrorIs(t, pub.Publish(ctx, nil), context.DeadlineExceeded, "refused at once")
