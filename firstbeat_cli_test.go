@@ -13,7 +13,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -23,6 +22,8 @@ import (
 	"time"
 
 	paho "github.com/eclipse/paho.mqtt.golang"
+
+	"github.com/robotexec/robotexec/internal/testenv"
 )
 
 // Bounds of TestRunFirstBeat.
@@ -76,7 +77,7 @@ func TestRunFirstBeat(t *testing.T) {
 		ports[i] = freePort(t)
 	}
 	dir := t.TempDir()
-	stopLoad := busyLoops(2)
+	stopLoad := testenv.BusyLoops(2)
 	defer stopLoad()
 
 	begin := time.Now()
@@ -117,28 +118,6 @@ func TestRunFirstBeat(t *testing.T) {
 	if len(lates) > 0 {
 		t.Logf("%d starts in %v; their first beats came after their deadlines by %v at the median, %v at most",
 			made, took.Round(time.Millisecond), lates[len(lates)/2].Round(time.Microsecond), lates[len(lates)-1].Round(time.Microsecond))
-	}
-}
-
-// busyLoops starts n goroutines that keep a thread busy each, with
-// GOMAXPROCS raised by n so that the test's own goroutines keep their
-// processors, and returns the function that stops them.
-func busyLoops(n int) (stop func()) {
-	prev := runtime.GOMAXPROCS(runtime.GOMAXPROCS(0) + n)
-	var done atomic.Bool
-	var wg sync.WaitGroup
-	for range n {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for !done.Load() {
-			}
-		}()
-	}
-	return func() {
-		done.Store(true)
-		wg.Wait()
-		runtime.GOMAXPROCS(prev)
 	}
 }
 

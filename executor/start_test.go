@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/robotexec/robotexec/executor"
+	"github.com/robotexec/robotexec/internal/testenv"
 	"github.com/robotexec/robotexec/subscribers"
 	"github.com/robotexec/robotexec/timers"
 )
@@ -44,7 +45,7 @@ func TestStartsBeat(t *testing.T) {
 	if testing.Short() {
 		starts = startsBeatShort
 	}
-	stop := busyLoops(2)
+	stop := testenv.BusyLoops(2)
 	defer stop()
 	begin := time.Now()
 	var next atomic.Int64
@@ -207,25 +208,4 @@ func (l *runTrace) String() string {
 		s += fmt.Sprintf("  callback %d on worker %d: trigger %v, start %v\n", r.ID, r.Worker, r.Trigger.Sub(l.base), time.Duration(r.Start))
 	}
 	return s
-}
-
-// busyLoops starts n goroutines that keep a thread busy each, with
-// GOMAXPROCS raised by n, and returns the function that stops them.
-func busyLoops(n int) (stop func()) {
-	prev := runtime.GOMAXPROCS(runtime.GOMAXPROCS(0) + n)
-	var done atomic.Bool
-	var wg sync.WaitGroup
-	for range n {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for !done.Load() {
-			}
-		}()
-	}
-	return func() {
-		done.Store(true)
-		wg.Wait()
-		runtime.GOMAXPROCS(prev)
-	}
 }
