@@ -10,8 +10,9 @@ import (
 	"github.com/robotexec/robotexec/internal/graph"
 )
 
-// graphEvery is how often the graph is compared with the one published,
-// and published again when it changed (a publisher made in a callback).
+// graphEvery is how often the graph's shape is compared with the one
+// published, and the graph published again when it changed (a publisher
+// made in a callback).
 const graphEvery = 5 * time.Second
 
 // grapher keeps the instance's graph on its graph topic.
@@ -19,8 +20,37 @@ type grapher struct {
 	a       *App
 	started time.Time
 	last    []byte
+	shape   shape // last's
 	stop    chan struct{}
 	done    chan struct{}
+}
+
+// shape is what the graph is built from that may change while the
+// instance runs, in a form that is cheap to compare, so that the graph
+// (thousands of nodes, maybe) is built only when it changed: the broker
+// named, the number of callbacks and the newest one's ID (IDs only grow,
+// so that an addition makes a newer one, and removals alone fewer
+// callbacks), and the number of the nodes' publications (a node's only
+// grow). A callback's topic, period, options and group never change.
+type shape struct {
+	broker string
+	cbs    int
+	newest uint64
+	pubs   int
+}
+
+// now returns the shape of the graph as it would be built now.
+func (g *grapher) now() shape {
+	a := g.a
+	sh := shape{broker: a.client.Broker()}
+	for _, cb := range a.ex.Callbacks() {
+		sh.cbs++
+		sh.newest = max(sh.newest, cb.ID)
+	}
+	for _, n := range a.nodes {
+		sh.pubs += len(n.Publications())
+	}
+	return sh
 }
 
 // startGraph publishes the graph of a's nodes, and again when it changes.
@@ -39,8 +69,14 @@ func (g *grapher) build() []byte {
 	return b
 }
 
+// publish publishes the graph when its shape changed.
 func (g *grapher) publish() {
+	sh := g.now()
+	if g.last != nil && sh == g.shape {
+		return
+	}
 	b := g.build()
+	g.shape = sh
 	if bytes.Equal(b, g.last) {
 		return
 	}

@@ -13,27 +13,51 @@
 // 4 MiB at 100%, scales with it, so the goal is 32 MiB); with 64 MiB live
 // it is GOGC's own. The cost is memory: up to the headroom of garbage
 // between collections.
+//
+// The headroom is a bound, not a target: the heap may gather what the
+// process allocates in Period, up to the headroom. A process that
+// allocates 128 MB a second or more gets all of 32 MiB and a collection
+// about every 250 ms; one that allocates 20 MB a second, 5 MB, which is
+// Go's own pacing, and keeps its RSS: between bursts, or in a bridge that
+// forwards a few thousand messages a second, the garbage would buy little
+// but memory.
+//
+// The live heap, the scanned stacks and the globals that the percentage
+// follows change only when a collection ends, so the pacing goroutine
+// wakes then, and only then: an idle process is not woken for it.
 package gcpace
 
 import (
 	"context"
 	"math"
 	"os"
+	"runtime"
 	"runtime/debug"
 	"runtime/metrics"
-	"slices"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
-// Interval is how often the live heap is looked at while a Pacer runs.
-const Interval = 100 * time.Millisecond
+// span is how long a collection's figures count: the percentage is set
+// for the largest heap that the collections of the last span found (at
+// most window of them, and at least the last), since it applies to the
+// next collection's live heap, which may be larger than the last's.
+const span = 1600 * time.Millisecond
 
-// window is how many of the last looks count: the percentage is set for
-// the largest heap they saw, since it applies to the next collection's
-// live heap, which may be larger than the last's.
+// window is the most collections that span holds.
 const window = 16
+
+// Period is the time between collections that the headroom buys at most:
+// the heap may gather what the process allocated in Period, measured over
+// the last span, up to the headroom.
+const Period = 250 * time.Millisecond
+
+// period is Period, in nanoseconds, but in the package's tests.
+var period atomic.Int64
+
+func init() { period.Store(int64(Period)) }
 
 // Pacer is a claim on the process's GC percentage: while one or more
 // Pacers run, one goroutine adjusts the percentage to the live heap for the
@@ -51,13 +75,21 @@ var (
 	loop    *pacing // nil while no Pacer runs
 )
 
+// look is what an adjustment found: the scanned bytes of the last
+// collection, the bytes allocated so far, and when.
+type look struct {
+	scanned   uint64
+	allocated uint64
+	at        time.Time
+}
+
 // pacing is the goroutine that adjusts the percentage.
 type pacing struct {
 	base    int // the GC percentage it never goes below, restored at the end
 	set     int // the percentage it set last
 	samples []metrics.Sample
-	recent  [window]uint64 // the scanned bytes of the last adjustments
-	next    int            // where the next goes in recent
+	recent  [window]look // the last adjustments
+	next    int          // where the next goes in recent
 	cancel  context.CancelFunc
 	done    chan struct{}
 }
@@ -78,7 +110,7 @@ func Start(headroom int64) *Pacer {
 	if loop == nil {
 		ctx, cancel := context.WithCancel(context.Background())
 		loop = &pacing{base: base, set: base, cancel: cancel, done: make(chan struct{}),
-			samples: []metrics.Sample{{Name: "/gc/heap/live:bytes"}, {Name: "/gc/scan/stack:bytes"}, {Name: "/gc/scan/globals:bytes"}}}
+			samples: []metrics.Sample{{Name: "/gc/heap/live:bytes"}, {Name: "/gc/scan/stack:bytes"}, {Name: "/gc/scan/globals:bytes"}, {Name: allocsMetric}}}
 		go loop.run(ctx)
 	}
 	loop.adjust(headroomLocked())
@@ -105,16 +137,16 @@ func gogc(s string) (int, bool) {
 	return n, err == nil && n > 0
 }
 
-// run adjusts the percentage every Interval until ctx ends.
+// run adjusts the percentage after each collection until ctx ends.
 func (l *pacing) run(ctx context.Context) {
 	defer close(l.done)
-	t := time.NewTicker(Interval)
-	defer t.Stop()
+	ended, stop := collections()
+	defer stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return
-		case <-t.C:
+		case <-ended:
 			mu.Lock()
 			if loop == l {
 				l.adjust(headroomLocked())
@@ -124,33 +156,100 @@ func (l *pacing) run(ctx context.Context) {
 	}
 }
 
+// collections returns a channel that receives after each collection,
+// coalescing those that come before it is read, and a function that stops
+// it. A collection is told by the cleanup of an object that nothing
+// references, which the collection that finds it unreachable queues;
+// the cleanup arms the next.
+func collections() (<-chan struct{}, func()) {
+	ended := make(chan struct{}, 1)
+	var stopped sync.Mutex // held while arming, so that stop ends it
+	done := false
+	var arm func()
+	arm = func() {
+		stopped.Lock()
+		defer stopped.Unlock()
+		if done {
+			return
+		}
+		// The sentinel holds a pointer so that it is not one of the tiny
+		// objects that share a block, whose cleanups may never run.
+		s := &sentinel{}
+		runtime.AddCleanup(s, func(struct{}) {
+			arm() // before the signal, so that the next collection finds it
+			select {
+			case ended <- struct{}{}:
+			default:
+			}
+		}, struct{}{})
+	}
+	arm()
+	return ended, func() {
+		stopped.Lock()
+		done = true
+		stopped.Unlock()
+	}
+}
+
+// sentinel is the unreferenced object whose cleanup tells a collection.
+type sentinel struct{ _ *byte }
+
 // adjust sets the percentage for headroom and what the last collections
 // found; mu must be held. Go's heap goal is the live heap plus GOGC
 // percent of the live heap, the stacks and the globals: Percent is given
-// their sum, the largest of the window's, so that the garbage between two
-// collections stays within the headroom while the live heap does not grow
-// past what the window saw.
+// their sum, the largest of the last span's, so that the garbage between
+// two collections stays within the headroom while the live heap does not
+// grow past what they saw.
 func (l *pacing) adjust(headroom uint64) {
 	metrics.Read(l.samples)
-	var live, scanned uint64
+	var live, scanned, allocated uint64
 	for i, s := range l.samples {
 		if s.Value.Kind() != metrics.KindUint64 {
 			continue
 		}
-		if i == 0 {
+		switch {
+		case i == 0:
 			live = s.Value.Uint64()
+		case s.Name == allocsMetric:
+			allocated = s.Value.Uint64()
+			continue
 		}
 		scanned += s.Value.Uint64()
 	}
 	if live == 0 {
 		scanned = 0 // no collection yet
 	}
-	l.recent[l.next] = scanned
+	now := time.Now()
+	cur := look{scanned: scanned, allocated: allocated, at: now}
+	largest, oldest := scanned, cur
+	for _, lk := range l.recent {
+		if !lk.at.IsZero() && now.Sub(lk.at) < span {
+			largest = max(largest, lk.scanned)
+			if lk.at.Before(oldest.at) {
+				oldest = lk
+			}
+		}
+	}
+	l.recent[l.next] = cur
 	l.next = (l.next + 1) % window
-	if pct := Percent(l.base, headroom, slices.Max(l.recent[:])); pct != l.set {
+	headroom = Headroom(headroom, allocated-oldest.allocated, now.Sub(oldest.at))
+	if pct := Percent(l.base, headroom, largest); pct != l.set {
 		debug.SetGCPercent(pct)
 		l.set = pct
 	}
+}
+
+// allocsMetric is the runtime's count of the bytes allocated so far.
+const allocsMetric = "/gc/heap/allocs:bytes"
+
+// Headroom returns the headroom that allocating allocated bytes over
+// elapsed earns: what that rate allocates in Period, at most limit; 0
+// (Go's own pacing) before a rate is known.
+func Headroom(limit, allocated uint64, elapsed time.Duration) uint64 {
+	if elapsed <= 0 {
+		return 0
+	}
+	return min(limit, uint64(float64(allocated)*float64(period.Load())/float64(elapsed)))
 }
 
 // minHeap is Go's smallest heap goal at GOGC=100; it scales with the

@@ -40,15 +40,100 @@ func gcPercent() uint64 {
 	return s[0].Value.Uint64()
 }
 
-// awaitPercent waits until the GC percentage satisfies ok, collecting
-// meanwhile so that the live heap is known, for at most 5 s.
-func awaitPercent(t *testing.T, what string, ok func(uint64) bool) {
+// awaitPercent waits until the GC percentage satisfies ok, for at most
+// 5 s, collecting meanwhile so that the live heap is known, and
+// allocating churn bytes before each collection, so that the allocation
+// rate is known too. The pacer adjusts after a collection, on a goroutine
+// of its own.
+func awaitPercent(t *testing.T, what string, churn int, ok func(uint64) bool) {
 	t.Helper()
 	deadline := time.Now().Add(5 * time.Second)
 	for !ok(gcPercent()) {
 		require.True(t, time.Now().Before(deadline), "%s: the GC percentage is %d", what, gcPercent())
+		allocate(churn)
 		runtime.GC()
-		time.Sleep(gcpace.Interval / 2)
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// garbage is what allocate allocates, and drops at once.
+var garbage []byte
+
+// allocate allocates n bytes of garbage. It is a call of its own so that
+// no temporary of its caller's frame keeps them (as the race detector's
+// build would).
+//
+//go:noinline
+func allocate(n int) {
+	garbage = make([]byte, n)
+	garbage = nil
+}
+
+// TestHeadroom: the headroom is what the allocation rate allocates in
+// Period, at most the limit, and none before a rate is known.
+func TestHeadroom(t *testing.T) {
+	for _, c := range []struct {
+		limit, allocated uint64
+		elapsed          time.Duration
+		want             uint64
+	}{
+		{32 * mib, 128 * mib, time.Second, 32 * mib},
+		{32 * mib, 1024 * mib, time.Second, 32 * mib},
+		{32 * mib, 20 * mib, time.Second, 5 * mib},
+		{32 * mib, 10 * mib, 500 * time.Millisecond, 5 * mib},
+		{32 * mib, 0, time.Second, 0},
+		{32 * mib, 8 * mib, 0, 0},
+	} {
+		require.Equal(t, c.want, gcpace.Headroom(c.limit, c.allocated, c.elapsed), "%+v", c)
+	}
+}
+
+// TestPacerFollowsAllocation: a process that allocates little between
+// collections keeps Go's own pacing, whatever its headroom.
+func TestPacerFollowsAllocation(t *testing.T) {
+	t.Setenv("GOGC", "")
+	live = make([]byte, 16*mib)
+	defer func() { live = nil }()
+	p := gcpace.Start(256 * mib)
+	require.NotNil(t, p)
+	defer p.Stop()
+	// About 1 MiB every 20 ms, 50 MB a second: 12.5 MB of headroom, under
+	// GOGC's 16 MiB.
+	for range 20 {
+		allocate(mib)
+		runtime.GC()
+		time.Sleep(20 * time.Millisecond)
+	}
+	require.EqualValues(t, 100, gcPercent())
+	// Allocating as fast, but with a Period of a minute, it gets the
+	// headroom.
+	defer gcpace.SetPeriod(time.Minute)()
+	awaitPercent(t, "allocating 1 MiB each 20 ms for a minute", mib, func(p uint64) bool { return p > 1000 })
+}
+
+// TestCollections: the pacer's signal comes after every collection, and
+// not after its stop.
+func TestCollections(t *testing.T) {
+	ended, stop := gcpace.Collections()
+	for i := range 3 {
+		runtime.GC()
+		select {
+		case <-ended:
+		case <-time.After(5 * time.Second):
+			t.Fatalf("collection %d: no signal", i)
+		}
+	}
+	stop()
+	runtime.GC()
+	runtime.GC()
+	select {
+	case <-ended:
+		// The cleanup of the sentinel armed before the stop may signal
+		// once; none is armed after it.
+		runtime.GC()
+		runtime.GC()
+		require.Empty(t, ended, "a signal after the stop's next collection")
+	default:
 	}
 }
 
@@ -61,13 +146,17 @@ var live []byte
 // stops.
 func TestPacers(t *testing.T) {
 	t.Setenv("GOGC", "")
+	// What the test allocates in a minute earns each Pacer its headroom.
+	defer gcpace.SetPeriod(time.Minute)()
 	live = make([]byte, 16*mib)
 	defer func() { live = nil }()
 	require.EqualValues(t, 100, gcPercent())
 	a := gcpace.Start(256 * mib)
 	require.NotNil(t, a)
 	t.Cleanup(a.Stop)
-	awaitPercent(t, "one pacer", func(p uint64) bool { return p > 1000 })
+	// About 1,600 once a collection found the 16 MiB: before, the pacer
+	// went by the heap that the last collection found, smaller or none.
+	awaitPercent(t, "one pacer", 64*mib, func(p uint64) bool { return p > 1000 && p < 2000 })
 	runtime.GC()
 	m := []metrics.Sample{{Name: "/gc/heap/goal:bytes"}, {Name: "/gc/heap/live:bytes"}}
 	metrics.Read(m)
@@ -77,7 +166,7 @@ func TestPacers(t *testing.T) {
 	t.Cleanup(b.Stop)
 	a.Stop()
 	a.Stop() // idempotent
-	awaitPercent(t, "the smaller pacer left", func(p uint64) bool { return p > 100 && p < 1000 })
+	awaitPercent(t, "the smaller pacer left", 64*mib, func(p uint64) bool { return p > 100 && p < 1000 })
 	b.Stop()
 	require.EqualValues(t, 100, gcPercent(), "restored")
 }

@@ -29,6 +29,13 @@ const (
 	// closeGrace is how long Close lets mochi disconnect its clients
 	// before closing the remaining connections itself.
 	closeGrace = 2 * time.Second
+
+	// sysInterval is how often, in seconds, the broker refreshes its
+	// $SYS topics: mosquitto's default. Each refresh stops the world to
+	// read the memory statistics and stores twenty retained messages;
+	// at mochi's default, every second, that was a large share of an
+	// idle process's CPU.
+	sysInterval = 10
 )
 
 // Config configures an embedded broker. The zero value is valid: a broker
@@ -113,7 +120,7 @@ func New(cfg Config) (*Broker, error) {
 	// default, also for MQTT 3.1.1 clients that cannot ask for it; a
 	// robot's retained state must not vanish overnight.
 	caps.MaximumMessageExpiryInterval = 0
-	srv := mochi.New(&mochi.Options{Capabilities: caps, Logger: log})
+	srv := mochi.New(&mochi.Options{Capabilities: caps, Logger: log, SysTopicResendInterval: sysInterval})
 	counts := &counters{}
 	audience, err := addHooks(srv, cfg, counts, log)
 	if err != nil {
