@@ -3,8 +3,6 @@ package executor
 import (
 	"runtime"
 	"time"
-
-	"github.com/robotexec/robotexec/internal/tsc"
 )
 
 // A worker that runs out of work busy-waits before it sleeps: it polls the
@@ -22,16 +20,18 @@ const busyMargin = 20 * time.Microsecond
 // running instead of asleep. Waking a sleeping thread takes tens of
 // microseconds; the lead covers it.
 func (e *Executor) early(deadline time.Time) {
-	now, ticks := time.Now(), tsc.Read()
-	e.busyUntil.Store(ticks + int64(float64(deadline.Sub(now)+busyMargin)/tsc.NsPerTick()))
+	f := e.timers.Fast()
+	e.busyUntil.Store(f.Now() + f.Ticks(time.Until(deadline)+busyMargin))
 	e.wake()
 }
 
-// busyWait polls the timers until the counter reaches until or work is
-// ready, whichever is first.
+// busyWait polls the timers until the queue's poll clock (the counter, or
+// the monotonic clock where the counter is not trusted) reaches until or
+// work is ready, whichever is first.
 func (e *Executor) busyWait(until int64) {
-	for tsc.Read() < until {
-		e.timers.Fast().Poll()
+	f := e.timers.Fast()
+	for f.Now() < until {
+		f.PollWait()
 		if !e.set.Empty() {
 			return
 		}
@@ -70,6 +70,10 @@ func (e *Executor) busyWaitIdle(w *worker) {
 	}
 	start := time.Now()
 	for i := 0; ; i++ {
+		// A deadline that passed while the worker ran callbacks, where
+		// Poll between them does not read the clock (no trusted
+		// counter): served here, before the worker parks.
+		e.timers.Fast().PollWait()
 		if !e.set.Empty() {
 			w.busyFor = idleBusyWait
 			return

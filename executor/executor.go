@@ -150,9 +150,10 @@ type readMostly struct {
 	// batchOn is the clock that batches are timed on (see batchClock):
 	// onTSC where the time-stamp counter is trusted.
 	batchOn int
-	// busyUntil is a time-stamp counter reading up to which a worker
-	// that runs out of work polls the timers instead of parking: a
-	// deadline is near (see early). 0 for none.
+	// busyUntil is a reading of the timer queue's poll clock
+	// (timerq.Fast.Now) up to which a worker that runs out of work polls
+	// the timers instead of parking: a deadline is near (see early). 0
+	// for none.
 	busyUntil atomic.Int64
 	// budget is Options.BatchBudget in the ticks of batchClock; epoch is its
 	// origin where the time-stamp counter is not used.
@@ -247,7 +248,7 @@ func New(opts Options) *Executor {
 	e.timers = timerq.NewQueue(facade.Clock(opts.Clock), e.set)
 	if e.timers.Fast().Pollable() && e.timers.Fast().Lead() > 0 {
 		// Only a queue its workers can poll: early's busy-wait reads
-		// the counter against the clock's deadlines.
+		// the queue's poll clock against the deadlines.
 		e.timers.Fast().SetEarly(e.early)
 	}
 	e.workers = make([]*worker, opts.Workers)

@@ -1,7 +1,5 @@
 package executor
 
-import "github.com/robotexec/robotexec/internal/tsc"
-
 func (w *worker) signal() {
 	select {
 	case w.wake <- struct{}{}:
@@ -57,7 +55,7 @@ func (e *Executor) unpark(w *worker) bool {
 // while (see idleBusyWait); else it parks w until a trigger wakes it. e.mu
 // must be held; waitLocked releases it.
 func (e *Executor) waitLocked(w *worker) {
-	if until := e.busyUntil.Load(); until != 0 && tsc.Read() < until {
+	if until := e.busyUntil.Load(); until != 0 && e.timers.Fast().Now() < until {
 		// A deadline is near: poll for it rather than sleep.
 		e.mu.Unlock()
 		e.busyWait(until)

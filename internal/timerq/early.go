@@ -46,9 +46,12 @@ func (q *Queue) rearm() {
 func (q *Queue) arm(d, at time.Time) {
 	q.armedAt = d
 	q.alarm.Set(at)
-	if q.nsPerTick != 0 {
+	switch {
+	case q.nsPerTick != 0:
 		now, ticks := q.clock.Now(), tsc.Read()
 		q.pollAt.Store(max(ticks+int64(float64(d.Sub(now))/q.nsPerTick), 1))
+	case q.onClock:
+		q.pollAt.Store(max(int64(d.Sub(q.base)), 1))
 	}
 }
 

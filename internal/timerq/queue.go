@@ -54,10 +54,15 @@ type Queue struct {
 	keys     []uint64
 	sorted   []slot
 
-	// nsPerTick is the time-stamp counter's period where the queue can be
-	// polled (see Fast.Poll), else 0. pollAt is the counter's reading at the
-	// armed deadline, 0 when none is armed.
+	// nsPerTick is the time-stamp counter's period where the queue is
+	// polled on the counter (see Fast.Poll), else 0. onClock reports that
+	// it is polled on its clock's monotonic readings instead: a real-time
+	// clock where the counter is not trusted, polled only by busy-waiting
+	// workers (Fast.PollWait). pollAt is the reading, on the counter or
+	// in nanoseconds from base on the clock, at the armed deadline; 0
+	// when none is armed.
 	nsPerTick float64
+	onClock   bool
 	pollAt    atomic.Int64
 
 	// lead is how long before a deadline the alarm rings first, for
@@ -82,6 +87,7 @@ func NewQueue(c Clock, set *waitset.Set) *Queue {
 	q := &Queue{clock: c, set: set, base: c.Now()}
 	if _, ok := c.(realTime); ok {
 		q.nsPerTick = tsc.NsPerTick()
+		q.onClock = q.nsPerTick == 0
 	}
 	if g, ok := c.(GridClock); ok {
 		q.grid, q.step = g.Grid(), g.Grid()
