@@ -57,6 +57,14 @@ type Options struct {
 	// Version is the program's version as the graph topic reports it;
 	// empty means the module's version (see Version).
 	Version string
+	// Extra, when not nil, adds callbacks of the program's own beside the
+	// config's nodes: Start calls it with the nodes' environment (the
+	// executor, the MQTT client's router, the logger) once they are built,
+	// before the executor runs, and what it registers runs as theirs do.
+	// Its error fails the start. robotexec bench measures a node's timers
+	// under run this way, without a node type that every config could
+	// name.
+	Extra func(*nodes.Env) error
 }
 
 // Start starts what cfg describes, with opts: it embeds or connects to
@@ -105,7 +113,7 @@ func (a *App) start(ctx context.Context, opts Options) error {
 	if err := a.newExecutor(ctx, mc, logger); err != nil {
 		return err
 	}
-	if err := a.buildNodes(); err != nil {
+	if err := a.buildNodes(opts.Extra); err != nil {
 		return err
 	}
 	a.run()
@@ -176,8 +184,9 @@ func (a *App) clientConfig(urls []string) mqtt.Config {
 }
 
 // buildNodes builds every node of the config on the executor, behind the
-// taps of a recording (run -record) and of the live view (view.listen).
-func (a *App) buildNodes() error {
+// taps of a recording (run -record) and of the live view (view.listen),
+// then what extra (Options.Extra), if not nil, adds beside them.
+func (a *App) buildNodes(extra func(*nodes.Env) error) error {
 	router := a.client.Router()
 	e := NodeEnv(a.cfg, a.ex, router, a.log)
 	if err := a.startView(router); err != nil {
@@ -191,7 +200,10 @@ func (a *App) buildNodes() error {
 		}
 		a.nodes = append(a.nodes, node)
 	}
-	return nil
+	if extra == nil {
+		return nil
+	}
+	return extra(e)
 }
 
 // run serves the observability endpoints, runs the executor and the graph

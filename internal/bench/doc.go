@@ -29,6 +29,17 @@
 //     same repetitions, paho.mqtt.golang's (MQTT 3.1.1) and paho.golang's
 //     (MQTT 5.0). Target ratio ≥ 0.8; via mosquitto (docs/mqtt.md's
 //     settings, max_inflight_messages 1000 among them), ≥ 0.9.
+//   - run (processes as users start them, with Config.Executable): mqtt
+//     bridge under run via mosquitto, `robotexec run` of a bridge-only
+//     config beside a raw paho.mqtt.golang forwarder process through a
+//     mosquitto with max_inflight_messages 100 and persistence, fed 20,000
+//     QoS 1 messages as fast as a producer publishes them: throughput
+//     (target ratio ≥ 1.0), paced p99 (≤ 1.1) and RSS after the burst
+//     (≤ 2); and timer lateness under run, 1,000 timers at 100 Hz in a
+//     node of a run (p99 target ≤ 200 µs, no missed deadline).
+//   - idle cpu: a `robotexec run` process with 1,000 bridges and 100
+//     heartbeats at 1 Hz on its embedded broker, its CPU over up to 10 s
+//     (target ≤ 0.36% of a core), beside a raw paho client process.
 //   - pipeline 5 hops via mosquitto: the process's CPU time per message of
 //     a 5-stage pipeline on one MQTT client of mosquitto, in-process
 //     (in_process true), versus every hop through the broker, with the

@@ -24,11 +24,11 @@ const (
 
 // Groups lists the suite's groups of metrics, in the order they run and
 // appear in the table; Config.Only selects among them.
-var Groups = []string{"throughput", "latency", "cost", "timers", "bridge", "pipeline", "view", "cluster", "reference", "memory"}
+var Groups = []string{"throughput", "latency", "cost", "timers", "bridge", "run", "idle", "pipeline", "view", "cluster", "reference", "memory"}
 
 // weights share the budget among the groups.
 var weights = map[string]float64{
-	"throughput": 0.12, "latency": 0.18, "cost": 0.12, "timers": 0.26, "bridge": 0.26, "pipeline": 0.24, "view": 0.2, "cluster": 0.1, "reference": 0.14, "memory": 0.01,
+	"throughput": 0.12, "latency": 0.18, "cost": 0.12, "timers": 0.26, "bridge": 0.26, "run": 0.2, "idle": 0.1, "pipeline": 0.24, "view": 0.2, "cluster": 0.1, "reference": 0.14, "memory": 0.01,
 }
 
 // minSlice is the shortest run of one system in one repetition, per group.
@@ -88,6 +88,8 @@ var groupSpecs = map[string][]Spec{
 	"cost":       {specCost},
 	"timers":     {specTimer, specTimerGo},
 	"bridge":     {specBridge, specBridgeMosq},
+	"run":        {specRunBridge, specRunBridgePaced, specRunBridgeRSS, specRunTimer, specRunTimerMissed},
+	"idle":       {specIdle},
 	"pipeline":   {specPipeP50, specPipeP99, specPipeHop, specPipeMosq},
 	"view":       {specViewCPU, specViewP99},
 	"cluster":    {specBridgeClus, specFailover},
@@ -113,6 +115,11 @@ type Config struct {
 	Only []string
 	// Progress, when not nil, receives a line as each group starts.
 	Progress io.Writer
+	// Executable is the robotexec executable that the groups measuring
+	// robotexec processes (run, idle) start, as `robotexec run` and as
+	// the suite's child processes (ChildEnv); without it their rows are
+	// not measured.
+	Executable string
 
 	// IdleEntities is the number of idle subscriptions of the per-event
 	// cost's loaded case; 0 means DefaultIdleEntities. Tests make it small.
@@ -211,7 +218,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	}
 	runs := map[string]func() ([]Metric, error){
 		"throughput": s.throughput, "latency": s.latency, "cost": s.cost,
-		"timers": s.timers, "bridge": s.bridge, "pipeline": s.pipeline, "view": s.view, "cluster": s.cluster, "reference": s.reference, "memory": s.memory,
+		"timers": s.timers, "bridge": s.bridge, "run": s.run, "idle": s.idle, "pipeline": s.pipeline, "view": s.view, "cluster": s.cluster, "reference": s.reference, "memory": s.memory,
 	}
 	for _, g := range Groups {
 		if !cfg.selected(g) {

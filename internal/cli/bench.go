@@ -16,6 +16,9 @@ import (
 )
 
 func cmdBench(args []string, stdout, stderr io.Writer) int {
+	if role := os.Getenv(bench.ChildEnv); role != "" {
+		return benchChild(role, args, stderr)
+	}
 	fs := newFlags("bench", "[flags]",
 		"Run the executor benchmark suite on this machine and print a table: each metric\n"+
 			"beside its baseline, measured in the same run, median of the repetitions.\n"+
@@ -47,6 +50,7 @@ func cmdBench(args []string, stdout, stderr io.Writer) int {
 		return usageErr("-workers %d: want 1 or more", *workers)
 	}
 	cfg := bench.Config{Budget: *budget, Repeat: *repeat, Workers: *workers}
+	cfg.Executable, _ = os.Executable()
 	if *only != "" {
 		for _, g := range strings.Split(*only, ",") {
 			cfg.Only = append(cfg.Only, strings.TrimSpace(g))
@@ -112,4 +116,16 @@ func runBench(cfg bench.Config, jsonOut bool, stdout, stderr io.Writer, usage fu
 		}
 	}
 	return code
+}
+
+// benchChild runs the suite's child process role (bench.ChildEnv) with
+// args until SIGINT or SIGTERM.
+func benchChild(role string, args []string, stderr io.Writer) int {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := bench.RunChild(ctx, role, args); err != nil {
+		fmt.Fprintln(stderr, "robotexec bench:", err)
+		return ExitFailure
+	}
+	return ExitOK
 }

@@ -1,0 +1,75 @@
+package bench
+
+import (
+	"context"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/robotexec/robotexec/internal/mqtt/broker"
+)
+
+// TestWireThroughRawForwarder runs the run group's measurer against the
+// raw forwarder's role through the embedded broker: every message of a
+// burst and of a paced run comes back forwarded, once.
+func TestWireThroughRawForwarder(t *testing.T) {
+	brk, err := broker.New(broker.Config{Listen: "127.0.0.1:0", Logger: discard})
+	require.NoError(t, err)
+	defer brk.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- RunChild(ctx, rawForwarderRole, []string{brk.URL(), "test-raw-forwarder"}) }()
+	defer func() {
+		cancel()
+		require.NoError(t, <-done)
+	}()
+
+	w, err := dialWire(brk.URL(), "test-wire")
+	require.NoError(t, err)
+	defer w.Close()
+	require.NoError(t, w.ready(10*time.Second))
+	rate, err := w.burst(500, 10*time.Second)
+	require.NoError(t, err)
+	require.Positive(t, rate)
+	lat, err := w.paced(1000, 200*time.Millisecond, 10*time.Second)
+	require.NoError(t, err)
+	require.Len(t, lat, 200)
+	require.Positive(t, lat[0], "one-way latencies are positive")
+	require.Zero(t, w.cur.Load().dups.Load())
+}
+
+// TestRunChildUnknownRole: an unknown role is an error naming the roles.
+func TestRunChildUnknownRole(t *testing.T) {
+	err := RunChild(context.Background(), "no-such-role", nil)
+	require.ErrorContains(t, err, rawForwarderRole)
+}
+
+// TestProcFigures reads this process's CPU and RSS as the run group reads
+// its children's.
+func TestProcFigures(t *testing.T) {
+	if _, err := os.Stat("/proc/self/stat"); err != nil {
+		t.Skip("no /proc on this system: the run group's rows need Linux")
+	}
+	rss, err := procRSS(os.Getpid())
+	require.NoError(t, err)
+	require.Greater(t, rss, int64(1<<20))
+	before, err := procCPU(os.Getpid())
+	require.NoError(t, err)
+	for start := time.Now(); time.Since(start) < 50*time.Millisecond; {
+	}
+	after, err := procCPU(os.Getpid())
+	require.NoError(t, err)
+	require.Greater(t, after, before, "50 ms of spinning shows in the process's CPU time")
+}
+
+// TestRunBridgeWithoutExecutable: without the executable the rows are not
+// measured, which is not a failure.
+func TestRunBridgeWithoutExecutable(t *testing.T) {
+	s := &suite{ctx: context.Background(), cfg: Config{Repeat: 1, Budget: time.Second}}
+	for _, m := range s.runBridge() {
+		require.Empty(t, m.Error, m.Name)
+		require.NotEmpty(t, m.NotMeasured, m.Name)
+	}
+}
