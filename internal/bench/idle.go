@@ -21,10 +21,12 @@ import (
 var specIdle = Spec{Name: "idle cpu (% of a core)", Unit: "% of a core", BaselineName: "raw paho client", Target: &Target{Of: "value", Op: "<=", Bound: 0.36}}
 
 const (
-	// IdleBridges and IdleBeats are the idle workload's bridge nodes (raw
-	// subscriptions) and heartbeat nodes (raw tickers), the latter at 1 Hz.
+	// IdleBridges is the number of the idle workload's bridge nodes (the
+	// raw client's subscriptions).
 	IdleBridges = 1000
-	IdleBeats   = 100
+	// IdleBeats is the number of its heartbeat nodes at 1 Hz (the raw
+	// client's tickers).
+	IdleBeats = 100
 
 	// idleWindow is the longest window over which a process's CPU is
 	// measured, idleMinWindow the shortest, whatever the budget.
