@@ -85,21 +85,6 @@ func TestCPUReadingTo(t *testing.T) {
 	}
 }
 
-// TestReadCPU reads this process's CPU time by thread as the idle group
-// reads its processes'.
-func TestReadCPU(t *testing.T) {
-	if _, err := os.Stat("/proc/self/task"); err != nil {
-		t.Skip("no /proc on this system: the idle group's row needs Linux")
-	}
-	before, err := readThreadsCPU(os.Getpid())
-	require.NoError(t, err)
-	require.NotEmpty(t, before.threads)
-	spent := spinCPU(t, 50*time.Millisecond)
-	after, err := readThreadsCPU(os.Getpid())
-	require.NoError(t, err)
-	require.GreaterOrEqual(t, before.to(after), spent*4/5, "the CPU time the process spent (getrusage) shows in its threads'")
-}
-
 // TestIdleRaw runs the idle baseline's role, small: it says it is ready,
 // and returns nil when its context ends.
 func TestIdleRaw(t *testing.T) {

@@ -155,8 +155,6 @@ func (s *suite) forwarder(robotexec bool, url, dir string, k int) (*exec.Cmd, er
 	if err != nil {
 		return nil, err
 	}
-	var log strings.Builder
-	cmd.Stderr = &limitedWriter{b: &log, n: 4096}
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}
@@ -167,19 +165,6 @@ func (s *suite) forwarder(robotexec bool, url, dir string, k int) (*exec.Cmd, er
 func stopProcess(cmd *exec.Cmd) {
 	_ = cmd.Process.Signal(os.Interrupt)
 	_ = cmd.Wait()
-}
-
-// limitedWriter keeps the first n bytes written to it.
-type limitedWriter struct {
-	b *strings.Builder
-	n int
-}
-
-func (l *limitedWriter) Write(p []byte) (int, error) {
-	if rest := l.n - l.b.Len(); rest > 0 {
-		l.b.Write(p[:min(len(p), rest)])
-	}
-	return len(p), nil
 }
 
 // rawForwarderRole is the child role of the raw forwarder: args are the

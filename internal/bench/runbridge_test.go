@@ -2,7 +2,6 @@ package bench
 
 import (
 	"context"
-	"os"
 	"testing"
 	"time"
 
@@ -44,40 +43,6 @@ func TestWireThroughRawForwarder(t *testing.T) {
 func TestRunChildUnknownRole(t *testing.T) {
 	err := RunChild(context.Background(), "no-such-role", nil)
 	require.ErrorContains(t, err, rawForwarderRole)
-}
-
-// TestProcFigures reads this process's CPU and RSS as the run group reads
-// its children's.
-func TestProcFigures(t *testing.T) {
-	if _, err := os.Stat("/proc/self/stat"); err != nil {
-		t.Skip("no /proc on this system: the run group's rows need Linux")
-	}
-	rss, err := procRSS(os.Getpid())
-	require.NoError(t, err)
-	require.Greater(t, rss, int64(1<<20))
-	before, err := procCPU(os.Getpid())
-	require.NoError(t, err)
-	spent := spinCPU(t, 50*time.Millisecond)
-	after, err := procCPU(os.Getpid())
-	require.NoError(t, err)
-	// /proc's CPU times count in 10 ms ticks.
-	require.GreaterOrEqual(t, after-before, spent-2*time.Second/clockTicks, "the CPU time the process spent (getrusage) shows in /proc")
-}
-
-// spinCPU spins until the process has spent at least d more CPU time, by
-// getrusage, however long that takes on a loaded machine, and returns
-// what it spent.
-func spinCPU(t *testing.T, d time.Duration) time.Duration {
-	t.Helper()
-	start, ok := processCPU()
-	if !ok {
-		t.Skip("getrusage is not available here")
-	}
-	for {
-		if now, _ := processCPU(); now-start >= d {
-			return now - start
-		}
-	}
 }
 
 // TestRunBridgeWithoutExecutable: without the executable the rows are not

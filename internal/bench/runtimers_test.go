@@ -106,16 +106,3 @@ func TestLateWindow(t *testing.T) {
 	require.False(t, w.holds(from.Add(time.Second+time.Nanosecond)))
 	require.False(t, (*lateWindow)(nil).holds(from.Add(time.Millisecond)), "nothing is recorded before the window is set")
 }
-
-func TestRunQueueWait(t *testing.T) {
-	w0, ok := runQueueWait()
-	if !ok {
-		t.Skip("no /proc/self/task/*/schedstat on this system")
-	}
-	w1, ok := runQueueWait()
-	require.True(t, ok)
-	require.GreaterOrEqual(t, w1, w0, "the threads' waits only grow")
-	require.Equal(t, w1-w0, waitedBetween(w0, w1, true))
-	require.Equal(t, time.Duration(-1), waitedBetween(w1+1, w1, true), "a thread ended between the readings")
-	require.Equal(t, time.Duration(-1), waitedBetween(w0, w1, false))
-}
