@@ -243,6 +243,12 @@ func (g *referenceGraph) measure(windows int, window time.Duration) ([]Reference
 	marks := []mark{now()}
 	for range windows {
 		time.Sleep(window) // the window's length: the graph runs on its timers meanwhile
+		// A window holds at least one hot-path sample and two planner
+		// periods: on a loaded machine a short window may not, and is
+		// made longer, up to referenceWait.
+		for began := marks[len(marks)-1].at; !g.enough(began) && time.Since(began) < referenceWait; {
+			time.Sleep(referenceExtension)
+		}
 		marks = append(marks, now())
 	}
 	g.mu.Lock()
@@ -269,6 +275,30 @@ func (g *referenceGraph) measure(windows int, window time.Duration) ([]Reference
 		}
 	}
 	return ws, nil
+}
+
+// referenceExtension is the step by which a window with too few samples
+// is made longer.
+const referenceExtension = 50 * time.Millisecond
+
+// enough reports whether the samples since from hold a hot-path sample
+// and two planner periods.
+func (g *referenceGraph) enough(from time.Time) bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	var hot, planner int
+	for _, s := range g.samples {
+		if s.at.Before(from) {
+			continue
+		}
+		if s.HotPath {
+			hot++
+		}
+		if s.Planner {
+			planner++
+		}
+	}
+	return hot >= 1 && planner >= 2
 }
 
 // ReferenceLowerBound returns the hot path's least latency on this
