@@ -66,16 +66,35 @@ func blend(avg, s Sample, a float64) Sample {
 }
 `
 
-// slowStop is a test node in the same package: its shutdown function
-// blocks, so that a drain is slow on purpose and a second signal must cut
-// it short.
+// slowStop holds test nodes in the same package: slow_stop, whose
+// shutdown function blocks, so that a drain is slow on purpose and a
+// second signal must cut it short; and slow_sink, a subscriber that
+// takes work per message and publishes nothing.
 const slowStop = `package imufilter
 
 import (
+	"context"
 	"time"
 
 	"github.com/robotexec/robotexec/nodes"
+	"github.com/robotexec/robotexec/subscribers"
 )
+
+func init() { nodes.Register("slow_sink", "test node that takes work per message of input", newSlowSink) }
+
+type slowSinkParams struct {
+	Input string        ` + "`yaml:\"input\"`" + `
+	Work  time.Duration ` + "`yaml:\"work\"`" + `
+}
+
+func newSlowSink(n *nodes.Node) error {
+	var p slowSinkParams
+	if err := n.Params(&p); err != nil {
+		return err
+	}
+	n.Subscribe(p.Input, func(ctx context.Context, m subscribers.Message) { time.Sleep(p.Work) })
+	return nil
+}
 
 func init() { nodes.Register("slow_stop", "test node whose shutdown takes a minute", newSlowStop) }
 
@@ -126,7 +145,7 @@ func TestCustomBinary(t *testing.T) {
 		r := runCmd(t, quickExit, bin, nil, "nodes")
 		require.Equal(t, 0, r.code, "%s", r)
 		require.Regexp(t, `(?m)^imu_filter\s+low-pass filter for IMU samples$`, r.stdout)
-		for _, typ := range []string{"bridge", "heartbeat", "watchdog", "slow_stop"} {
+		for _, typ := range []string{"bridge", "heartbeat", "watchdog", "slow_stop", "slow_sink"} {
 			require.Regexp(t, `(?m)^`+typ+`\s+\S`, r.stdout)
 		}
 		require.NotContains(t, r.stdout, "sim_imu", "only the built-in types and the binary's own")
@@ -170,6 +189,13 @@ func TestCustomBinary(t *testing.T) {
 		require.Equal(t, 0, rx.wait(t, stopWithin))
 		requireOrdered(t, rx.stderr.all(), "robotexec running", "draining", "stopped")
 	})
+
+	for _, name := range brokerNames {
+		t.Run("burst for a slow sink via "+name, func(t *testing.T) {
+			t.Parallel()
+			burstWaitsAtBroker(t, bin, name)
+		})
+	}
 
 	t.Run("second signal during a slow drain", func(t *testing.T) {
 		t.Parallel()

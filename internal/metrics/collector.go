@@ -72,6 +72,7 @@ type Collector struct {
 	published         *prometheus.Desc
 	publishFailures   *prometheus.Desc
 	refused           *prometheus.Desc
+	intake, outbound  *prometheus.Desc
 	brokerConns       *prometheus.Desc
 	brokerRefused     *prometheus.Desc
 	viewConns         *prometheus.Desc
@@ -116,6 +117,10 @@ func NewCollector(src Sources) *Collector {
 			"Publications that failed (not connected, closed, timed out).", nil, nil),
 		refused: prometheus.NewDesc("robotexec_mqtt_refused_total",
 			"Publications and subscriptions that the broker refused, by its reason (MQTT 5 reason codes: not_authorized, quota_exceeded, packet_too_large, ...).", []string{"reason"}, nil),
+		intake: prometheus.NewDesc("robotexec_mqtt_intake_messages",
+			"Messages received from the MQTT broker and not yet handed to the subscriptions' queues.", nil, nil),
+		outbound: prometheus.NewDesc("robotexec_mqtt_outbound_messages",
+			"Publications waiting to be handed to the MQTT broker connection.", nil, nil),
 		brokerConns: prometheus.NewDesc("robotexec_broker_connections",
 			"Connections open to the embedded broker, those not yet authenticated included.", nil, nil),
 		brokerRefused: prometheus.NewDesc("robotexec_broker_refused_total",
@@ -139,7 +144,7 @@ func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{
 		c.duration, c.latency, c.queueDepth, c.dropped, c.missed, c.panics,
 		c.connected, c.reconnects, c.broker, c.sessionsLost, c.received, c.published, c.publishFailures, c.refused,
-		c.brokerConns, c.brokerRefused, c.viewConns, c.viewDropped, c.viewChannels, c.viewEvicted, c.viewRefused,
+		c.intake, c.outbound, c.brokerConns, c.brokerRefused, c.viewConns, c.viewDropped, c.viewChannels, c.viewEvicted, c.viewRefused,
 	} {
 		ch <- d
 	}
@@ -267,6 +272,8 @@ func (c *Collector) collectMQTT(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(c.received, prometheus.CounterValue, float64(st.Received))
 	ch <- prometheus.MustNewConstMetric(c.published, prometheus.CounterValue, float64(st.Published))
 	ch <- prometheus.MustNewConstMetric(c.publishFailures, prometheus.CounterValue, float64(st.PublishFailed))
+	ch <- prometheus.MustNewConstMetric(c.intake, prometheus.GaugeValue, float64(st.Pending))
+	ch <- prometheus.MustNewConstMetric(c.outbound, prometheus.GaugeValue, float64(st.Outbound))
 	for r, n := range st.Refused {
 		ch <- prometheus.MustNewConstMetric(c.refused, prometheus.CounterValue, float64(n), r.Label())
 	}

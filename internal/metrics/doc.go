@@ -18,6 +18,8 @@
 //	robotexec_mqtt_reconnects_total       counter
 //	robotexec_mqtt_broker                 gauge      broker (1 for the broker connected to)
 //	robotexec_mqtt_sessions_lost_total    counter
+//	robotexec_mqtt_intake_messages        gauge
+//	robotexec_mqtt_outbound_messages      gauge
 //
 // and robotexec_mqtt_messages_received_total,
 // robotexec_mqtt_messages_published_total,

@@ -131,6 +131,7 @@ type counters struct {
 	sessionsLost                            atomic.Uint64
 	received, redelivered, delivered, unrtd atomic.Uint64
 	tooLarge, pendingFull                   atomic.Uint64
+	braked, overSent                        atomic.Uint64
 	published, publishFailed                atomic.Uint64
 }
 
@@ -171,7 +172,7 @@ func Dial(cfg Config) (*Client, error) {
 		QoS:        s.QoS,
 		MaxPayload: s.MaxPayload,
 	})
-	c.in.init()
+	c.in.init(s.ReceiveMaximum)
 	c.in.paused.Store(s.StartPaused)
 	c.out.init()
 	go c.runIntake()

@@ -52,9 +52,13 @@ type intake struct {
 	qos0   atomic.Int64  // QoS 0 messages in q or being handed over
 	n      atomic.Int64  // all messages in q or being handed over
 	acking link          // the intake goroutine's: whose acknowledgements wait
+	reader brake         // holds the connection's reader while the broker sends too much (brake.go)
 }
 
-func (in *intake) init() { in.wake = make(chan struct{}, 1) }
+func (in *intake) init(receiveMaximum int) {
+	in.wake = make(chan struct{}, 1)
+	in.reader.init(int64(receiveMaximum / 2))
+}
 
 func (in *intake) len() int { return int(in.n.Load()) }
 
@@ -89,6 +93,9 @@ func (c *Client) onMessage(it *inbound) {
 		}
 	}
 	in.n.Add(1)
+	if it.msg.QoS > 0 {
+		c.awaitIntake()
+	}
 	in.push(*it)
 }
 
@@ -105,7 +112,9 @@ func (in *intake) done(it *inbound) {
 	if it.msg.QoS == 0 {
 		in.qos0.Add(-1)
 	}
-	in.n.Add(-1)
+	if n := in.n.Add(-1); it.msg.QoS > 0 {
+		in.reader.released(n - in.qos0.Load())
+	}
 	it.handled()
 }
 
@@ -168,6 +177,9 @@ func (c *Client) handOver(batch []inbound) (closed bool) {
 			// on the next connection.
 			return true
 		default:
+		}
+		if !c.awaitRoom() {
+			return true // closed meanwhile: not acknowledged, as above
 		}
 		if in.paused.Load() {
 			in.mu.Lock()

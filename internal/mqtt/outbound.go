@@ -41,6 +41,7 @@ type outbound struct {
 	wake   chan struct{} // buffered: a pending wake-up
 	done   chan struct{} // closed when the feeder ends
 	n      atomic.Int64  // publications queued or being handed over
+	brake  brake         // holds the intake while n is high (brake.go)
 }
 
 // outgoing is a publication waiting for the connection.
@@ -62,6 +63,7 @@ type outgoing struct {
 func (o *outbound) init() {
 	o.wake = make(chan struct{}, 1)
 	o.done = make(chan struct{})
+	o.brake.init(brakeLow)
 }
 
 func (o *outbound) len() int { return int(o.n.Load()) }
@@ -244,7 +246,7 @@ func (c *Client) handBatch(l link, batch []outgoing) {
 			return
 		}
 		batch[i] = outgoing{}
-		o.n.Add(-1)
+		o.brake.released(o.n.Add(-1))
 	}
 }
 

@@ -40,6 +40,14 @@ type Stats struct {
 	// Outbound the number of publications not yet handed to the
 	// connection (queued, or being handed).
 	Pending, Outbound int
+	// Braked counts the times the intake stopped while more than 1,024
+	// publications waited for the broker (see brake.go): the broker held
+	// the messages back meanwhile.
+	Braked uint64
+	// OverSent counts the QoS 1 and 2 messages that found more of them
+	// waiting in the intake than the Receive Maximum lets the broker send
+	// (see brake.go): the connection's reader waited before it took more.
+	OverSent uint64
 	// Published counts publications handed to the connection;
 	// PublishFailed those that failed: refused at once (not connected,
 	// closed, too many waiting, too large, forbidden), refused by the
@@ -77,6 +85,8 @@ func (c *Client) Stats() Stats {
 		},
 		Pending:       c.in.len(),
 		Outbound:      c.out.len(),
+		Braked:        c.braked.Load(),
+		OverSent:      c.overSent.Load(),
 		Published:     c.published.Load(),
 		PublishFailed: c.publishFailed.Load() + c.router.TooLarge(),
 		Refused:       c.refusals.counts(),
