@@ -44,22 +44,27 @@ type referenceFigures struct {
 }
 
 func (s *suite) reference() ([]Metric, error) {
-	// The group's time, 2·Repeat slices, goes to the five modes' windows
-	// (2 workers, 1 worker, via mosquitto, saturated with and without
-	// priorities) and the run without the crunch, whose windows are a
-	// third as long: Repeat·window·(5 + 1/3). The saturated graph's
-	// windows are at least referenceSaturatedMinWindow.
-	window := max(s.cfg.slice("reference")*3/8, referenceMinWindow)
+	// The group's time, 2·Repeat slices, goes to the six modes' windows
+	// (2 workers with and without priorities, 1 worker, via mosquitto,
+	// saturated with and without priorities) and the run without the
+	// crunch, whose windows are a third as long: Repeat·window·(6 + 1/3).
+	// The saturated graph's windows are at least
+	// referenceSaturatedMinWindow.
+	window := max(s.cfg.slice("reference")*5/16, referenceMinWindow)
 	satWindow := max(window, referenceSaturatedMinWindow)
 	if s.cfg.Progress != nil {
-		fmt.Fprintf(s.cfg.Progress, "bench: reference: 2 workers, 1 worker, 2 workers via mosquitto: each a run of %d windows of %v after a warm-up of about a second; then without the crunch, windows of %v; then the saturated graph with and without priorities, windows of %v\n",
+		fmt.Fprintf(s.cfg.Progress, "bench: reference: 2 workers, 2 workers without priorities, 1 worker, 2 workers via mosquitto: each a run of %d windows of %v after a warm-up of about a second; then without the crunch, windows of %v; then the saturated graph with and without priorities, windows of %v\n",
 			s.cfg.Repeat, window.Round(time.Millisecond), max(window/3, referenceMinWindow).Round(time.Millisecond), satWindow.Round(time.Millisecond))
 	}
-	two, err := s.referenceMode("2 workers", refsys.Autoware, "", 2, window)
+	two, err := s.referenceMode("2 workers", referenceGraphOf, "", 2, window)
 	if err != nil {
 		return nil, err
 	}
-	one, err := s.referenceMode("1 worker", refsys.Autoware, "", 1, window)
+	plain, err := s.referenceMode("2 workers without priorities", refsys.Autoware, "", 2, window)
+	if err != nil {
+		return nil, err
+	}
+	one, err := s.referenceMode("1 worker", referenceGraphOf, "", 1, window)
 	if err != nil {
 		return nil, err
 	}
@@ -68,18 +73,22 @@ func (s *suite) reference() ([]Metric, error) {
 		return nil, err
 	}
 	mean, p99 := two.headline(specRefMean, two.mean), NewMetric(specRefP99, two.p99, two.lower)
+	mean.Figures = append(mean.Figures,
+		NewFigure("hot path mean without priorities", "ms", plain.mean),
+		NewFigure("hot path p99 without priorities", "ms", plain.p99),
+		NewFigure("planner period std without priorities", "ms", plain.plannerStd))
 	drops, planner := NewMetric(specRefDrops, two.drops, nil), NewMetric(specRefPlanner, two.plannerStd, nil)
 	mean1, drops1 := one.headline(specRefMean1, one.mean), NewMetric(specRefDrops1, one.drops, nil)
 	mosq := s.referenceMosquitto(window)
 	saturated := s.referenceSaturated(satWindow)
 	cpu := NewMetric(specRefCPU, two.cpu, two.crunchCPU)
-	mean.Note = fmt.Sprintf("the Autoware reference system (examples/referencesystem/autoware.yaml: 24 nodes, every crunch Crunch(4096)) on an executor of 2 workers behind an MQTT client of the embedded broker, as robotexec run runs it; the hot path's latency (FrontLidarDriver/RearLidarDriver to the start of ObjectCollisionEstimator's callback) of each message at a subscription beside VehicleDBWSystem's (depth 10, drop_oldest), after its warm-up of %d messages; one run per mode, %d windows of %v each (the repetitions: each window's mean, p99, ...), %d hot-path samples in all; the lower bound is the time of 4 crunches in sequence on the bench's goroutine, the median of %d, measured before each mode's run (%s ms: one crunch %s ms, %s ms of CPU); figures: %s. The modes ignore -workers.",
+	mean.Note = fmt.Sprintf("the Autoware reference system (examples/referencesystem/autoware.yaml: 24 nodes, every crunch Crunch(4096)) with priority 1 on its hot path, as saturated.yaml sets it (the figures without priorities: autoware.yaml as it is), on an executor of 2 workers behind an MQTT client of the embedded broker, as robotexec run runs it; the hot path's latency (FrontLidarDriver/RearLidarDriver to the start of ObjectCollisionEstimator's callback) of each message at a subscription beside VehicleDBWSystem's (depth 10, drop_oldest), after its warm-up of %d messages; one run per mode, %d windows of %v each (the repetitions: each window's mean, p99, ...), %d hot-path samples in all; the lower bound is the time of 4 crunches in sequence on the bench's goroutine, the median of %d, measured before each mode's run (%s ms: one crunch %s ms, %s ms of CPU); figures: %s. The modes ignore -workers.",
 		referenceWarmup, len(two.mean), two.windowLength.Round(time.Millisecond), two.samples, referenceLowerBoundOf,
 		FormatNumber(Median(two.lower)), FormatNumber(Median(two.lower)/referenceHotPathCrunches), FormatNumber(two.crunchCPU1), figureList(mean))
 	drops.Note = "the sum of the hot-path nodes' missed samples (keep-last 1 queues overwritten before their run) over each window's messages at the sink."
 	planner.Figures = []Figure{NewFigure("planner period mean", "ms", two.plannerMean)}
 	planner.Note = fmt.Sprintf("BehaviorPlanner's 100 ms timer: the standard deviation of its period (stamp to stamp) at the sink, per window; mean %s ms.", FormatNumber(planner.Figures[0].Value))
-	mean1.Note = "the same graph on 1 worker; figures: " + figureList(mean1) + "."
+	mean1.Note = "the same graph, the hot path at priority 1, on 1 worker; figures: " + figureList(mean1) + "."
 	cpu.Figures = []Figure{
 		NewFigure("cpu without the crunch", "% of a core", bare.cpu),
 		NewFigure("cpu per callback run without the crunch", "us", bare.perRun),
@@ -88,6 +97,12 @@ func (s *suite) reference() ([]Metric, error) {
 		len(bare.cpu), bare.window.Round(time.Millisecond), FormatNumber(cpu.Figures[0].Value), FormatNumber(cpu.Figures[1].Value))
 	return slices.Concat([]Metric{mean, p99, drops, planner, mean1, drops1, mosq}, saturated, []Metric{cpu}), nil
 }
+
+// referenceGraphOf is the graph of the reference rows but the saturated
+// ones: the Autoware graph with priority 1 on its hot path, which a
+// robotexec user gives the path that matters (robotexec serves it first
+// among the ready subscriptions, after the due timers).
+var referenceGraphOf = refsys.Autoware.WithHotPathPriority(1)
 
 // referenceBareFigures are the CPU figures of the graph without its
 // crunch, one per window.
@@ -118,7 +133,7 @@ func (s *suite) referenceMosquitto(window time.Duration) Metric {
 	var f referenceFigures
 	err := withMosquitto(func(url string) error {
 		var err error
-		f, err = s.referenceMode("2 workers via mosquitto", refsys.Autoware, url, 2, window)
+		f, err = s.referenceMode("2 workers via mosquitto", referenceGraphOf, url, 2, window)
 		return err
 	})
 	if err != nil {
