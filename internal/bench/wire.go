@@ -37,7 +37,6 @@ type wire struct {
 	producer, consumer *rawClient
 	cur                atomic.Pointer[wirePhase]
 	next               byte // the next phase's id
-	payload            []byte
 }
 
 // wirePhase is one batch of messages: their send and arrival times by
@@ -53,7 +52,7 @@ type wirePhase struct {
 
 // dialWire connects the producer and the consumer to url as id-*.
 func dialWire(url, id string) (*wire, error) {
-	w := &wire{payload: make([]byte, BridgePayload)}
+	w := &wire{}
 	var err error
 	if w.consumer, err = dialRaw(url, id+"-consumer", true, bridgeWait); err != nil {
 		return nil, err
@@ -106,8 +105,7 @@ func (w *wire) begin(n int) *wirePhase {
 
 // send publishes message seq of p.
 func (w *wire) send(p *wirePhase, seq int) {
-	b := w.payload[:BridgePayload:BridgePayload]
-	b = slices.Clone(b) // paho keeps the payload until the broker has it
+	b := make([]byte, BridgePayload) // paho keeps the payload until the broker has it
 	b[0] = p.id
 	binary.BigEndian.PutUint32(b[1:], uint32(seq))
 	p.sent[seq] = wireNow()
