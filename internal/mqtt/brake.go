@@ -34,18 +34,21 @@ import (
 // does not wait while publications of the client wait for the broker's
 // acknowledgements, which it must read: behind messages that such a
 // broker pushed, they would wait for the subscriptions, and the
-// publications with them. When the intake hands nothing over
-// for readerWait (a subscription that blocks), or after a quarter of the
-// keep-alive, it stops waiting, and does not wait again until the intake
-// is down to half, so that the connection's keep-alive is answered
-// whatever the subscriptions do. A broker that keeps to the Receive
+// publications with them. It waits at most half of each window of half
+// the keep-alive (at most the ping timeout), so that the broker's answer
+// to a ping, which may come behind the messages, is read in time; and
+// when the intake hands nothing over for readerWait (a subscription that
+// blocks), it stops waiting until the intake is down to half. Against
+// such a broker the brake slows the intake's growth rather than bounding
+// it when the subscriptions are slower than the broker sends. A broker that keeps to the Receive
 // Maximum never makes it wait.
 const (
 	// brakeHigh is the outbound backlog at which the intake stops.
 	brakeHigh = 1024
 	// brakeLow is the backlog at which it goes on.
 	brakeLow = brakeHigh / 2
-	// readerWait bounds one wait of the connection's reader.
+	// readerWait is how long the intake may hand nothing over before the
+	// connection's reader stops waiting for it.
 	readerWait = 100 * time.Millisecond
 )
 
@@ -56,6 +59,8 @@ type brake struct {
 	waiting atomic.Bool   // someone waits for room
 	room    chan struct{} // buffered: the count fell to low
 	stalled atomic.Bool   // a wait timed out: none until the count is low
+	window  atomic.Int64  // the reader's: when its budget's window began, ns
+	spent   atomic.Int64  // the reader's: ns waited in that window
 }
 
 func (b *brake) init(low int64) {
@@ -128,11 +133,13 @@ func (c *Client) publishing() bool {
 }
 
 // awaitIntake holds the connection's reader, which received a QoS 1 or 2
-// message, while the intake holds more of them than the Receive Maximum
-// and its own brake does not hold: as long as the intake hands messages
-// over at least once every readerWait, and for at most a quarter of the
-// keep-alive. After a wait that ended so, not again until the intake is
-// down to half.
+// message, while the intake holds more of them than the Receive Maximum,
+// its own brake does not hold and no publication of the client awaits
+// its acknowledgement: as long as the intake hands a message over at
+// least once every readerWait, and for at most half of each window of
+// readerWindow (the broker's answer to a ping may be waiting behind the
+// messages: the reader reads freely the other half). After a wait that
+// the intake's stall ended, not again until the intake is down to half.
 func (c *Client) awaitIntake() {
 	in := &c.in
 	held := func() int64 { return in.n.Load() - in.qos0.Load() }
@@ -142,10 +149,22 @@ func (c *Client) awaitIntake() {
 	if !over() {
 		return
 	}
+	began := time.Now()
+	window := c.readerWindow()
+	if began.UnixNano()-in.reader.window.Load() >= int64(window) {
+		in.reader.window.Store(began.UnixNano())
+		in.reader.spent.Store(0)
+	}
+	left := window/2 - time.Duration(in.reader.spent.Load())
+	if left <= 0 {
+		return
+	}
 	c.overSent.Add(1)
+	defer func() { in.reader.spent.Add(int64(time.Since(began))) }()
 	tick := time.NewTicker(readerWait)
 	defer tick.Stop()
-	until := time.Now().Add(max(readerWait, c.cfg.KeepAlive/4))
+	until := time.NewTimer(left)
+	defer until.Stop()
 	last := held()
 	for {
 		in.reader.waiting.Store(true)
@@ -155,16 +174,27 @@ func (c *Client) awaitIntake() {
 		}
 		select {
 		case <-in.reader.room:
+		case <-until.C:
+			in.reader.waiting.Store(false)
+			return
 		case <-tick.C:
-			now := held()
-			if now >= last || time.Now().After(until) {
-				in.reader.waiting.Store(false)
-				in.reader.stalled.Store(true)
-				return
+			if now := held(); now < last {
+				last = now
+				continue
 			}
-			last = now
+			in.reader.waiting.Store(false)
+			in.reader.stalled.Store(true)
+			return
 		case <-c.ctx.Done():
 			return
 		}
 	}
+}
+
+// readerWindow is the window of the connection's reader's budget: half
+// the keep-alive, and at most the ping timeout (MQTT 3.1.1), so that the
+// reader reads freely at least half of the time within which the broker's
+// answer to a ping must be read.
+func (c *Client) readerWindow() time.Duration {
+	return max(2*readerWait, min(c.cfg.KeepAlive/2, c.cfg.PingTimeout))
 }

@@ -247,6 +247,9 @@ func (c *Client) handBatch(l link, batch []outgoing) {
 		}
 		batch[i] = outgoing{}
 		o.brake.released(o.n.Add(-1))
+		if c.in.reader.waiting.Load() {
+			c.in.reader.signal() // it reads on for the acknowledgement
+		}
 	}
 }
 
