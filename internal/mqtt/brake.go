@@ -59,7 +59,7 @@ type brake struct {
 	waiting atomic.Bool   // someone waits for room
 	room    chan struct{} // buffered: the count fell to low
 	stalled atomic.Bool   // a wait timed out: none until the count is low
-	window  atomic.Int64  // the reader's: when its budget's window began, ns
+	window  atomic.Int64  // the reader's: when its budget's window began, ns after brakeEpoch
 	spent   atomic.Int64  // the reader's: ns waited in that window
 }
 
@@ -150,9 +150,9 @@ func (c *Client) awaitIntake() {
 		return
 	}
 	began := time.Now()
-	window := c.readerWindow()
-	if began.UnixNano()-in.reader.window.Load() >= int64(window) {
-		in.reader.window.Store(began.UnixNano())
+	window, at := c.readerWindow(), int64(began.Sub(brakeEpoch))
+	if at-in.reader.window.Load() >= int64(window) {
+		in.reader.window.Store(at)
 		in.reader.spent.Store(0)
 	}
 	left := window/2 - time.Duration(in.reader.spent.Load())
@@ -190,6 +190,10 @@ func (c *Client) awaitIntake() {
 		}
 	}
 }
+
+// brakeEpoch is the origin of the reader's windows, read on the
+// monotonic clock.
+var brakeEpoch = time.Now()
 
 // readerWindow is the window of the connection's reader's budget: half
 // the keep-alive, and at most the ping timeout (MQTT 3.1.1), so that the
