@@ -18,7 +18,7 @@ import (
 	"github.com/robotexec/robotexec/internal/mqtttest"
 )
 
-// burstWaitsAtBroker: 2,000 QoS 1 messages published at once for a
+// burstWaitsAtBroker: 1,000 QoS 1 messages published at once for a
 // slow_sink that takes 1 ms a message, through the broker named name (the
 // embedded one, or mosquitto, whose 2.0.11 sends past the client's Receive
 // Maximum once the client acknowledges). The messages received and not yet
@@ -26,7 +26,7 @@ import (
 // twice the Receive Maximum (64 at the default max_payload), and the sink
 // runs every message once.
 func burstWaitsAtBroker(t *testing.T, bin, name string) {
-	const n, receiveMaximum = 2000, 64
+	const n, receiveMaximum = 1000, 64
 	b := externalBroker(t, name, broker.Config{}, mqtttest.MosquittoOptions{})
 	mport := freePort(t)
 	r := &pipelineRun{url: b.URL(), metrics: fmt.Sprintf("http://127.0.0.1:%d/metrics", mport)}
