@@ -56,7 +56,7 @@ func (s *suite) reference() ([]Metric, error) {
 		fmt.Fprintf(s.cfg.Progress, "bench: reference: 2 workers, 2 workers without priorities, 1 worker, 2 workers via mosquitto: each a run of %d windows of %v after a warm-up of about a second; then without the crunch, windows of %v; then the saturated graph with and without priorities, windows of %v\n",
 			s.cfg.Repeat, window.Round(time.Millisecond), max(window/3, referenceMinWindow).Round(time.Millisecond), satWindow.Round(time.Millisecond))
 	}
-	two, err := s.referenceMode("2 workers", referenceGraphOf, "", 2, window)
+	two, err := s.referenceMode("2 workers", referencePrioritized, "", 2, window)
 	if err != nil {
 		return nil, err
 	}
@@ -64,7 +64,7 @@ func (s *suite) reference() ([]Metric, error) {
 	if err != nil {
 		return nil, err
 	}
-	one, err := s.referenceMode("1 worker", referenceGraphOf, "", 1, window)
+	one, err := s.referenceMode("1 worker", referencePrioritized, "", 1, window)
 	if err != nil {
 		return nil, err
 	}
@@ -98,11 +98,11 @@ func (s *suite) reference() ([]Metric, error) {
 	return slices.Concat([]Metric{mean, p99, drops, planner, mean1, drops1, mosq}, saturated, []Metric{cpu}), nil
 }
 
-// referenceGraphOf is the graph of the reference rows but the saturated
+// referencePrioritized is the graph of the reference rows but the saturated
 // ones: the Autoware graph with priority 1 on its hot path, which a
 // robotexec user gives the path that matters (robotexec serves it first
 // among the ready subscriptions, after the due timers).
-var referenceGraphOf = refsys.Autoware.WithHotPathPriority(1)
+var referencePrioritized = refsys.Autoware.WithHotPathPriority(1)
 
 // referenceBareFigures are the CPU figures of the graph without its
 // crunch, one per window.
@@ -133,7 +133,7 @@ func (s *suite) referenceMosquitto(window time.Duration) Metric {
 	var f referenceFigures
 	err := withMosquitto(func(url string) error {
 		var err error
-		f, err = s.referenceMode("2 workers via mosquitto", referenceGraphOf, url, 2, window)
+		f, err = s.referenceMode("2 workers via mosquitto", referencePrioritized, url, 2, window)
 		return err
 	})
 	if err != nil {
