@@ -136,6 +136,10 @@ func (in *intake) push(it inbound) {
 	}
 }
 
+// maxKeptBatch is the most messages a drained batch's array keeps room
+// for: after a burst the larger arrays (168 bytes a message) go.
+const maxKeptBatch = 4096
+
 // runIntake hands the intake's messages over, in order, until Close.
 func (c *Client) runIntake() {
 	defer close(c.intakeDone)
@@ -159,6 +163,9 @@ func (c *Client) runIntake() {
 			c.flushAcks()
 			clear(batch)
 			batch = batch[:0]
+			if cap(batch) > maxKeptBatch {
+				batch = nil // a burst's: not kept for good
+			}
 			if stopped {
 				return
 			}
