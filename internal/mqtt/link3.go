@@ -35,6 +35,18 @@ type link3 struct {
 	// client sends them again (see unacknowledged).
 	mu      sync.Mutex
 	pending []pending3
+	// sends and sent are the feeder's way to the sender (see send).
+	sends chan publication3
+	sent  chan paho3.Token // buffered
+}
+
+// publication3 is what the sender gives paho's Publish: a copy, as the
+// feeder may go on without waiting for it.
+type publication3 struct {
+	topic    string
+	qos      byte
+	retained bool
+	payload  []byte
 }
 
 // pending3 is a publication and its token.
@@ -58,6 +70,8 @@ func (c *Client) connect3(ctx context.Context, conn *frameConn, ep *endpoint) (c
 		_ = conn.Close()
 		return connected{}, c.describe3(err, ep)
 	}
+	l.sends, l.sent = make(chan publication3), make(chan paho3.Token, 1)
+	go l.sender()
 	res := connected{l: l}
 	if ct, ok := tok.(*paho3.ConnectToken); ok {
 		res.sessionPresent = ct.SessionPresent()
@@ -131,10 +145,21 @@ func (l *link3) done() <-chan struct{} { return l.ended }
 func (l *link3) err() error            { return l.why }
 
 func (l *link3) publish(g *outgoing) error {
-	if !l.pc.IsConnectionOpen() {
+	if !l.pc.IsConnectionOpen() || l.hasEnded() {
 		return errRequeue
 	}
-	tok := l.pc.Publish(g.m.Topic, g.m.QoS, g.m.Retained, g.m.Payload)
+	tok, handed := l.send(g)
+	if tok == nil {
+		if !handed || (g.m.QoS > 0 && l.c.cfg.CleanSession) {
+			return errRequeue // not in paho's store, or in one the next connection resets
+		}
+		// In paho's store, which the next connection of the persistent
+		// session sends again (QoS 0: at most once).
+		if g.result != nil {
+			tell(g.result, ErrUnconfirmed)
+		}
+		return nil
+	}
 	if g.m.QoS > 0 {
 		l.last.Store(&tok)
 		if l.c.cfg.CleanSession {
@@ -155,6 +180,48 @@ func (l *link3) publish(g *outgoing) error {
 		}()
 	}
 	return nil
+}
+
+// send has the sender publish g and returns paho's token, or nil when
+// the connection ended first, and whether the sender took g. paho's
+// Publish, finding the connection up just before it goes down, would wait
+// its write timeout, 30 s, for goroutines already gone: the feeder, and
+// every publication behind, would wait with it.
+func (l *link3) send(g *outgoing) (tok paho3.Token, handed bool) {
+	p := publication3{topic: g.m.Topic, qos: g.m.QoS, retained: g.m.Retained, payload: g.m.Payload}
+	select {
+	case l.sends <- p:
+	case <-l.ended:
+		return nil, false
+	}
+	select {
+	case tok = <-l.sent:
+		return tok, true
+	case <-l.ended:
+		return nil, true // l is not used again: a late token stays in sent
+	}
+}
+
+// sender calls paho's Publish for send until the connection ends.
+func (l *link3) sender() {
+	for {
+		select {
+		case p := <-l.sends:
+			l.sent <- l.pc.Publish(p.topic, p.qos, p.retained, p.payload)
+		case <-l.ended:
+			return
+		}
+	}
+}
+
+// hasEnded reports whether the connection ended.
+func (l *link3) hasEnded() bool {
+	select {
+	case <-l.ended:
+		return true
+	default:
+		return false
+	}
 }
 
 // track records a QoS 1 or 2 publication of a clean session, and forgets
