@@ -1,5 +1,11 @@
 package executor
 
+import (
+	"time"
+
+	"github.com/robotexec/robotexec/internal/timerq"
+)
+
 // WithHandoff returns o with the hand-off of in-process publications (see
 // Publisher) on, as in every executor, or off: then every publication made
 // in a callback wakes an idle worker. It is for the tests and benchmarks
@@ -26,3 +32,24 @@ func (e *Executor) Resource(name string) *Resource { return e.resource(name) }
 
 // MaxStreak is maxStreak, for the tests.
 const MaxStreak = maxStreak
+
+// NewDeaf returns New(opts) with a timer queue on the system's clock whose
+// alarms never ring, which the queue still polls as the system's clock (on
+// the time-stamp counter where it is trusted): for the tests that check
+// that workers serve due timers themselves. A clock of a test's own
+// (Options.Clock) is not polled.
+func NewDeaf(opts Options) *Executor {
+	e := New(opts)
+	e.timers = timerq.NewQueue(deafSystem{}, e.set)
+	return e
+}
+
+// deafSystem is the system's clock, its alarms deaf.
+type deafSystem struct{ timerq.System }
+
+func (deafSystem) NewAlarm(func()) timerq.Alarm { return deafAlarm{} }
+
+type deafAlarm struct{}
+
+func (deafAlarm) Set(time.Time) {}
+func (deafAlarm) Stop()         {}

@@ -14,16 +14,6 @@ import (
 	"github.com/robotexec/robotexec/timers"
 )
 
-// deaf is the system clock with alarms that never ring: only the workers'
-// polling serves the timers.
-type deaf struct{ timers.System }
-
-type deafAlarm struct{}
-
-func (deaf) NewAlarm(func()) timers.Alarm { return deafAlarm{} }
-func (deafAlarm) Set(time.Time)           {}
-func (deafAlarm) Stop()                   {}
-
 // TestBusyWorkersServeDueTimers keeps the only worker busy with callbacks
 // that publish their own next message, on a clock whose alarms never ring:
 // the timer still fires, because the worker serves due timers between
@@ -32,7 +22,7 @@ func TestBusyWorkersServeDueTimers(t *testing.T) {
 	if tsc.NsPerTick() == 0 {
 		t.Log("no trusted time-stamp counter: polling is off, the alarm alone serves timers")
 	}
-	ex := executor.New(executor.Options{Workers: 1, Clock: deaf{}})
+	ex := executor.NewDeaf(executor.Options{Workers: 1})
 	o := ex.NewOwner("busy", nil)
 	bus := new(subscribers.Router)
 	p, err := bus.Publisher("loop")
@@ -111,7 +101,7 @@ func TestPolledTimerWakesAWorker(t *testing.T) {
 	if tsc.NsPerTick() == 0 {
 		t.Log("no trusted time-stamp counter: the alarm serves the timer")
 	}
-	ex := executor.New(executor.Options{Workers: 2, Clock: deaf{}, Logger: quiet()})
+	ex := executor.NewDeaf(executor.Options{Workers: 2, Logger: quiet()})
 	if tsc.NsPerTick() == 0 {
 		ex = executor.New(executor.Options{Workers: 2, Logger: quiet()})
 	}
