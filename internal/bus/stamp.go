@@ -14,8 +14,8 @@ import (
 // the rest of a local publication, and slows a producer enough that the
 // executor's workers catch up with it and serve its messages one by one
 // instead of in batches, at a third of the throughput (the dispatch via bus metric). So
-// now reads the CPU's time-stamp counter where the kernel trusts it (about
-// 10 ns), adding the ticks elapsed to an anchor taken with time.Now at
+// now reads the CPU's time-stamp counter where it is trusted (about
+// 10 ns; see internal/tsc), adding the ticks elapsed to an anchor taken with time.Now at
 // most reanchor ago; elsewhere it adds the monotonic time elapsed since
 // the anchor. Adding them, a multiplication and time.Time.Add, costs as
 // much again, so a publication that only this process's subscriptions get

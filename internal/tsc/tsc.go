@@ -1,13 +1,15 @@
-// Package tsc reads the CPU's time-stamp counter, where the kernel trusts
-// it, as a clock cheaper than Go's monotonic one: about 10 ns a read here
-// against about 26 ns, with no system call. Where the kernel does not
-// trust it but finds it constant-rate, ReadOn reads it with the CPU it was
-// read on, so that two readings on one CPU measure time (LocalNsPerTick).
+// Package tsc reads the CPU's time-stamp counter, where it keeps time
+// across the CPUs, as a clock cheaper than Go's monotonic one: about 10 ns
+// a read against 26 ns on bare metal and 40-60 ns in a VM on kvm-clock,
+// with no system call. It is trusted where the kernel keeps time with it,
+// or where the kernel finds it constant-rate and the CPUs' counters agree
+// (agree). Where it is not trusted but constant-rate, ReadOn reads it with
+// the CPU it was read on, so that two readings on one CPU measure time
+// (LocalNsPerTick).
 //
-// The environment variable ROBOTEXEC_TSC=off makes the counter untrusted
-// where the kernel trusts it, so that a machine whose clock source is the
-// counter shows what robotexec does on one where it is not (a VM on
-// kvm-clock): every clock read is then Go's monotonic clock.
+// The environment variable ROBOTEXEC_TSC=off makes the counter untrusted,
+// so that a machine that trusts it shows what robotexec does on one that
+// does not: every clock read is then Go's monotonic clock.
 package tsc
 
 import (
@@ -61,9 +63,8 @@ func pair() (time.Time, uint64) {
 // NsPerTick returns the counter's period in nanoseconds, measured against
 // the monotonic clock the first time it is called (which takes 10 ms, less
 // what has passed since TryNsPerTick began a calibration), or 0 if the
-// counter is not to be used: not amd64 Linux, or the kernel does not keep
-// time with it (it then found it not invariant, or not synchronized across
-// CPUs).
+// counter is not to be used: not amd64 Linux, or not trusted (see
+// trusted).
 func NsPerTick() float64 {
 	calibrateOnce.Do(func() {
 		defer done.Store(true)

@@ -21,3 +21,14 @@ TEXT ·rdtscOn(SB), NOSPLIT, $0-16
 	MOVL BX, before+8(FP)
 	MOVL CX, after+12(FP)
 	RET
+
+// func rdtscOrdered() uint64
+//
+// LFENCE keeps RDTSC from running ahead of the loads before it.
+TEXT ·rdtscOrdered(SB), NOSPLIT, $0-8
+	LFENCE
+	RDTSC
+	SHLQ $32, DX
+	ORQ  DX, AX
+	MOVQ AX, ret+0(FP)
+	RET
