@@ -7,26 +7,31 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// TestPairAgrees: the check finds a counter that is behind on one CPU of a
-// pair, by 10 µs, and passes one that agrees, here on the first two CPUs
-// that the process may run on (or the one twice).
+// TestPairAgrees: on the first and last CPUs that the process may run on,
+// the check passes readings that agree across CPUs,
+// those of Go's monotonic clock, and finds them 10 µs behind on either
+// CPU of the pair. Whether this machine's counters agree is logged: that
+// is the hardware's answer, not the check's.
 func TestPairAgrees(t *testing.T) {
 	cpus, ok := allowedCPUs()
 	require.True(t, ok, "sched_getaffinity")
-	a, b := cpus[0], cpus[len(cpus)-1]
-	skew := uint64(10 * time.Microsecond / time.Nanosecond * 3) // ticks at up to 3 GHz
-	behind := func() uint64 { return rdtscOrdered() - skew }
-	for range 5 {
-		require.False(t, pairAgrees(a, b, rdtscOrdered, behind), "b's counter %d ticks behind", skew)
-		require.False(t, pairAgrees(a, b, behind, rdtscOrdered), "a's counter %d ticks behind", skew)
-	}
-	if !invariant() {
-		t.Logf("the kernel does not report the counter invariant: not checked that one agrees")
+	if len(cpus) < 2 {
+		t.Logf("one CPU: agree checks no pair")
+		require.True(t, agree())
 		return
+	}
+	a, b := cpus[0], cpus[len(cpus)-1]
+	base := time.Now()
+	mono := func() uint64 { return uint64(time.Since(base)) + 1e9 }
+	behind := func() uint64 { return mono() - uint64(10*time.Microsecond) }
+	for range 5 {
+		require.False(t, pairAgrees(a, b, mono, behind), "b's clock 10 µs behind")
+		require.False(t, pairAgrees(a, b, behind, mono), "a's clock 10 µs behind")
 	}
 	// Under load a CPU may not take its turns within agreeTimeout: one
 	// check in 2 s must pass.
-	for deadline := time.Now().Add(2 * time.Second); !pairAgrees(a, b, rdtscOrdered, rdtscOrdered); {
-		require.True(t, time.Now().Before(deadline), "no check of one counter on CPUs %d and %d agreed in 2 s", a, b)
+	for deadline := time.Now().Add(2 * time.Second); !pairAgrees(a, b, mono, mono); {
+		require.True(t, time.Now().Before(deadline), "no check of the monotonic clock on CPUs %d and %d agreed in 2 s", a, b)
 	}
+	t.Logf("this machine's counters on CPUs %d and %d agree: %v (invariant: %v)", a, b, pairAgrees(a, b, rdtscOrdered, rdtscOrdered), invariant())
 }
