@@ -55,6 +55,7 @@ func pairAgrees(a, b int, readA, readB func() uint64) bool {
 		wg     sync.WaitGroup
 	)
 	deadline := time.Now().Add(agreeTimeout)
+	oneProc := runtime.GOMAXPROCS(0) < 2
 	side := func(me int32, cpu int, read func() uint64) {
 		defer wg.Done()
 		// Not unlocked: the pinned thread ends with the goroutine.
@@ -65,9 +66,16 @@ func pairAgrees(a, b int, readA, readB func() uint64) bool {
 		}
 		for range agreeTurns {
 			for spins := 1; turn.Load() != me; spins++ {
-				if spins%256 == 0 && (failed.Load() || time.Now().After(deadline)) {
+				if spins%256 != 0 {
+					continue
+				}
+				if failed.Load() || time.Now().After(deadline) {
 					failed.Store(true)
 					return
+				}
+				if oneProc {
+					// The other side runs only when this one lets it.
+					runtime.Gosched()
 				}
 			}
 			t := read()
