@@ -25,11 +25,7 @@ func TestRunPriorityServesTheHighFirst(t *testing.T) {
 	}{{"with priority", "priority: 1, "}, {"without", ""}} {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			port := freePort(t)
-			source := fmt.Sprintf(`mqtt: { broker: embedded, listen: 127.0.0.1:%d, client_id: robotexec-source }
-nodes:
-  - { name: source, type: heartbeat, params: { topic: in, period: 2ms } }
-`, port)
+			port := startHeartbeatSource(t, "2ms")
 			mport := freePort(t)
 			stages := fmt.Sprintf(`executor: { workers: 1, queue_depth: 4, overflow: drop_oldest }
 mqtt: { broker: %s, client_id: robotexec-stages }
@@ -39,9 +35,7 @@ nodes:
   - { name: high, type: stage, %sparams: { input: in, output: out/high, work: 10ms } }
 `, brokerURL(port), mport, tt.priority)
 			dir := t.TempDir()
-			writeFile(t, filepath.Join(dir, "source.yaml"), source)
 			writeFile(t, filepath.Join(dir, "stages.yaml"), stages)
-			startRun(t, robotexecBin, filepath.Join(dir, "source.yaml"))
 			r := &pipelineRun{metrics: fmt.Sprintf("http://127.0.0.1:%d/metrics", mport)}
 			r.proc = startRun(t, robotexecBin, filepath.Join(dir, "stages.yaml"))
 			runs := func(node string) float64 {
@@ -64,4 +58,18 @@ nodes:
 			}
 		})
 	}
+}
+
+// startHeartbeatSource runs robotexec with an embedded broker on a free
+// port and a heartbeat on topic in every period, and returns the port.
+func startHeartbeatSource(t *testing.T, period string) int {
+	t.Helper()
+	port := freePort(t)
+	source := filepath.Join(t.TempDir(), "source.yaml")
+	writeFile(t, source, fmt.Sprintf(`mqtt: { broker: embedded, listen: 127.0.0.1:%d, client_id: robotexec-source }
+nodes:
+  - { name: source, type: heartbeat, params: { topic: in, period: %s } }
+`, port, period))
+	startRun(t, robotexecBin, source)
+	return port
 }

@@ -67,6 +67,28 @@ type Options struct {
 	// wait. 0 means DefaultBatchBudget.
 	BatchBudget time.Duration
 
+	// PriorityWorkers is the number of workers, beyond Workers, that run
+	// only subscriptions of a priority above 0 (see Priority), so that
+	// a callback of the hot path finds a worker free however long the
+	// others' callbacks run; the Workers then run everything else, and no
+	// such subscription. On Linux the Workers' threads run at nice
+	// 10, below the priority workers', so that the OS gives a core
+	// to a priority worker that wakes while they are busy: Run locks each
+	// worker to a thread of its own, which ends with it (GOMAXPROCS must
+	// be above the workers in all for the OS to choose; robotexec run
+	// raises it). The Spin methods run every callback on their caller, as
+	// without. 0, the default, makes no priority worker.
+	PriorityWorkers int
+	// Realtime runs the priority workers' threads in Linux's real-time
+	// class, SCHED_FIFO at priority 1, which the OS runs before any
+	// other thread, instead of at nice 0: the hot path preempts the
+	// other workers' callbacks at once. It needs CAP_SYS_NICE or an
+	// RLIMIT_RTPRIO of 1 or more; where the OS refuses it, the workers
+	// run as without, and the executor logs why once. Linux caps the
+	// real-time threads' share of the CPU (kernel.sched_rt_runtime_us,
+	// 95% by default). It does nothing without PriorityWorkers.
+	Realtime bool
+
 	// noHandoff turns off the hand-off of in-process publications (see
 	// bus.Run.Handoff): every one then wakes an idle worker. Only the package's
 	// tests and benchmarks set it, through WithHandoff in export_test.go,
@@ -200,6 +222,8 @@ type cold struct {
 	panics  atomic.Uint64
 	wakeups atomic.Uint64
 	shut    shutdown
+	// realtimeOnce logs a refusal of Options.Realtime once.
+	realtimeOnce sync.Once
 }
 
 // cacheLine is the size of a cache line, which the hot structures pad to:
@@ -251,14 +275,19 @@ func New(opts Options) *Executor {
 		// the queue's poll clock against the deadlines.
 		e.timers.Fast().SetEarly(e.early)
 	}
-	e.workers = make([]*worker, opts.Workers)
+	if opts.PriorityWorkers < 0 {
+		opts.PriorityWorkers = 0
+	}
+	e.opts.PriorityWorkers = opts.PriorityWorkers
+	e.workers = make([]*worker, opts.Workers+opts.PriorityWorkers)
 	for i := range e.workers {
-		e.workers[i] = &worker{workerState: workerState{id: i, wake: make(chan struct{}, 1)}}
+		e.workers[i] = &worker{workerState: workerState{id: i, wake: make(chan struct{}, 1), priority: i >= opts.Workers}}
 	}
 	return e
 }
 
-// Workers returns the number of worker goroutines Run starts.
+// Workers returns the number of worker goroutines Run starts, the
+// priority workers included.
 func (e *Executor) Workers() int { return len(e.workers) }
 
 // Clock returns the clock the executor's timers run on.

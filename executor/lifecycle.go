@@ -62,12 +62,14 @@ func (e *Executor) Run(ctx context.Context) error {
 	var wg sync.WaitGroup
 	e.mu.Lock()
 	e.live = int32(len(e.workers))
+	e.prio.partitioned = e.opts.PriorityWorkers > 0
 	e.mu.Unlock()
 	for _, w := range e.workers {
 		w.batch = e.opts.Batch
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			e.startThread(w)
 			e.work(w)
 		}()
 	}
@@ -77,6 +79,9 @@ func (e *Executor) Run(ctx context.Context) error {
 	}
 	e.stop()
 	wg.Wait()
+	e.mu.Lock()
+	e.prio.partitioned = false // the Spin methods run every callback
+	e.mu.Unlock()
 	e.state.Store(stateClosed)
 	close(e.shut.exited)
 	return nil

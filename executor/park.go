@@ -14,6 +14,11 @@ func (e *Executor) wake() {
 		return
 	}
 	e.mu.Lock()
+	if e.prio.partitioned {
+		e.wakeForLocked()
+		e.mu.Unlock()
+		return
+	}
 	w := e.popIdle()
 	e.mu.Unlock()
 	if w != nil {

@@ -19,6 +19,12 @@ type priorities struct {
 	stamps  uint64
 	batchAt uint64
 	streak  int
+	// partitioned is set while Run's priority workers run
+	// (Options.PriorityWorkers): they alone take the urgent lane.
+	partitioned bool
+	// ustreak is streak for the priority workers' choice, which is
+	// among the urgent lane only (see popUrgentLocked).
+	ustreak int
 }
 
 // takeUrgentLocked queues the urgent subscriptions of l, taken from the
@@ -55,7 +61,7 @@ func (e *Executor) takeBatchLocked(count bool) (n int, counted bool) {
 // wait set: an urgent subscription passes over them only once they are
 // queued, and counted (see pickLocked). e.mu must be held.
 func (e *Executor) popSubLocked(form bool) *waitset.Entity {
-	if len(e.prio.urgent) == 0 {
+	if len(e.prio.urgent) == 0 || e.prio.partitioned {
 		x := e.runSubs.Pop()
 		if x != nil && e.prio.streak != 0 {
 			e.prio.streak = 0 // queued longest; no write while it stays 0
@@ -75,12 +81,7 @@ func (e *Executor) popSubLocked(form bool) *waitset.Entity {
 // queued together, with one stamp, and leave in their order: its head
 // stands for them. e.mu must be held.
 func (e *Executor) pickLocked() *waitset.Entity {
-	best := 0
-	for i, x := range e.prio.urgent {
-		if x.Data.(*entity).priority > e.prio.urgent[best].Data.(*entity).priority {
-			best = i
-		}
-	}
+	best := e.bestUrgentLocked()
 	batchFirst := e.runSubs.Len() > 0 && e.prio.batchAt < e.prio.urgent[0].Data.(*entity).stamp
 	switch {
 	case best == 0 && !batchFirst:
@@ -94,8 +95,27 @@ func (e *Executor) pickLocked() *waitset.Entity {
 	default:
 		e.prio.streak++
 	}
-	x := e.prio.urgent[best]
-	copy(e.prio.urgent[best:], e.prio.urgent[best+1:])
+	return e.removeUrgentLocked(best)
+}
+
+// bestUrgentLocked returns the index in the urgent lane, which must not
+// be empty, of its subscription of the highest priority, queued first
+// among its equals. e.mu must be held.
+func (e *Executor) bestUrgentLocked() int {
+	best := 0
+	for i, x := range e.prio.urgent {
+		if x.Data.(*entity).priority > e.prio.urgent[best].Data.(*entity).priority {
+			best = i
+		}
+	}
+	return best
+}
+
+// removeUrgentLocked takes entry i out of the urgent lane and returns it.
+// e.mu must be held.
+func (e *Executor) removeUrgentLocked(i int) *waitset.Entity {
+	x := e.prio.urgent[i]
+	copy(e.prio.urgent[i:], e.prio.urgent[i+1:])
 	e.prio.urgent[len(e.prio.urgent)-1] = nil
 	e.prio.urgent = e.prio.urgent[:len(e.prio.urgent)-1]
 	return x

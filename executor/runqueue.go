@@ -42,10 +42,15 @@ func (e *Executor) dequeueLocked(w *worker) (x *waitset.Entity, more bool) {
 	return x, e.queuedLocked() > 0 || e.held.Len() > 0 || !e.set.Empty()
 }
 
-// queuedLocked returns the number of entities in the run queue. e.mu must
-// be held.
+// queuedLocked returns the number of entities in the run queue that a
+// worker other than a priority worker may take: with priority workers
+// running, the urgent lane is theirs. e.mu must be held.
 func (e *Executor) queuedLocked() int {
-	return e.runTimers.Len() + len(e.prio.urgent) + e.runSubs.Len()
+	n := e.runTimers.Len() + e.runSubs.Len()
+	if !e.prio.partitioned {
+		n += len(e.prio.urgent)
+	}
+	return n
 }
 
 // popLocked takes the head of the run queue: a timer, if one is queued or
@@ -65,7 +70,12 @@ func (e *Executor) popLocked(form bool) *waitset.Entity {
 	} else {
 		e.set.Fast().TakeAhead(nil, &urgent)
 	}
-	e.takeUrgentLocked(&urgent)
+	if urgent.Len() > 0 && e.prio.partitioned {
+		e.takeUrgentLocked(&urgent)
+		e.wakeIdleLocked(true) // the priority workers' lane
+	} else {
+		e.takeUrgentLocked(&urgent)
+	}
 	x := e.runTimers.Pop()
 	n := int64(e.runTimers.Len())
 	delta := n - e.laneTimers - taking

@@ -40,30 +40,36 @@ func traceSeeds(t *testing.T) int {
 // subscriptions with random queues, groups, callbacks that busy-wait, publish
 // down a pipeline or panic, and producers.
 type workload struct {
-	rng       *rand.Rand
-	workers   int
-	ex        *executor.Executor
-	bus       *subscribers.Router
-	rec       *tracecheck.Recorder
-	group     map[uint64]string
-	subs      []*subscribers.Subscription
-	pubs      []*subscribers.Publisher
-	out       [][]*subscribers.Publisher // out[i][j]: sub i's owner's publisher on topic j
-	entities  int
-	timers    int
-	priority  map[uint64]int // subscriptions' priorities above 0
-	panicked  atomic.Int64
-	published atomic.Int64
+	rng         *rand.Rand
+	workers     int
+	prioWorkers int // Options.PriorityWorkers
+	ex          *executor.Executor
+	bus         *subscribers.Router
+	rec         *tracecheck.Recorder
+	group       map[uint64]string
+	subs        []*subscribers.Subscription
+	pubs        []*subscribers.Publisher
+	out         [][]*subscribers.Publisher // out[i][j]: sub i's owner's publisher on topic j
+	entities    int
+	timers      int
+	priority    map[uint64]int // subscriptions' priorities above 0
+	panicked    atomic.Int64
+	published   atomic.Int64
 }
 
 func newWorkload(t *testing.T, seed uint64) *workload {
 	w := &workload{rng: rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))}
 	w.workers = 1 + w.rng.IntN(4)
+	if w.rng.IntN(4) == 0 {
+		// A quarter of the workloads run priority workers beside.
+		w.prioWorkers = 1 + w.rng.IntN(2)
+	}
 	w.rec = &tracecheck.Recorder{}
 	w.ex = executor.New(executor.Options{
-		Workers:  w.workers,
-		Logger:   slog.New(slog.NewTextHandler(io.Discard, nil)),
-		Observer: w.rec,
+		Workers:         w.workers,
+		PriorityWorkers: w.prioWorkers,
+		Logger:          slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Observer:        w.rec,
 	})
 	w.bus = new(subscribers.Router)
 	w.group = map[uint64]string{}
@@ -218,7 +224,8 @@ func TestTraceRandomWorkloads(t *testing.T) {
 	// The workloads must exercise every mechanism, or the checks say
 	// little: count the steps that show each.
 	seen := map[trace.Op]int{}
-	passedOver := 0 // workloads where an urgent subscription passed over one queued longer
+	passedOver := 0   // workloads where an urgent subscription passed over one queued longer
+	prioDequeues := 0 // dequeues by priority workers (Options.PriorityWorkers)
 	defer func() {
 		if t.Failed() {
 			return
@@ -227,12 +234,15 @@ func TestTraceRandomWorkloads(t *testing.T) {
 		if passedOver == 0 && traceSeeds(t) >= 60 {
 			t.Errorf("no urgent subscription passed over one queued longer in any workload")
 		}
+		if prioDequeues == 0 && traceSeeds(t) >= 60 {
+			t.Errorf("no priority worker dequeued a subscription in any workload")
+		}
 		for _, op := range []trace.Op{trace.Acquire, trace.Mute, trace.Unmute, trace.Drop, trace.Next} {
 			if seen[op] == 0 {
 				t.Errorf("no %v step in any workload", op)
 			}
 		}
-		t.Logf("steps seen: %v", seen)
+		t.Logf("steps seen: %v; dequeues by priority workers: %d", seen, prioDequeues)
 	}()
 	for seed := range uint64(traceSeeds(t)) {
 		t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) {
@@ -284,6 +294,9 @@ func TestTraceRandomWorkloads(t *testing.T) {
 			steps := w.rec.Steps()
 			for _, st := range steps {
 				seen[st.Op]++
+				if st.Op == trace.Dequeue && st.Worker >= w.workers {
+					prioDequeues++
+				}
 			}
 			model := tracecheck.Model{
 				Workers:  w.workers,
@@ -294,6 +307,8 @@ func TestTraceRandomWorkloads(t *testing.T) {
 				Batch:    executor.DefaultBatch,
 				Priority: w.priority,
 				Streak:   executor.MaxStreak,
+
+				PriorityWorkers: w.prioWorkers,
 			}
 			err := tracecheck.Check(steps, model)
 			if err != nil {

@@ -56,6 +56,8 @@ type workerState struct {
 	published uint64
 	// run is the context of the run the worker makes (see Executor.run).
 	run *bus.Run
+	// priority marks a priority worker (Options.PriorityWorkers).
+	priority bool
 }
 
 // publishEvery is how many runs a busy worker makes between publications
@@ -86,6 +88,9 @@ func (e *Executor) work(w *worker) {
 // the executor has stopped and drained; without, it returns nil at once when
 // there is nothing to do.
 func (e *Executor) next(w *worker, park bool) *waitset.Entity {
+	if w.priority {
+		return e.nextUrgent(w)
+	}
 	if x := e.takeRunnable(w); x != nil {
 		return x
 	}
@@ -111,7 +116,11 @@ func (e *Executor) next(w *worker, park bool) *waitset.Entity {
 			e.mu.Unlock()
 			return nil
 		}
-		if s := e.state.Load(); s >= stateDraining && (s == stateDrained || len(e.idle) == int(e.live)-1) {
+		if e.leftToPriorityLocked() {
+			// Urgent work is left, which w may not take: a priority
+			// worker takes it.
+			e.wakeIdleLocked(true)
+		} else if s := e.state.Load(); s >= stateDraining && (s == stateDrained || len(e.idle) == int(e.live)-1) {
 			// Every other worker is parked and nothing is ready: the
 			// executor has drained (Termination, docs/design.md,
 			// Scheduler model).

@@ -34,10 +34,13 @@ const metricsShutdown = 2 * time.Second
 // trace recorder; each is nil when not asked for.
 type observability struct {
 	workers int
-	runs    *observers.Runs
-	trace   *chrometrace.Recorder
-	server  *metrics.Server
-	state   atomic.Int32
+	// prioWorkers is executor.priority_workers: their IDs follow the
+	// workers'.
+	prioWorkers int
+	runs        *observers.Runs
+	trace       *chrometrace.Recorder
+	server      *metrics.Server
+	state       atomic.Int32
 }
 
 // metricsURL is the URL of the /metrics served, at listen's host and the
@@ -61,6 +64,7 @@ func newObservability(cfg *config.Config, opts Options) (*observability, error) 
 	if o.workers <= 0 {
 		o.workers = runtime.GOMAXPROCS(0) // the executor's default
 	}
+	o.prioWorkers = cfg.Executor.PriorityWorkers
 	if cfg.Metrics.Listen != "" {
 		s, err := metrics.Listen(cfg.Metrics.Listen)
 		if err != nil {
@@ -69,11 +73,11 @@ func newObservability(cfg *config.Config, opts Options) (*observability, error) 
 		o.server = s
 	}
 	if opts.TraceRuns > 0 {
-		o.trace = chrometrace.New(o.workers, opts.TraceRuns)
+		o.trace = chrometrace.New(o.workers+o.prioWorkers, opts.TraceRuns)
 	}
 	// The live view's page shows the callbacks' figures too.
 	if o.server != nil || o.trace != nil || cfg.View.Listen != "" {
-		o.runs = observers.New(observers.Options{Workers: o.workers, Trace: o.trace})
+		o.runs = observers.New(observers.Options{Workers: o.workers + o.prioWorkers, Trace: o.trace})
 	}
 	return o, nil
 }

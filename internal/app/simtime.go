@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"runtime"
 	"time"
 
 	"github.com/robotexec/robotexec/executor"
@@ -127,7 +128,14 @@ func (s *simClock) follow(ex *executor.Executor, src subscribers.Source, cfg *co
 // clock message (waited for until ctx ends) and follows the clock topic.
 func (a *App) newExecutor(ctx context.Context, mc mqtt.Config, logger *slog.Logger) error {
 	cfg := a.cfg
-	clock := timerClock(cfg, a.obs.workers, logger)
+	workers := a.obs.workers + a.obs.prioWorkers
+	if a.obs.prioWorkers > 0 && runtime.GOMAXPROCS(0) < workers {
+		// Every worker has a processor, for the OS to choose which
+		// threads run (executor.Options.PriorityWorkers).
+		runtime.GOMAXPROCS(workers)
+		logger.Debug("GOMAXPROCS raised to the workers for the priority workers", "gomaxprocs", workers)
+	}
+	clock := timerClock(cfg, workers, logger)
 	var sc *simClock
 	if cfg.Executor.UseSimTime {
 		t0, err := firstClock(ctx, mc, cfg.Executor.ClockTopic, logger)
@@ -138,9 +146,11 @@ func (a *App) newExecutor(ctx context.Context, mc mqtt.Config, logger *slog.Logg
 		clock = sc.sim
 	}
 	a.ex = executor.New(a.obs.executorOptions(executor.Options{
-		Workers: a.obs.workers,
-		Logger:  ratelog.LimitFloods(logger),
-		Clock:   clock,
+		Workers:         a.obs.workers,
+		PriorityWorkers: a.obs.prioWorkers,
+		Realtime:        cfg.Executor.Realtime,
+		Logger:          ratelog.LimitFloods(logger),
+		Clock:           clock,
 	}))
 	if sc == nil {
 		return nil

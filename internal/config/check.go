@@ -17,6 +17,12 @@ func (t *tree) check(c *Config) {
 	if e.Workers < 0 {
 		t.errorAt("executor.workers", "must be 0 (one per CPU) or more, not %d", e.Workers)
 	}
+	if e.PriorityWorkers < 0 {
+		t.errorAt("executor.priority_workers", "must be 0 (none) or more, not %d", e.PriorityWorkers)
+	}
+	if e.Realtime && e.PriorityWorkers == 0 {
+		t.errorAt("executor.realtime", "needs executor.priority_workers: the real-time class is theirs")
+	}
 	if e.QueueDepth < 1 {
 		t.errorAt("executor.queue_depth", "must be 1 or more, not %d", e.QueueDepth)
 	}

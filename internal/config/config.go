@@ -85,6 +85,20 @@ type Executor struct {
 	// Workers is the number of worker goroutines; 0 means one per CPU
 	// (GOMAXPROCS). (optional) Defaults to 0. Must not be negative.
 	Workers int `yaml:"workers"`
+	// PriorityWorkers is the number of workers, beside Workers, that
+	// run only the callbacks of priority above 0 (a node's priority),
+	// while Workers run the others: a callback of the hot path finds a
+	// worker free however long the others run. On Linux the Workers'
+	// threads then run at nice 10, so that the OS gives a priority
+	// worker that wakes a core; GOMAXPROCS is raised above the workers
+	// in all. (optional) Defaults to 0. Must not be negative.
+	PriorityWorkers int `yaml:"priority_workers"`
+	// Realtime runs the priority workers' threads in Linux's real-time
+	// class (SCHED_FIFO, priority 1), ahead of every other thread, where
+	// the process may (CAP_SYS_NICE, as root, or an RLIMIT_RTPRIO of 1
+	// or more); elsewhere they run at nice 0, and robotexec logs why.
+	// (optional) Defaults to false. Needs PriorityWorkers.
+	Realtime bool `yaml:"realtime"`
 	// QueueDepth is the default QoS depth of a subscription's queue.
 	// (optional) Defaults to subscribers.DefaultDepth, 10. At least 1.
 	QueueDepth int `yaml:"queue_depth"`

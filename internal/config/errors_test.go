@@ -54,7 +54,7 @@ func TestErrors(t *testing.T) {
 		{"unknown nested key", "executor:\n  workers: 2\n  wokers: 3\n  depth: 1\n",
 			[]string{
 				`config.yaml:3: executor.wokers: unknown key; did you mean "workers"?`,
-				`config.yaml:4: executor.depth: unknown key (known keys: workers, queue_depth, overflow, timer_source, in_process, gc_headroom, use_sim_time, clock_topic, drain_timeout)`,
+				`config.yaml:4: executor.depth: unknown key (known keys: workers, priority_workers, realtime, queue_depth, overflow, timer_source, in_process, gc_headroom, use_sim_time, clock_topic, drain_timeout)`,
 			}},
 		{"unknown key in tls", "mqtt:\n  broker: ssl://h:1\n  tls:\n    CA: x\n",
 			[]string{`config.yaml:4: mqtt.tls.CA: unknown key; did you mean "ca"?`}},
@@ -99,6 +99,10 @@ func TestErrors(t *testing.T) {
 		// Values out of range.
 		{"negative workers", "executor: {workers: -1}\n",
 			[]string{`config.yaml:1: executor.workers: must be 0 (one per CPU) or more, not -1`}},
+		{"negative priority workers", "executor: {priority_workers: -2}\n",
+			[]string{`config.yaml:1: executor.priority_workers: must be 0 (none) or more, not -2`}},
+		{"realtime without priority workers", "executor:\n  workers: 2\n  realtime: true\n",
+			[]string{`config.yaml:3: executor.realtime: needs executor.priority_workers: the real-time class is theirs`}},
 		{"negative gc headroom", "executor:\n  gc_headroom: -1MiB\n",
 			[]string{`config.yaml:2: executor.gc_headroom: "-1MiB" is not a size (bytes, or a number with B, KiB, MiB, GiB, kB, MB or GB)`}},
 		{"zero queue depth", "executor:\n  queue_depth: 0\n",

@@ -14,6 +14,7 @@ type runQueueCheck struct {
 	c                     *checker
 	timers, batch, urgent []queued
 	streak                int // subscription dequeues in a row not of the one queued longest
+	ustreak               int // the priority workers' dequeues in a row not of the urgent one queued longest
 }
 
 func (q *runQueueCheck) enqueue(s Step) {
@@ -32,6 +33,15 @@ func (q *runQueueCheck) enqueue(s Step) {
 // it returns the readiness the entity was queued for, if it was queued.
 func (q *runQueueCheck) dequeue(s Step) (uint64, bool) {
 	c := q.c
+	if c.m.PriorityWorkers > 0 {
+		if s.Worker >= c.m.Workers {
+			return q.dequeueUrgent(s)
+		}
+		if c.m.Priority[s.ID] > 0 {
+			c.failf("step %d: subscription %d (priority %d) dequeued by worker %d, not a priority worker", s.Index, s.ID, c.m.Priority[s.ID], s.Worker)
+			return 0, false
+		}
+	}
 	if s.Kind == waitset.Timer {
 		if len(q.timers) == 0 || q.timers[0].id != s.ID {
 			c.failf("step %d: entity %d dequeued out of FIFO order", s.Index, s.ID)
@@ -50,7 +60,9 @@ func (q *runQueueCheck) dequeue(s Step) (uint64, bool) {
 			return 0, false
 		}
 		e := q.batch[0]
-		q.choice(s, e, true)
+		if c.m.PriorityWorkers == 0 {
+			q.choice(s, e, true)
+		}
 		q.batch = q.batch[1:]
 		return e.n, true
 	}
@@ -97,4 +109,42 @@ func (q *runQueueCheck) choice(s Step, e queued, inBatch bool) {
 		c.failf("step %d: %d subscription dequeues in a row passed over the one queued longest; bound %d",
 			s.Index, q.streak, c.m.Streak)
 	}
+}
+
+// dequeueUrgent checks s, a dequeue by a priority worker: an urgent
+// subscription, of the highest priority queued, queued first among them,
+// unless Streak dequeues of the priority workers in a row have passed
+// over the urgent one queued longest.
+func (q *runQueueCheck) dequeueUrgent(s Step) (uint64, bool) {
+	c := q.c
+	i := -1
+	for j, e := range q.urgent {
+		if e.id == s.ID {
+			i = j
+			break
+		}
+	}
+	if i < 0 {
+		c.failf("step %d: entity %d dequeued by priority worker %d, not a queued urgent subscription", s.Index, s.ID, s.Worker)
+		return 0, false
+	}
+	e := q.urgent[i]
+	if i == 0 {
+		q.ustreak = 0
+	} else {
+		p := c.m.Priority[e.id]
+		for _, u := range q.urgent[:i] {
+			if c.m.Priority[u.id] >= p {
+				c.failf("step %d: subscription %d (priority %d) dequeued before %d (priority %d, queued at step %d)",
+					s.Index, e.id, p, u.id, c.m.Priority[u.id], u.at)
+				break
+			}
+		}
+		q.ustreak++
+		if q.ustreak > c.m.Streak {
+			c.failf("step %d: %d urgent dequeues in a row passed over the one queued longest; bound %d", s.Index, q.ustreak, c.m.Streak)
+		}
+	}
+	q.urgent = append(q.urgent[:i], q.urgent[i+1:]...)
+	return e.n, true
 }

@@ -33,17 +33,20 @@ func (c *checker) starvation(steps []Step) {
 	var timersAtBatch int    // timers queued before the current batch
 	subsInBatch := false     // the current batch has a subscription of priority 0
 	readyAt := map[key]int{} // (entity, readiness) → dequeues of its lane when it became ready
-	var dequeues [2]int      // of timers, of subscriptions
-	lane := func(k waitset.Kind) int {
-		if k == waitset.Timer {
+	var dequeues [3]int      // of timers, of subscriptions, of the priority workers' subscriptions
+	lane := func(s Step) int {
+		switch {
+		case s.Kind == waitset.Timer:
 			return 0
+		case c.m.PriorityWorkers > 0 && c.m.Priority[s.ID] > 0:
+			return 2
 		}
 		return 1
 	}
 	for _, s := range steps {
 		switch s.Op {
 		case trace.Ready:
-			readyAt[key{s.ID, s.Seq}] = dequeues[lane(s.Kind)]
+			readyAt[key{s.ID, s.Seq}] = dequeues[lane(s)]
 		case trace.Enqueue:
 			if s.Batch != batch {
 				batch = s.Batch
@@ -59,7 +62,7 @@ func (c *checker) starvation(steps []Step) {
 			}
 			st.enqueue(s)
 		case trace.Dequeue:
-			l := lane(s.Kind)
+			l := lane(s)
 			n, ok := st.dequeue(s)
 			if ok {
 				if at, ok := readyAt[key{s.ID, n}]; ok {
@@ -79,6 +82,8 @@ func (c *checker) checkWait(s Step, others int) {
 	switch {
 	case s.Kind == waitset.Timer:
 		bound, what = c.m.Timers-1, "timers"
+	case c.m.PriorityWorkers > 0 && c.m.Priority[s.ID] == 0:
+		// The others' lane: no urgent subscription passes over it.
 	case len(c.m.Priority) > 0:
 		bound = (2*c.m.Entities - 1) * (c.m.Streak + 1)
 	}

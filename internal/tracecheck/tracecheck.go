@@ -83,6 +83,11 @@ type Model struct {
 	// none, every subscription is of priority 0.
 	Priority map[uint64]int
 	Streak   int
+	// PriorityWorkers is the number of priority workers, whose IDs
+	// follow the Workers' (the executor's Options.PriorityWorkers): they
+	// dequeue only urgent subscriptions (a priority above 0), by
+	// priority within Streak, and the others never dequeue one.
+	PriorityWorkers int
 }
 
 // maxErrors caps the report.

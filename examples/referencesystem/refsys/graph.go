@@ -16,6 +16,10 @@ type Graph struct {
 	// of their entries in the config (nodes.Spec.Priority). A node not
 	// named has 0, the default.
 	Priorities map[string]int
+	// PriorityWorkers is the config's executor.priority_workers: workers
+	// beside the others that run only the callbacks of a priority above
+	// 0. 0 leaves the executor section out.
+	PriorityWorkers int
 }
 
 // Node is one node of a Graph as config.yaml gives it: its name, its
@@ -25,9 +29,13 @@ type Node struct {
 	Name, Type, Params string
 }
 
-// Config returns the nodes section of a config.yaml that runs g.
+// Config returns the nodes section of a config.yaml that runs g, after
+// its executor section if g has priority workers.
 func (g Graph) Config() string {
 	var b strings.Builder
+	if g.PriorityWorkers > 0 {
+		fmt.Fprintf(&b, "executor:\n  priority_workers: %d\n\n", g.PriorityWorkers)
+	}
 	b.WriteString("nodes:\n")
 	for _, n := range g.Nodes {
 		b.WriteString("  - { name: " + n.Name + ", type: " + n.Type)
@@ -108,16 +116,26 @@ func (g Graph) WithHotPathPriority(p int) Graph {
 	return out
 }
 
+// WithPriorityWorkers returns a copy of g run with n priority workers
+// (the config's executor.priority_workers).
+func (g Graph) WithPriorityWorkers(n int) Graph {
+	out := g.clone()
+	out.PriorityWorkers = n
+	return out
+}
+
 // Saturated is the Autoware graph with the crunch of its nodes off the
 // hot path raised to SaturatedCrunch, so that they need more CPU than 2
-// workers give, and priority 1 on its hot path (see Saturate and
-// WithHotPathPriority). examples/referencesystem/saturated.yaml is the
-// same graph, for robotexec run.
-var Saturated = Autoware.Saturate(SaturatedCrunch).WithHotPathPriority(1)
+// workers give, priority 1 on its hot path, and 2 priority workers for
+// it, one for each of its points transformers, which run in parallel
+// (see Saturate, WithHotPathPriority and WithPriorityWorkers).
+// examples/referencesystem/saturated.yaml is the same graph, for
+// robotexec run.
+var Saturated = Autoware.Saturate(SaturatedCrunch).WithHotPathPriority(1).WithPriorityWorkers(2)
 
 // clone returns a copy of g whose nodes may be changed.
 func (g Graph) clone() Graph {
-	return Graph{Nodes: slices.Clone(g.Nodes), HotPath: g.HotPath, Priorities: g.Priorities}
+	return Graph{Nodes: slices.Clone(g.Nodes), HotPath: g.HotPath, Priorities: g.Priorities, PriorityWorkers: g.PriorityWorkers}
 }
 
 // onHotPath reports whether the node or topic name is on g's hot path.

@@ -72,7 +72,9 @@ func TestSaturated(t *testing.T) {
 	plain := refsys.Autoware.Saturate(refsys.SaturatedCrunch)
 	require.Empty(t, plain.Priorities)
 	require.NotContains(t, plain.Config(), "priority", "Saturate sets no priority")
-	require.Equal(t, strings.ReplaceAll(refsys.Saturated.Config(), ", priority: 1", ""), plain.Config(),
+	require.Equal(t, 2, sat.Executor.PriorityWorkers, "two priority workers run the hot path")
+	require.Zero(t, plain.PriorityWorkers)
+	require.Equal(t, strings.ReplaceAll(refsys.Saturated.WithPriorityWorkers(0).Config(), ", priority: 1", ""), plain.Config(),
 		"without priorities, the same graph")
 	require.Empty(t, refsys.Autoware.Priorities, "Autoware is left as it is")
 	require.NotContains(t, refsys.Autoware.Config(), "crunch")

@@ -28,6 +28,8 @@ func TestSaturatedConfigIsTheGraph(t *testing.T) {
 	require.Equal(t, 2, file.Executor.Workers, "the demand is stated against 2 workers")
 	graph, err := config.Parse("graph.yaml", []byte(refsys.Saturated.Config()), nil)
 	require.NoError(t, err)
+	require.Equal(t, 2, graph.Executor.PriorityWorkers)
+	require.Equal(t, graph.Executor.PriorityWorkers, file.Executor.PriorityWorkers)
 	require.Len(t, file.Nodes, 24)
 	require.Len(t, graph.Nodes, len(file.Nodes))
 	for i, n := range file.Nodes {
