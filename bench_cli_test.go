@@ -53,7 +53,7 @@ var benchMetrics = []string{
 	"reference hot path mean (ms)", "reference hot path p99 (ms)", "reference hot path drops", "reference planner period std (ms)",
 	"reference hot path mean, 1 worker", "reference hot path drops, 1 worker", "reference hot path via mosquitto (ms)",
 	"reference saturated hot path mean (ms)", "reference saturated hot path drops", "reference saturated hot path mean, no priorities (ms)",
-	"reference saturated hot path drops, no priorities", "reference cpu",
+	"reference saturated hot path drops, no priorities", "reference saturated hot path mean, realtime", "reference cpu",
 	"allocs per event", "bytes per idle subscription", "bytes per timer",
 }
 

@@ -45,8 +45,10 @@ const (
 )
 
 // ReferenceWindow is what one window of a run of the reference system
-// measured, at a subscription beside VehicleDBWSystem's (the same
-// topic, queue and KPIs).
+// measured: the hot path's latency and drops at a subscription to
+// ObjectCollisionEstimator's topic, whose messages carry the path's own
+// history; the rest at one beside VehicleDBWSystem's (the same topic,
+// queue and KPIs).
 type ReferenceWindow struct {
 	// Length is the window's length.
 	Length time.Duration
@@ -115,7 +117,7 @@ func RunReference(g refsys.Graph, url string, workers, windows int, window time.
 		// the precise timer source's thread.
 		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(all + 1))
 	}
-	ex := executor.New(executor.Options{Workers: workers, PriorityWorkers: g.PriorityWorkers, Logger: discard, Clock: clock})
+	ex := executor.New(executor.Options{Workers: workers, PriorityWorkers: g.PriorityWorkers, Realtime: g.Realtime, Logger: discard, Clock: clock})
 	rg, err := buildReference(g, ex, client.Router())
 	if err != nil {
 		_ = stopped(ex)
@@ -147,7 +149,8 @@ type referenceGraph struct {
 	warm     chan struct{}               // closed after the warm-up
 
 	mu      sync.Mutex
-	samples []referenceSample
+	samples []referenceSample // at the command node
+	hot     []referenceSample // at the hot path's sink's topic
 }
 
 // referenceSample is one message at the sink, after the warm-up.
@@ -157,7 +160,8 @@ type referenceSample struct {
 }
 
 // buildReference builds g's nodes on ex and router, and the
-// bench's subscription beside VehicleDBWSystem's. It registers the
+// bench's subscriptions beside VehicleDBWSystem's and to the hot path's
+// sink's topic. It registers the
 // reference system's node types in this process first (once; robotexec's
 // binaries do not have them otherwise).
 func buildReference(graph refsys.Graph, ex *executor.Executor, router *subscribers.Router) (*referenceGraph, error) {
@@ -183,27 +187,15 @@ func buildReference(graph refsys.Graph, ex *executor.Executor, router *subscribe
 			plain[p.Topic] = true
 		}
 	}
-	k := refsys.KPIs{HotPath: graph.HotPath, Warmup: referenceWarmup}
-	var warmed bool
-	_, err = ex.NewOwner("bench_kpis", nil).Subscribe(router, referenceSink, func(_ context.Context, m subscribers.Message) {
-		now := time.Now()
-		var msg refsys.Message
-		if msg.UnmarshalBinary(m.Payload) != nil {
-			return
-		}
-		s, ok := k.Add(&msg, now)
-		if !ok {
-			return
-		}
-		if !warmed {
-			warmed = true
-			close(g.warm)
-		}
-		g.mu.Lock()
-		g.samples = append(g.samples, referenceSample{at: now, Sample: s})
-		g.mu.Unlock()
-	}, executor.Depth(10), executor.Overflow(subscribers.DropOldest))
-	if err != nil {
+	// The hot path's own messages give its latency and drops; the command
+	// node's, the rest. A command node's history is merged from messages
+	// of different cycles, the first entry of each node kept: behind a
+	// saturated branch it may pair this cycle's sink with the sensors of
+	// a cycle hundreds of milliseconds older (refsys.Message.Merge).
+	if err := g.subscribeSamples(ex, router, "bench_kpis", referenceSink, graph.HotPath, &g.samples, func() { close(g.warm) }); err != nil {
+		return nil, err
+	}
+	if err := g.subscribeSamples(ex, router, "bench_hot_path", graph.HotPath.Sink, graph.HotPath, &g.hot, nil); err != nil {
 		return nil, err
 	}
 	seen := map[string]bool{}
@@ -214,6 +206,32 @@ func buildReference(graph refsys.Graph, ex *executor.Executor, router *subscribe
 		}
 	}
 	return g, nil
+}
+
+// subscribeSamples subscribes the bench to topic, whose messages carry
+// the KPIs of hot, and appends each message's sample after the warm-up
+// to *into; first, if not nil, is called at the first.
+func (g *referenceGraph) subscribeSamples(ex *executor.Executor, router *subscribers.Router, name, topic string, hot refsys.HotPath, into *[]referenceSample, first func()) error {
+	k := refsys.KPIs{HotPath: hot, Warmup: referenceWarmup}
+	_, err := ex.NewOwner(name, nil).Subscribe(router, topic, func(_ context.Context, m subscribers.Message) {
+		now := time.Now()
+		var msg refsys.Message
+		if msg.UnmarshalBinary(m.Payload) != nil {
+			return
+		}
+		s, ok := k.Add(&msg, now)
+		if !ok {
+			return
+		}
+		if first != nil {
+			first()
+			first = nil
+		}
+		g.mu.Lock()
+		*into = append(*into, referenceSample{at: now, Sample: s})
+		g.mu.Unlock()
+	}, executor.Depth(10), executor.Overflow(subscribers.DropOldest))
+	return err
 }
 
 // crunches returns the publications of the crunching nodes so far: on
@@ -257,7 +275,7 @@ func (g *referenceGraph) measure(windows int, window time.Duration) ([]Reference
 		marks = append(marks, now())
 	}
 	g.mu.Lock()
-	samples := slices.Clone(g.samples)
+	samples, hot := slices.Clone(g.samples), slices.Clone(g.hot)
 	g.mu.Unlock()
 	ws := make([]ReferenceWindow, windows)
 	for i := range ws {
@@ -270,12 +288,14 @@ func (g *referenceGraph) measure(windows int, window time.Duration) ([]Reference
 				continue
 			}
 			w.EndToEnd = append(w.EndToEnd, ms(s.Latency))
-			if s.HotPath {
-				w.HotPath = append(w.HotPath, ms(s.HotPathLatency))
-				w.Drops += s.HotPathDrops
-			}
 			if s.Planner {
 				w.Planner = append(w.Planner, ms(s.PlannerPeriod))
+			}
+		}
+		for _, s := range hot {
+			if s.HotPath && !s.at.Before(from.at) && s.at.Before(to.at) {
+				w.HotPath = append(w.HotPath, ms(s.HotPathLatency))
+				w.Drops += s.HotPathDrops
 			}
 		}
 	}
@@ -293,14 +313,13 @@ func (g *referenceGraph) enough(from time.Time) bool {
 	defer g.mu.Unlock()
 	var hot, planner int
 	for _, s := range g.samples {
-		if s.at.Before(from) {
-			continue
-		}
-		if s.HotPath {
-			hot++
-		}
-		if s.Planner {
+		if s.Planner && !s.at.Before(from) {
 			planner++
+		}
+	}
+	for _, s := range g.hot {
+		if s.HotPath && !s.at.Before(from) {
+			hot++
 		}
 	}
 	return hot >= 1 && planner >= 2

@@ -44,16 +44,16 @@ type referenceFigures struct {
 }
 
 func (s *suite) reference() ([]Metric, error) {
-	// The group's time, 2·Repeat slices, goes to the six modes' windows
+	// The group's time, 2·Repeat slices, goes to the seven modes' windows
 	// (2 workers with and without priorities, 1 worker, via mosquitto,
-	// saturated with and without priorities) and the run without the
-	// crunch, whose windows are a third as long: Repeat·window·(6 + 1/3).
-	// The saturated graph's windows are at least
-	// referenceSaturatedMinWindow.
-	window := max(s.cfg.slice("reference")*5/16, referenceMinWindow)
+	// saturated with priority workers, without priorities and in the
+	// real-time class) and the run without the crunch, whose windows are
+	// a third as long: Repeat·window·(7 + 1/3). The saturated graph's
+	// windows are at least referenceSaturatedMinWindow.
+	window := max(s.cfg.slice("reference")*6/22, referenceMinWindow)
 	satWindow := max(window, referenceSaturatedMinWindow)
 	if s.cfg.Progress != nil {
-		fmt.Fprintf(s.cfg.Progress, "bench: reference: 2 workers, 2 workers without priorities, 1 worker, 2 workers via mosquitto: each a run of %d windows of %v after a warm-up of about a second; then without the crunch, windows of %v; then the saturated graph with and without priorities, windows of %v\n",
+		fmt.Fprintf(s.cfg.Progress, "bench: reference: 2 workers, 2 workers without priorities, 1 worker, 2 workers via mosquitto: each a run of %d windows of %v after a warm-up of about a second; then without the crunch, windows of %v; then the saturated graph with priorities and priority workers, without, and in the real-time class, windows of %v\n",
 			s.cfg.Repeat, window.Round(time.Millisecond), max(window/3, referenceMinWindow).Round(time.Millisecond), satWindow.Round(time.Millisecond))
 	}
 	two, err := s.referenceMode("2 workers", referencePrioritized, "", 2, window)
@@ -82,7 +82,7 @@ func (s *suite) reference() ([]Metric, error) {
 	mosq := s.referenceMosquitto(window)
 	saturated := s.referenceSaturated(satWindow)
 	cpu := NewMetric(specRefCPU, two.cpu, two.crunchCPU)
-	mean.Note = fmt.Sprintf("the Autoware reference system (examples/referencesystem/autoware.yaml: 24 nodes, every crunch Crunch(4096)) with priority 1 on its hot path, as saturated.yaml sets it (the figures without priorities: autoware.yaml as it is), on an executor of 2 workers behind an MQTT client of the embedded broker, as robotexec run runs it; the hot path's latency (FrontLidarDriver/RearLidarDriver to the start of ObjectCollisionEstimator's callback) of each message at a subscription beside VehicleDBWSystem's (depth 10, drop_oldest), after its warm-up of %d messages; one run per mode, %d windows of %v each (the repetitions: each window's mean, p99, ...), %d hot-path samples in all; the lower bound is the time of 4 crunches in sequence on the bench's goroutine, the median of %d, measured before each mode's run (%s ms: one crunch %s ms, %s ms of CPU); figures: %s. The modes ignore -workers.",
+	mean.Note = fmt.Sprintf("the Autoware reference system (examples/referencesystem/autoware.yaml: 24 nodes, every crunch Crunch(4096)) with priority 1 on its hot path, as saturated.yaml sets it (the figures without priorities: autoware.yaml as it is), on an executor of 2 workers behind an MQTT client of the embedded broker, as robotexec run runs it; the hot path's latency (FrontLidarDriver/RearLidarDriver to the start of ObjectCollisionEstimator's callback) of each message at a subscription to ObjectCollisionEstimator's topic, whose history is the path's own (at the command node a history merged from messages of different cycles can pair a cycle's sink with older sensors), the other figures at one beside VehicleDBWSystem's (both depth 10, drop_oldest), after a warm-up of %d messages; one run per mode, %d windows of %v each (the repetitions: each window's mean, p99, ...), %d hot-path samples in all; the lower bound is the time of 4 crunches in sequence on the bench's goroutine, the median of %d, measured before each mode's run (%s ms: one crunch %s ms, %s ms of CPU); figures: %s. The modes ignore -workers.",
 		referenceWarmup, len(two.mean), two.windowLength.Round(time.Millisecond), two.samples, referenceLowerBoundOf,
 		FormatNumber(Median(two.lower)), FormatNumber(Median(two.lower)/referenceHotPathCrunches), FormatNumber(two.crunchCPU1), figureList(mean))
 	drops.Note = "the sum of the hot-path nodes' missed samples (keep-last 1 queues overwritten before their run) over each window's messages at the sink."

@@ -21,6 +21,7 @@ var (
 	specRefSatDrops      = Spec{Name: "reference saturated hot path drops", Unit: "msgs", Target: &Target{Of: "value", Op: "==", Bound: 0}}
 	specRefSatPlain      = Spec{Name: "reference saturated hot path mean, no priorities (ms)", Unit: "ms", BaselineName: "lower bound"}
 	specRefSatPlainDrops = Spec{Name: "reference saturated hot path drops, no priorities", Unit: "msgs"}
+	specRefSatRealtime   = Spec{Name: "reference saturated hot path mean, realtime (ms)", Unit: "ms", BaselineName: "lower bound"}
 )
 
 // referenceSaturatedMinWindow is the shortest window of the saturated
@@ -38,18 +39,19 @@ const (
 )
 
 // referenceSaturated measures the saturated graph on 2 workers, with its
-// priorities and without, for s.cfg.Repeat windows of window each, and
+// priorities and priority workers, without, and with them in the
+// real-time class where the process may, for s.cfg.Repeat windows of window each, and
 // returns its rows; a mode that fails fails its rows only.
 func (s *suite) referenceSaturated(window time.Duration) []Metric {
 	demand, crunches, err := referenceDemand(refsys.Saturated)
 	if err != nil {
-		return []Metric{Failed(specRefSat, err), Failed(specRefSatDrops, err), Failed(specRefSatPlain, err), Failed(specRefSatPlainDrops, err)}
+		return []Metric{Failed(specRefSat, err), Failed(specRefSatDrops, err), Failed(specRefSatPlain, err), Failed(specRefSatPlainDrops, err), Failed(specRefSatRealtime, err)}
 	}
 	const workers = 2
 	load := fmt.Sprintf("the saturated graph (examples/referencesystem/saturated.yaml: the Autoware graph with the crunch of the 10 nodes off the hot path, and of EuclideanClusterDetector's connection off it, raised to Crunch(%d)) on %d workers behind the embedded broker; at its nominal rates it needs %s cores of crunch, %s times what %d workers give (%s)",
 		refsys.SaturatedCrunch, workers, FormatNumber(demand), FormatNumber(demand/workers), workers, crunches)
 	var out []Metric
-	for _, c := range []struct {
+	modes := []struct {
 		name        string
 		graph       refsys.Graph
 		mean, drops Spec
@@ -59,19 +61,34 @@ func (s *suite) referenceSaturated(window time.Duration) []Metric {
 			"priority 1 on the hot path's nodes (EuclideanClusterDetector's: on its connection from RayGroundFilter), and 2 priority workers beside the 2 workers (executor.priority_workers), which run those callbacks only, the 2 workers' threads at nice 10"},
 		{"saturated, 2 workers, no priorities", refsys.Autoware.Saturate(refsys.SaturatedCrunch), specRefSatPlain, specRefSatPlainDrops,
 			"without priorities (saturated.yaml without its priority keys and priority workers): the callbacks served in the order they became ready, after the due timers"},
-	} {
+		{"saturated, realtime", refsys.Saturated.WithRealtime(), specRefSatRealtime, Spec{},
+			"as the first row, with executor.realtime: the priority workers' threads in Linux's SCHED_FIFO class"},
+	}
+	for _, c := range modes {
+		if c.graph.Realtime {
+			if err := realtimePermitted(); err != nil {
+				out = append(out, NotMeasured(c.mean, "run as root, or with an RLIMIT_RTPRIO of 1 or more, for executor.realtime"))
+				continue
+			}
+		}
 		f, err := s.referenceMode(c.name, c.graph, "", workers, window)
 		if err != nil {
-			out = append(out, Failed(c.mean, err), Failed(c.drops, err))
+			out = append(out, Failed(c.mean, err))
+			if c.drops.Name != "" {
+				out = append(out, Failed(c.drops, err))
+			}
 			continue
 		}
 		mean := f.headline(c.mean, f.mean)
 		mean.Figures = append(mean.Figures, NewFigure("cpu demand", "cores", []float64{demand}))
 		mean.Note = fmt.Sprintf("%s; %s; the lower bound and the samples as for the 2-worker row, %d windows of %v, %d hot-path samples in all; figures: %s.",
 			load, c.how, len(f.mean), f.windowLength.Round(time.Millisecond), f.samples, figureList(mean))
-		drops := NewMetric(c.drops, f.drops, nil)
-		drops.Note = "the hot-path nodes' missed samples at the sink, per window, " + c.how + "."
-		out = append(out, mean, drops)
+		out = append(out, mean)
+		if c.drops.Name != "" {
+			drops := NewMetric(c.drops, f.drops, nil)
+			drops.Note = "the hot-path nodes' missed samples at the sink, per window, " + c.how + "."
+			out = append(out, drops)
+		}
 	}
 	return out
 }

@@ -94,7 +94,7 @@ var groupSpecs = map[string][]Spec{
 	"view":       {specViewCPU, specViewP99},
 	"cluster":    {specBridgeClus, specFailover},
 	"reference": {specRefMean, specRefP99, specRefDrops, specRefPlanner, specRefMean1, specRefDrops1, specRefMosq,
-		specRefSat, specRefSatDrops, specRefSatPlain, specRefSatPlainDrops, specRefCPU},
+		specRefSat, specRefSatDrops, specRefSatPlain, specRefSatPlainDrops, specRefSatRealtime, specRefCPU},
 	"memory": {specAllocs, specSubBytes, specTimerBytes},
 }
 

@@ -20,6 +20,9 @@ type Graph struct {
 	// beside the others that run only the callbacks of a priority above
 	// 0. 0 leaves the executor section out.
 	PriorityWorkers int
+	// Realtime is the config's executor.realtime: the priority workers
+	// in Linux's SCHED_FIFO class.
+	Realtime bool
 }
 
 // Node is one node of a Graph as config.yaml gives it: its name, its
@@ -34,7 +37,11 @@ type Node struct {
 func (g Graph) Config() string {
 	var b strings.Builder
 	if g.PriorityWorkers > 0 {
-		fmt.Fprintf(&b, "executor:\n  priority_workers: %d\n\n", g.PriorityWorkers)
+		fmt.Fprintf(&b, "executor:\n  priority_workers: %d\n", g.PriorityWorkers)
+		if g.Realtime {
+			b.WriteString("  realtime: true\n")
+		}
+		b.WriteString("\n")
 	}
 	b.WriteString("nodes:\n")
 	for _, n := range g.Nodes {
@@ -124,6 +131,14 @@ func (g Graph) WithPriorityWorkers(n int) Graph {
 	return out
 }
 
+// WithRealtime returns a copy of g whose priority workers run in Linux's
+// real-time class (the config's executor.realtime).
+func (g Graph) WithRealtime() Graph {
+	out := g.clone()
+	out.Realtime = true
+	return out
+}
+
 // Saturated is the Autoware graph with the crunch of its nodes off the
 // hot path raised to SaturatedCrunch, so that they need more CPU than 2
 // workers give, priority 1 on its hot path, and 2 priority workers for
@@ -135,7 +150,7 @@ var Saturated = Autoware.Saturate(SaturatedCrunch).WithHotPathPriority(1).WithPr
 
 // clone returns a copy of g whose nodes may be changed.
 func (g Graph) clone() Graph {
-	return Graph{Nodes: slices.Clone(g.Nodes), HotPath: g.HotPath, Priorities: g.Priorities, PriorityWorkers: g.PriorityWorkers}
+	return Graph{Nodes: slices.Clone(g.Nodes), HotPath: g.HotPath, Priorities: g.Priorities, PriorityWorkers: g.PriorityWorkers, Realtime: g.Realtime}
 }
 
 // onHotPath reports whether the node or topic name is on g's hot path.
