@@ -26,10 +26,11 @@
 // worker after the callback returns (docs/design.md, Idle workers and
 // hand-off). Subscriptions of a priority above 0 (Priority) are taken at
 // every dequeue, after the due timers and ahead of the batch, the highest
-// first (docs/design.md, Priorities). How long a ready timer or
-// subscription may wait is bounded (docs/design.md, Scheduler model:
-// starvation freedom, and Priorities); the tests check the bounds on
-// recorded traces.
+// first (docs/design.md, Priorities); Options.PriorityWorkers gives them
+// workers of their own, whose threads the OS prefers. How long a ready
+// timer or subscription may wait is bounded (docs/design.md, Scheduler
+// model: starvation freedom, and Priorities); the tests check the bounds
+// on recorded traces.
 //
 // What a callback costs, beside a channel pool, is in BENCHMARKS.md.
 //
