@@ -70,11 +70,10 @@ func (e *Executor) popLocked(form bool) *waitset.Entity {
 	} else {
 		e.set.Fast().TakeAhead(nil, &urgent)
 	}
-	if urgent.Len() > 0 && e.prio.partitioned {
-		e.takeUrgentLocked(&urgent)
+	forPriority := e.prio.partitioned && urgent.Len() > 0
+	e.takeUrgentLocked(&urgent)
+	if forPriority {
 		e.wakeIdleLocked(true) // the priority workers' lane
-	} else {
-		e.takeUrgentLocked(&urgent)
 	}
 	x := e.runTimers.Pop()
 	n := int64(e.runTimers.Len())
