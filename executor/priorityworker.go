@@ -119,17 +119,29 @@ func (e *Executor) wakeForLocked() {
 	var l waitset.List
 	e.set.Fast().TakeAhead(nil, &l)
 	e.takeUrgentLocked(&l)
-	if len(e.prio.urgent) > 0 {
-		e.wakeIdleLocked(true)
-	}
+	e.wakeUrgentLocked()
 	if e.queuedLocked() > 0 || e.held.Len() > 0 || !e.set.Empty() {
 		e.wakeIdleLocked(false)
 	}
 }
 
+// wakeUrgentLocked wakes a parked priority worker for each subscription
+// in the urgent lane, as many as are parked: at once, not each by the one
+// before, as a thread's wake-up takes a while (hundreds of microseconds
+// on some VMs), and the urgent subscriptions of one trigger (the hot
+// path's points transformers) are to run side by side. e.mu must be held.
+func (e *Executor) wakeUrgentLocked() {
+	for range len(e.prio.urgent) {
+		if !e.wakeIdleLocked(true) {
+			return
+		}
+	}
+}
+
 // wakeIdleLocked wakes the most recently parked worker that is a priority
-// worker, or that is not, if one is parked. e.mu must be held.
-func (e *Executor) wakeIdleLocked(priority bool) {
+// worker, or that is not, if one is parked, and reports whether it woke
+// one. e.mu must be held.
+func (e *Executor) wakeIdleLocked(priority bool) bool {
 	for i := len(e.idle) - 1; i >= 0; i-- {
 		w := e.idle[i]
 		if w.priority != priority {
@@ -138,8 +150,9 @@ func (e *Executor) wakeIdleLocked(priority bool) {
 		e.unpark(w)
 		e.wakeups.Add(1)
 		w.signal()
-		return
+		return true
 	}
+	return false
 }
 
 // startThread gives w's goroutine a thread of its own when priority

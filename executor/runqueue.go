@@ -73,7 +73,7 @@ func (e *Executor) popLocked(form bool) *waitset.Entity {
 	forPriority := e.prio.partitioned && urgent.Len() > 0
 	e.takeUrgentLocked(&urgent)
 	if forPriority {
-		e.wakeIdleLocked(true) // the priority workers' lane
+		e.wakeUrgentLocked() // the priority workers' lane
 	}
 	x := e.runTimers.Pop()
 	n := int64(e.runTimers.Len())

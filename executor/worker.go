@@ -119,7 +119,7 @@ func (e *Executor) next(w *worker, park bool) *waitset.Entity {
 		if e.leftToPriorityLocked() {
 			// Urgent work is left, which w may not take: a priority
 			// worker takes it.
-			e.wakeIdleLocked(true)
+			e.wakeUrgentLocked()
 		} else if s := e.state.Load(); s >= stateDraining && (s == stateDrained || len(e.idle) == int(e.live)-1) {
 			// Every other worker is parked and nothing is ready: the
 			// executor has drained (Termination, docs/design.md,
