@@ -7,6 +7,7 @@ package robotexec_test
 import (
 	"fmt"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -41,6 +42,12 @@ nodes:
 			writeFile(t, filepath.Join(dir, "stages.yaml"), stages)
 			r := &pipelineRun{metrics: fmt.Sprintf("http://127.0.0.1:%d/metrics", mport)}
 			r.proc = startRun(t, robotexecBin, filepath.Join(dir, "stages.yaml"))
+			running := strings.Join(r.proc.stderr.all(), "\n")
+			if tt.prio > 0 {
+				require.Contains(t, running, "workers=1 priority_workers=1 ", "the start says what runs")
+			} else {
+				require.NotContains(t, running, "priority_workers")
+			}
 			runs := func(node string) float64 {
 				return r.metric(t, fmt.Sprintf(`robotexec_callback_duration_seconds_count{callback="stage",node=%q}`, node))
 			}
