@@ -110,3 +110,41 @@ func ExampleExecutor_Shutdown() {
 	// Output:
 	// shutdown: <nil> ran: 3 run: <nil>
 }
+
+// A priority worker runs the hot path's callback while the only other
+// worker is busy with a slow one.
+func ExampleOptions_priorityWorkers() {
+	ex := executor.New(executor.Options{Workers: 1, PriorityWorkers: 1})
+	bus := new(subscribers.Router)
+
+	busy, release := make(chan struct{}), make(chan struct{})
+	_, err := ex.NewOwner("mapper", nil).Subscribe(bus, "map/update", func(context.Context, subscribers.Message) {
+		close(busy)
+		<-release // a long computation
+	})
+	if err != nil {
+		panic(err)
+	}
+	braked := make(chan struct{})
+	_, err = ex.NewOwner("safety", nil).Subscribe(bus, "sensors/bumper", func(ctx context.Context, m subscribers.Message) {
+		fmt.Printf("brake on %s while the mapper runs\n", m.Payload)
+		close(braked)
+	}, executor.Priority(1))
+	if err != nil {
+		panic(err)
+	}
+
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error)
+	go func() { done <- ex.Run(ctx) }()
+	bus.Publish(ctx, subscribers.Message{Topic: "map/update", Payload: []byte("scan")})
+	<-busy
+	bus.Publish(ctx, subscribers.Message{Topic: "sensors/bumper", Payload: []byte("contact")})
+	<-braked
+	close(release)
+	cancel()
+	if err := <-done; err != nil {
+		panic(err)
+	}
+	// Output: brake on contact while the mapper runs
+}
