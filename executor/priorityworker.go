@@ -3,6 +3,7 @@ package executor
 import (
 	"runtime"
 
+	"github.com/robotexec/robotexec/internal/threadsched"
 	"github.com/robotexec/robotexec/internal/trace"
 	"github.com/robotexec/robotexec/waitset"
 )
@@ -165,9 +166,9 @@ func (e *Executor) startThread(w *worker) {
 	runtime.LockOSThread()
 	switch {
 	case !w.priority:
-		lowerThread(workerNice)
+		threadsched.Lower(workerNice)
 	case e.opts.Realtime:
-		if err := realtimeThread(); err != nil {
+		if err := threadsched.Realtime(); err != nil {
 			e.realtimeOnce.Do(func() {
 				e.log.Warn("executor: the priority workers run without the real-time class", "error", err)
 			})

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/robotexec/robotexec/examples/referencesystem/refsys"
+	"github.com/robotexec/robotexec/internal/threadsched"
 )
 
 // The saturated reference graph (refsys.Saturated,
@@ -66,7 +67,7 @@ func (s *suite) referenceSaturated(window time.Duration) []Metric {
 	}
 	for _, c := range modes {
 		if c.graph.Realtime {
-			if err := realtimePermitted(); err != nil {
+			if err := threadsched.RealtimePermitted(); err != nil {
 				out = append(out, NotMeasured(c.mean, "run as root, or with an RLIMIT_RTPRIO of 1 or more, for executor.realtime"))
 				continue
 			}
