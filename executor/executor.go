@@ -88,6 +88,19 @@ type Options struct {
 	// real-time threads' share of the CPU (kernel.sched_rt_runtime_us,
 	// 95% by default). It does nothing without PriorityWorkers.
 	Realtime bool
+	// PinWorkers pins each worker's thread to one CPU, worker i (the
+	// priority workers after the others) to the i-th of the CPUs the
+	// process may run on, in turn (Linux's affinity mask: taskset's
+	// choice, or every CPU): a worker woken for a callback then finds its
+	// CPU, rather than waiting for the OS to move it off another worker's
+	// CPU. With no more workers than CPUs no two share one; the other
+	// threads of the process (the timer source's, the MQTT client's) run
+	// on any. Run locks each worker to a thread of its own, which ends
+	// with it (GOMAXPROCS must be above the workers in all for the timer
+	// source to find a processor; robotexec run raises it). Elsewhere
+	// than on Linux, and where the OS refuses, the workers run unpinned,
+	// and the executor logs why once. The default is false.
+	PinWorkers bool
 
 	// noHandoff turns off the hand-off of in-process publications (see
 	// bus.Run.Handoff): every one then wakes an idle worker. Only the package's
@@ -222,8 +235,9 @@ type cold struct {
 	panics  atomic.Uint64
 	wakeups atomic.Uint64
 	shut    shutdown
-	// realtimeOnce logs a refusal of Options.Realtime once.
-	realtimeOnce sync.Once
+	// realtimeOnce logs a refusal of Options.Realtime once, threadOnce
+	// one of Options.PinWorkers.
+	realtimeOnce, threadOnce sync.Once
 }
 
 // cacheLine is the size of a cache line, which the hot structures pad to:

@@ -64,12 +64,13 @@ func (e *Executor) Run(ctx context.Context) error {
 	e.live = int32(len(e.workers))
 	e.prio.partitioned = e.opts.PriorityWorkers > 0
 	e.mu.Unlock()
+	cpus := e.workerCPUs()
 	for _, w := range e.workers {
 		w.batch = e.opts.Batch
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			e.startThread(w)
+			e.startThread(w, cpus)
 			e.work(w)
 		}()
 	}

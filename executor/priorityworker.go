@@ -1,9 +1,6 @@
 package executor
 
 import (
-	"runtime"
-
-	"github.com/robotexec/robotexec/internal/threadsched"
 	"github.com/robotexec/robotexec/internal/trace"
 	"github.com/robotexec/robotexec/waitset"
 )
@@ -155,28 +152,3 @@ func (e *Executor) wakeIdleLocked(priority bool) bool {
 	}
 	return false
 }
-
-// startThread gives w's goroutine a thread of its own when priority
-// workers run, at nice workerNice unless w is one of them. The thread
-// ends with the goroutine, which never unlocks it.
-func (e *Executor) startThread(w *worker) {
-	if e.opts.PriorityWorkers == 0 {
-		return
-	}
-	runtime.LockOSThread()
-	switch {
-	case !w.priority:
-		threadsched.Lower(workerNice)
-	case e.opts.Realtime:
-		if err := threadsched.Realtime(); err != nil {
-			e.realtimeOnce.Do(func() {
-				e.log.Warn("executor: the priority workers run without the real-time class", "error", err)
-			})
-		}
-	}
-}
-
-// workerNice is the nice value of the threads of the workers other than
-// the priority workers while those run: the OS gives a priority worker
-// that wakes about 10 times their share of a core (Linux's weights).
-const workerNice = 10

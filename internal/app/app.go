@@ -121,6 +121,9 @@ func (a *App) start(ctx context.Context, opts Options) error {
 	if a.obs.prioWorkers > 0 {
 		args = append(args, "priority_workers", a.obs.prioWorkers)
 	}
+	if a.cfg.Executor.PinWorkers {
+		args = append(args, "pin_workers", true)
+	}
 	args = append(args, "broker", a.client.Broker())
 	if bs := a.client.Brokers(); len(bs) > 1 {
 		args = append(args, "brokers", bs)

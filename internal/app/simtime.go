@@ -129,11 +129,12 @@ func (s *simClock) follow(ex *executor.Executor, src subscribers.Source, cfg *co
 func (a *App) newExecutor(ctx context.Context, mc mqtt.Config, logger *slog.Logger) error {
 	cfg := a.cfg
 	workers := a.obs.workers + a.obs.prioWorkers
-	if a.obs.prioWorkers > 0 && runtime.GOMAXPROCS(0) < workers {
+	if (a.obs.prioWorkers > 0 || cfg.Executor.PinWorkers) && runtime.GOMAXPROCS(0) < workers {
 		// Every worker has a processor, for the OS to choose which
-		// threads run (executor.Options.PriorityWorkers).
+		// threads run (executor.Options.PriorityWorkers), or each on its
+		// CPU (PinWorkers).
 		runtime.GOMAXPROCS(workers)
-		logger.Debug("GOMAXPROCS raised to the workers for the priority workers", "gomaxprocs", workers)
+		logger.Debug("GOMAXPROCS raised to the workers, each on a thread of its own", "gomaxprocs", workers)
 	}
 	clock := timerClock(cfg, workers, logger)
 	var sc *simClock
@@ -149,6 +150,7 @@ func (a *App) newExecutor(ctx context.Context, mc mqtt.Config, logger *slog.Logg
 		Workers:         a.obs.workers,
 		PriorityWorkers: a.obs.prioWorkers,
 		Realtime:        cfg.Executor.Realtime,
+		PinWorkers:      cfg.Executor.PinWorkers,
 		Logger:          ratelog.LimitFloods(logger),
 		Clock:           clock,
 	}))

@@ -112,12 +112,12 @@ func RunReference(g refsys.Graph, url string, workers, windows int, window time.
 		return ReferenceRun{}, err
 	}
 	defer client.Close()
-	if all := workers + g.PriorityWorkers; g.PriorityWorkers > 0 && runtime.GOMAXPROCS(0) <= all {
+	if all := workers + g.PriorityWorkers; (g.PriorityWorkers > 0 || g.PinWorkers) && runtime.GOMAXPROCS(0) <= all {
 		// As robotexec run: a processor for every worker, and one for
 		// the precise timer source's thread.
 		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(all + 1))
 	}
-	ex := executor.New(executor.Options{Workers: workers, PriorityWorkers: g.PriorityWorkers, Realtime: g.Realtime, Logger: discard, Clock: clock})
+	ex := executor.New(executor.Options{Workers: workers, PriorityWorkers: g.PriorityWorkers, Realtime: g.Realtime, PinWorkers: g.PinWorkers, Logger: discard, Clock: clock})
 	rg, err := buildReference(g, ex, client.Router())
 	if err != nil {
 		_ = stopped(ex)

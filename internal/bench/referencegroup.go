@@ -44,16 +44,16 @@ type referenceFigures struct {
 }
 
 func (s *suite) reference() ([]Metric, error) {
-	// The group's time, 2·Repeat slices, goes to the seven modes' windows
-	// (2 workers with and without priorities, 1 worker, via mosquitto,
-	// saturated with priority workers, without priorities and in the
-	// real-time class) and the run without the crunch, whose windows are
-	// a third as long: Repeat·window·(7 + 1/3). The saturated graph's
-	// windows are at least referenceSaturatedMinWindow.
-	window := max(s.cfg.slice("reference")*6/22, referenceMinWindow)
+	// The group's time, 2·Repeat slices, goes to the eight modes' windows
+	// (2 workers with and without priorities and unpinned, 1 worker, via
+	// mosquitto, saturated with priority workers, without priorities and
+	// in the real-time class) and the run without the crunch, whose
+	// windows are a third as long: Repeat·window·(8 + 1/3). The saturated
+	// graph's windows are at least referenceSaturatedMinWindow.
+	window := max(s.cfg.slice("reference")*6/25, referenceMinWindow)
 	satWindow := max(window, referenceSaturatedMinWindow)
 	if s.cfg.Progress != nil {
-		fmt.Fprintf(s.cfg.Progress, "bench: reference: 2 workers, 2 workers without priorities, 1 worker, 2 workers via mosquitto: each a run of %d windows of %v after a warm-up of about a second; then without the crunch, windows of %v; then the saturated graph with priorities and priority workers, without, and in the real-time class, windows of %v\n",
+		fmt.Fprintf(s.cfg.Progress, "bench: reference: 2 workers, 2 workers without priorities, 2 workers unpinned, 1 worker, 2 workers via mosquitto: each a run of %d windows of %v after a warm-up of about a second; then without the crunch, windows of %v; then the saturated graph with priorities and priority workers, without, and in the real-time class, windows of %v\n",
 			s.cfg.Repeat, window.Round(time.Millisecond), max(window/3, referenceMinWindow).Round(time.Millisecond), satWindow.Round(time.Millisecond))
 	}
 	two, err := s.referenceMode("2 workers", referencePrioritized, "", 2, window)
@@ -61,6 +61,10 @@ func (s *suite) reference() ([]Metric, error) {
 		return nil, err
 	}
 	plain, err := s.referenceMode("2 workers without priorities", refsys.Autoware, "", 2, window)
+	if err != nil {
+		return nil, err
+	}
+	unpinned, err := s.referenceMode("2 workers unpinned", referenceUnpinned, "", 2, window)
 	if err != nil {
 		return nil, err
 	}
@@ -76,13 +80,15 @@ func (s *suite) reference() ([]Metric, error) {
 	mean.Figures = append(mean.Figures,
 		NewFigure("hot path mean without priorities", "ms", plain.mean),
 		NewFigure("hot path p99 without priorities", "ms", plain.p99),
-		NewFigure("planner period std without priorities", "ms", plain.plannerStd))
+		NewFigure("planner period std without priorities", "ms", plain.plannerStd),
+		NewFigure("hot path mean unpinned", "ms", unpinned.mean),
+		NewFigure("hot path p99 unpinned", "ms", unpinned.p99))
 	drops, planner := NewMetric(specRefDrops, two.drops, nil), NewMetric(specRefPlanner, two.plannerStd, nil)
 	mean1, drops1 := one.headline(specRefMean1, one.mean), NewMetric(specRefDrops1, one.drops, nil)
 	mosq := s.referenceMosquitto(window)
 	saturated := s.referenceSaturated(satWindow)
 	cpu := NewMetric(specRefCPU, two.cpu, two.crunchCPU)
-	mean.Note = fmt.Sprintf("the Autoware reference system (examples/referencesystem/autoware.yaml: 24 nodes, every crunch Crunch(4096)) with priority 1 on its hot path, as saturated.yaml sets it (the figures without priorities: autoware.yaml as it is), on an executor of 2 workers behind an MQTT client of the embedded broker, as robotexec run runs it; the hot path's latency (FrontLidarDriver/RearLidarDriver to the start of ObjectCollisionEstimator's callback) of each message at a subscription to ObjectCollisionEstimator's topic, whose history is the path's own (at the command node a history merged from messages of different cycles can pair a cycle's sink with older sensors), the other figures at one beside VehicleDBWSystem's (both depth 10, drop_oldest), after a warm-up of %d messages; one run per mode, %d windows of %v each (the repetitions: each window's mean, p99, ...), %d hot-path samples in all; the lower bound is the time of 4 crunches in sequence on the bench's goroutine, the median of %d, measured before each mode's run (%s ms: one crunch %s ms, %s ms of CPU); figures: %s. The modes ignore -workers.",
+	mean.Note = fmt.Sprintf("the Autoware reference system (examples/referencesystem/autoware.yaml: 24 nodes, every crunch Crunch(4096)) with priority 1 on its hot path, as saturated.yaml sets it (the figures without priorities: autoware.yaml as it is), on an executor of 2 workers pinned each to a CPU (executor.pin_workers, as autoware.yaml sets it; the figures unpinned: with priorities, without pin_workers) behind an MQTT client of the embedded broker, as robotexec run runs it; the hot path's latency (FrontLidarDriver/RearLidarDriver to the start of ObjectCollisionEstimator's callback) of each message at a subscription to ObjectCollisionEstimator's topic, whose history is the path's own (at the command node a history merged from messages of different cycles can pair a cycle's sink with older sensors), the other figures at one beside VehicleDBWSystem's (both depth 10, drop_oldest), after a warm-up of %d messages; one run per mode, %d windows of %v each (the repetitions: each window's mean, p99, ...), %d hot-path samples in all; the lower bound is the time of 4 crunches in sequence on the bench's goroutine, the median of %d, measured before each mode's run (%s ms: one crunch %s ms, %s ms of CPU); figures: %s. The modes ignore -workers.",
 		referenceWarmup, len(two.mean), two.windowLength.Round(time.Millisecond), two.samples, referenceLowerBoundOf,
 		FormatNumber(Median(two.lower)), FormatNumber(Median(two.lower)/referenceHotPathCrunches), FormatNumber(two.crunchCPU1), figureList(mean))
 	drops.Note = "the sum of the hot-path nodes' missed samples (keep-last 1 queues overwritten before their run) over each window's messages at the sink."
@@ -101,8 +107,17 @@ func (s *suite) reference() ([]Metric, error) {
 // referencePrioritized is the graph of the reference rows but the saturated
 // ones: the Autoware graph with priority 1 on its hot path, which a
 // robotexec user gives the path that matters (robotexec serves it first
-// among the ready subscriptions, after the due timers).
+// among the ready subscriptions, after the due timers), its workers pinned
+// as autoware.yaml pins them.
 var referencePrioritized = refsys.Autoware.WithHotPathPriority(1)
+
+// referenceUnpinned is referencePrioritized without pin_workers: the OS
+// places the workers' threads.
+var referenceUnpinned = func() refsys.Graph {
+	g := referencePrioritized
+	g.PinWorkers = false
+	return g
+}()
 
 // referenceBareFigures are the CPU figures of the graph without its
 // crunch, one per window.

@@ -90,7 +90,8 @@ func TestRunEveryMetric(t *testing.T) {
 		require.NotNil(t, m.Ratio, "%s", name)
 	}
 	requireFasterRaw(t, byName["mqtt bridge msgs/s"])
-	requireReference(t, byName["reference hot path mean (ms)"], "hot path mean without priorities", "hot path p99 without priorities", "planner period std without priorities")
+	requireReference(t, byName["reference hot path mean (ms)"], "hot path mean without priorities", "hot path p99 without priorities", "planner period std without priorities",
+		"hot path mean unpinned", "hot path p99 unpinned")
 	requireReference(t, byName["reference hot path mean, 1 worker (ms)"])
 	for _, name := range []string{"reference saturated hot path mean (ms)", "reference saturated hot path mean, no priorities (ms)"} {
 		sat := byName[name]

@@ -21,6 +21,14 @@ type Executor struct {
 	// or more); elsewhere they run at nice 0, and robotexec logs why.
 	// (optional) Defaults to false. Needs PriorityWorkers.
 	Realtime bool `yaml:"realtime"`
+	// PinWorkers pins each worker's thread to one of the CPUs the
+	// process may run on (every CPU, or taskset's), the workers on CPUs
+	// in turn, the priority workers after the others, so that a worker
+	// woken for a callback finds its CPU free of the other workers;
+	// GOMAXPROCS is raised above the workers in all. Linux only; elsewhere,
+	// or where the OS refuses, robotexec logs why and runs them unpinned.
+	// (optional) Defaults to false.
+	PinWorkers bool `yaml:"pin_workers"`
 	// QueueDepth is the default QoS depth of a subscription's queue.
 	// (optional) Defaults to subscribers.DefaultDepth, 10. At least 1.
 	QueueDepth int `yaml:"queue_depth"`

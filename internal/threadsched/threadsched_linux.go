@@ -38,3 +38,40 @@ func RealtimePermitted() error {
 	}()
 	return <-errs
 }
+
+// cpuSet is Linux's cpu_set_t: a bit per CPU, 1,024 CPUs.
+type cpuSet [1024 / 64]uint64
+
+// Allowed returns the CPUs the calling thread may run on (its affinity
+// mask, which a thread inherits from the one that made it: taskset's
+// choice for the whole process), in ascending order.
+func Allowed() ([]int, error) {
+	var set cpuSet
+	_, _, errno := syscall.RawSyscall(syscall.SYS_SCHED_GETAFFINITY, 0, unsafe.Sizeof(set), uintptr(unsafe.Pointer(&set)))
+	if errno != 0 {
+		return nil, fmt.Errorf("sched_getaffinity: %w", errno)
+	}
+	var cpus []int
+	for i, word := range set {
+		for b := range 64 {
+			if word&(1<<b) != 0 {
+				cpus = append(cpus, i*64+b)
+			}
+		}
+	}
+	return cpus, nil
+}
+
+// Pin binds the calling thread to cpu: the OS runs it there only.
+func Pin(cpu int) error {
+	var set cpuSet
+	if cpu < 0 || cpu >= len(set)*64 {
+		return fmt.Errorf("sched_setaffinity: CPU %d out of range", cpu)
+	}
+	set[cpu/64] = 1 << (cpu % 64)
+	_, _, errno := syscall.RawSyscall(syscall.SYS_SCHED_SETAFFINITY, 0, unsafe.Sizeof(set), uintptr(unsafe.Pointer(&set)))
+	if errno != 0 {
+		return fmt.Errorf("sched_setaffinity CPU %d: %w", cpu, errno)
+	}
+	return nil
+}

@@ -37,3 +37,35 @@ func TestRealtimePermitted(t *testing.T) {
 	require.Equal(t, err == nil, RealtimePermitted() == nil, "Realtime: %v", err)
 	t.Logf("SCHED_FIFO allowed here: %v", err == nil)
 }
+
+// Pin binds the calling thread to one CPU of those Allowed, and only
+// that thread: the process keeps its mask.
+func TestPin(t *testing.T) {
+	before, err := Allowed()
+	require.NoError(t, err)
+	require.NotEmpty(t, before)
+	last := before[len(before)-1]
+	type result struct {
+		pin, allowed error
+		cpus         []int
+	}
+	got := make(chan result)
+	go func() {
+		runtime.LockOSThread() // never unlocked: the thread ends with the goroutine
+		var r result
+		r.pin = Pin(last)
+		r.cpus, r.allowed = Allowed()
+		got <- r
+	}()
+	r := <-got
+	require.NoError(t, r.pin)
+	require.NoError(t, r.allowed)
+	require.Equal(t, []int{last}, r.cpus, "the pinned thread runs on CPU %d only", last)
+	runtime.LockOSThread()
+	after, err := Allowed()
+	runtime.UnlockOSThread()
+	require.NoError(t, err)
+	require.Equal(t, before, after, "the other threads keep the mask")
+	require.Error(t, Pin(-1))
+	require.Error(t, Pin(1<<20))
+}

@@ -4,9 +4,9 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
-	"unsafe"
+
+	"github.com/robotexec/robotexec/internal/threadsched"
 )
 
 // A VM on kvm-clock may have counters that tick at a constant rate in
@@ -33,8 +33,13 @@ const agreeTimeout = 50 * time.Millisecond
 // agree reports whether the counters of the CPUs that the process may run
 // on agree.
 func agree() bool {
-	cpus, ok := allowedCPUs()
-	if !ok {
+	// The caller keeps its thread while the pinned sides run, so that
+	// neither runs on it: a pinned side that ends on the main thread
+	// leaves it pinned for good (Go does not end the main thread).
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	cpus, err := threadsched.Allowed()
+	if err != nil || len(cpus) == 0 {
 		return false
 	}
 	for _, c := range cpus[1:] {
@@ -60,7 +65,7 @@ func pairAgrees(a, b int, readA, readB func() uint64) bool {
 		defer wg.Done()
 		// Not unlocked: the pinned thread ends with the goroutine.
 		runtime.LockOSThread()
-		if !pin(cpu) {
+		if threadsched.Pin(cpu) != nil {
 			failed.Store(true)
 			return
 		}
@@ -92,32 +97,4 @@ func pairAgrees(a, b int, readA, readB func() uint64) bool {
 	go side(1, b, readB)
 	wg.Wait()
 	return !failed.Load()
-}
-
-// cpuMask is a CPU set of sched_setaffinity(2).
-type cpuMask [16]uint64
-
-// allowedCPUs returns the CPUs that the calling thread may run on, as the
-// process's threads inherit them.
-func allowedCPUs() ([]int, bool) {
-	var m cpuMask
-	_, _, errno := syscall.RawSyscall(syscall.SYS_SCHED_GETAFFINITY, 0, unsafe.Sizeof(m), uintptr(unsafe.Pointer(&m)))
-	if errno != 0 {
-		return nil, false
-	}
-	var cpus []int
-	for i := range len(m) * 64 {
-		if m[i/64]&(1<<(i%64)) != 0 {
-			cpus = append(cpus, i)
-		}
-	}
-	return cpus, len(cpus) > 0
-}
-
-// pin keeps the calling thread on cpu.
-func pin(cpu int) bool {
-	var m cpuMask
-	m[cpu/64] = 1 << (cpu % 64)
-	_, _, errno := syscall.RawSyscall(syscall.SYS_SCHED_SETAFFINITY, 0, unsafe.Sizeof(m), uintptr(unsafe.Pointer(&m)))
-	return errno == 0
 }

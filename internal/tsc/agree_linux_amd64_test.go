@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/robotexec/robotexec/internal/threadsched"
 )
 
 // TestPairAgrees: on the first and last CPUs that the process may run on,
@@ -14,8 +16,8 @@ import (
 // (100 ms with one processor). Whether this machine's counters agree is
 // logged: that is the hardware's answer, not the check's.
 func TestPairAgrees(t *testing.T) {
-	cpus, ok := allowedCPUs()
-	require.True(t, ok, "sched_getaffinity")
+	cpus, err := threadsched.Allowed()
+	require.NoError(t, err)
 	if len(cpus) < 2 {
 		t.Logf("one CPU: agree checks no pair")
 		require.True(t, agree())

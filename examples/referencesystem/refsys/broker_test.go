@@ -25,12 +25,15 @@ import (
 const autowareYAML = "../autoware.yaml"
 
 // autoware.yaml is refsys.Autoware, which robotexec bench runs: the same
-// nodes, in the same order, with the same types and params.
+// nodes, in the same order, with the same types and params, and the
+// workers pinned.
 func TestAutowareConfigIsTheGraph(t *testing.T) {
 	file, err := config.Load(autowareYAML)
 	require.NoError(t, err)
 	graph, err := config.Parse("graph.yaml", []byte(refsys.Autoware.Config()), nil)
 	require.NoError(t, err)
+	require.True(t, graph.Executor.PinWorkers)
+	require.Equal(t, graph.Executor.PinWorkers, file.Executor.PinWorkers)
 	require.Len(t, file.Nodes, 24)
 	require.Len(t, graph.Nodes, len(file.Nodes))
 	for i, n := range file.Nodes {

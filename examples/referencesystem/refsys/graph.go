@@ -23,6 +23,9 @@ type Graph struct {
 	// Realtime is the config's executor.realtime: the priority workers
 	// in Linux's SCHED_FIFO class.
 	Realtime bool
+	// PinWorkers is the config's executor.pin_workers: each worker's
+	// thread on a CPU of its own.
+	PinWorkers bool
 }
 
 // Node is one node of a Graph as config.yaml gives it: its name, its
@@ -33,13 +36,19 @@ type Node struct {
 }
 
 // Config returns the nodes section of a config.yaml that runs g, after
-// its executor section if g has priority workers.
+// its executor section if g has priority workers or pinned workers.
 func (g Graph) Config() string {
 	var b strings.Builder
-	if g.PriorityWorkers > 0 {
-		fmt.Fprintf(&b, "executor:\n  priority_workers: %d\n", g.PriorityWorkers)
+	if g.PriorityWorkers > 0 || g.PinWorkers {
+		b.WriteString("executor:\n")
+		if g.PriorityWorkers > 0 {
+			fmt.Fprintf(&b, "  priority_workers: %d\n", g.PriorityWorkers)
+		}
 		if g.Realtime {
 			b.WriteString("  realtime: true\n")
+		}
+		if g.PinWorkers {
+			b.WriteString("  pin_workers: true\n")
 		}
 		b.WriteString("\n")
 	}
@@ -139,6 +148,14 @@ func (g Graph) WithRealtime() Graph {
 	return out
 }
 
+// WithPinnedWorkers returns a copy of g whose workers' threads are
+// pinned, each to a CPU (the config's executor.pin_workers).
+func (g Graph) WithPinnedWorkers() Graph {
+	out := g.clone()
+	out.PinWorkers = true
+	return out
+}
+
 // Saturated is the Autoware graph with the crunch of its nodes off the
 // hot path raised to SaturatedCrunch, so that they need more CPU than 2
 // workers give, priority 1 on its hot path, and 2 priority workers for
@@ -150,7 +167,7 @@ var Saturated = Autoware.Saturate(SaturatedCrunch).WithHotPathPriority(1).WithPr
 
 // clone returns a copy of g whose nodes may be changed.
 func (g Graph) clone() Graph {
-	return Graph{Nodes: slices.Clone(g.Nodes), HotPath: g.HotPath, Priorities: g.Priorities, PriorityWorkers: g.PriorityWorkers, Realtime: g.Realtime}
+	return Graph{Nodes: slices.Clone(g.Nodes), HotPath: g.HotPath, Priorities: g.Priorities, PriorityWorkers: g.PriorityWorkers, Realtime: g.Realtime, PinWorkers: g.PinWorkers}
 }
 
 // onHotPath reports whether the node or topic name is on g's hot path.
@@ -202,8 +219,10 @@ func (g Graph) connections(n Node, f func(c *Connection, on bool)) string {
 // the original's autoware_system_builder.hpp and timing/default.hpp build
 // it: 24 nodes, 23 topics, each node publishing on a topic of its own
 // name (EuclideanClusterDetector on a second one too), every crunch
-// limit DefaultCrunch. examples/referencesystem/autoware.yaml is the same
-// graph, for robotexec run.
+// limit DefaultCrunch; its workers pinned, each to a CPU (PinWorkers),
+// so that the two points transformers, ready together, run on two CPUs
+// at once. examples/referencesystem/autoware.yaml is the same graph, for
+// robotexec run.
 var Autoware = Graph{
 	Nodes: []Node{
 		{"FrontLidarDriver", TypeSensor, "{ period: 100ms }"},
@@ -245,4 +264,5 @@ var Autoware = Graph{
 		Nodes: []string{"FrontLidarDriver", "RearLidarDriver", "PointsTransformerFront", "PointsTransformerRear",
 			"PointCloudFusion", "RayGroundFilter", "EuclideanClusterDetector", "ObjectCollisionEstimator"},
 	},
+	PinWorkers: true,
 }

@@ -30,6 +30,8 @@ func TestSaturatedConfigIsTheGraph(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, 2, graph.Executor.PriorityWorkers)
 	require.Equal(t, graph.Executor.PriorityWorkers, file.Executor.PriorityWorkers)
+	require.True(t, graph.Executor.PinWorkers)
+	require.Equal(t, graph.Executor.PinWorkers, file.Executor.PinWorkers)
 	require.Len(t, file.Nodes, 24)
 	require.Len(t, graph.Nodes, len(file.Nodes))
 	for i, n := range file.Nodes {
