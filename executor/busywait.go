@@ -14,15 +14,20 @@ import (
 // polls, in case the counter's reading of the deadline is a little off.
 const busyMargin = 20 * time.Microsecond
 
-// early is the timer queue's early ring, a lead ahead of deadline: it
-// wakes a worker that, finding nothing to do, polls the timers until the
-// deadline has passed (see waitLocked), so that at the deadline a worker is
-// running instead of asleep. Waking a sleeping thread takes tens of
-// microseconds; the lead covers it.
-func (e *Executor) early(deadline time.Time) {
+// early is the timer queue's early ring, a lead ahead of deadline, when
+// due timers fall due at it: it wakes as many parked workers (of those
+// that run timers), which, finding nothing to do, poll the timers until
+// the deadline has passed (see waitLocked), so that at the deadline they
+// are running instead of asleep. Waking a sleeping thread takes tens of
+// microseconds, and on a VM whose other CPU idles often a millisecond;
+// the lead covers the first. A worker for each timer, not one for all:
+// timers that fall due together often start work that runs side by side
+// (two sensors' timers, their two pipelines), whose second worker would
+// otherwise start only when the first's publication woke it.
+func (e *Executor) early(deadline time.Time, due int) {
 	f := e.timers.Fast()
 	e.busyUntil.Store(f.Now() + f.Ticks(time.Until(deadline)+busyMargin))
-	e.wake()
+	e.wakeForTimers(due)
 }
 
 // busyWait polls the timers until the queue's poll clock (the counter, or

@@ -53,3 +53,7 @@ type deafAlarm struct{}
 
 func (deafAlarm) Set(time.Time) {}
 func (deafAlarm) Stop()         {}
+
+// EarlyRing is the timer queue's early ring (early) for due timers at
+// deadline, for the tests of whom it wakes.
+func EarlyRing(e *Executor, deadline time.Time, due int) { e.early(deadline, due) }

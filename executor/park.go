@@ -27,6 +27,22 @@ func (e *Executor) wake() {
 	}
 }
 
+// wakeForTimers wakes up to n parked workers of those that run timers
+// (not the priority workers), the most recently parked first, for n
+// timers about to fall due (see early).
+func (e *Executor) wakeForTimers(n int) {
+	if e.nidle.Load() == 0 {
+		return
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for range n {
+		if !e.wakeIdleLocked(false) {
+			return
+		}
+	}
+}
+
 // popIdle takes the most recently parked worker: its cache is the warmest.
 // e.mu must be held.
 func (e *Executor) popIdle() *worker {

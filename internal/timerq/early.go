@@ -28,7 +28,7 @@ func (q *Queue) rearm() {
 			// the early ring is now, without the alarm's wake-up.
 			q.early = false
 			q.arm(next, next.Add(q.lead))
-			q.onEarly(next)
+			q.onEarly(next, q.countDue(q.key(next), earlyCount))
 		default:
 			// Far ahead, the machine may idle deeply meanwhile, and the
 			// ring then comes late: ring earlier.
@@ -63,7 +63,7 @@ func (q *Queue) arm(d, at time.Time) {
 // deadline unless a Poll serves the deadline first: an executor uses it
 // to have a worker running, polling, when the deadline comes, rather than
 // waking one after it. Call it before arming timers.
-func (x Fast) SetEarly(f func(deadline time.Time)) {
+func (x Fast) SetEarly(f func(deadline time.Time, due int)) {
 	x.q.mu.Lock()
 	defer x.q.mu.Unlock()
 	x.q.onEarly = f
@@ -72,3 +72,7 @@ func (x Fast) SetEarly(f func(deadline time.Time)) {
 // Lead returns how long before a deadline SetEarly's function is called:
 // the clock's lead, 0 when it has none.
 func (x Fast) Lead() time.Duration { return x.q.lead }
+
+// earlyCount is the most timers an early ring counts among those due at
+// its deadline (SetEarly's due).
+const earlyCount = 64

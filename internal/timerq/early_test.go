@@ -30,7 +30,7 @@ func TestEarlyRing(t *testing.T) {
 	defer q.Stop()
 	require.Equal(t, lead, q.Fast().Lead())
 	var early []time.Time
-	q.Fast().SetEarly(func(d time.Time) { early = append(early, d) })
+	q.Fast().SetEarly(func(d time.Time, _ int) { early = append(early, d) })
 	tm, err := q.NewTimer(time.Millisecond, false)
 	require.NoError(t, err)
 	tm.Reset()
@@ -73,7 +73,7 @@ func TestNoEarlyWithoutLead(t *testing.T) {
 	q := timerq.NewQueue(clk, waitset.New(nil, nil))
 	defer q.Stop()
 	require.Zero(t, q.Fast().Lead())
-	q.Fast().SetEarly(func(time.Time) { t.Fatal("rang early") })
+	q.Fast().SetEarly(func(time.Time, int) { t.Fatal("rang early") })
 	tm, err := q.NewTimer(time.Millisecond, false)
 	require.NoError(t, err)
 	tm.Reset()
@@ -92,7 +92,7 @@ func TestEarlyWithinLead(t *testing.T) {
 	q := timerq.NewQueue(clk, set)
 	defer q.Stop()
 	var early []time.Time
-	q.Fast().SetEarly(func(d time.Time) { early = append(early, d) })
+	q.Fast().SetEarly(func(d time.Time, _ int) { early = append(early, d) })
 	tm, err := q.NewTimer(lead/2, true)
 	require.NoError(t, err)
 	tm.Reset()
@@ -120,7 +120,7 @@ func TestEarlyRingOfAMovedHead(t *testing.T) {
 			set := waitset.New(nil, nil)
 			q := timerq.NewQueue(clk, set)
 			defer q.Stop()
-			q.Fast().SetEarly(func(time.Time) {})
+			q.Fast().SetEarly(func(time.Time, int) {})
 			head, err := q.NewTimer(time.Millisecond, true)
 			require.NoError(t, err)
 			later, err := q.NewTimer(5*time.Millisecond, false)
@@ -168,7 +168,7 @@ func TestIdleLead(t *testing.T) {
 		set := waitset.New(nil, nil)
 		q := timerq.NewQueue(clk, set)
 		var early []time.Time
-		q.Fast().SetEarly(func(d time.Time) { early = append(early, d) })
+		q.Fast().SetEarly(func(d time.Time, _ int) { early = append(early, d) })
 		tm, err := q.NewTimer(c.period, false)
 		require.NoError(t, err)
 		tm.Reset()
@@ -182,4 +182,35 @@ func TestIdleLead(t *testing.T) {
 		require.Equal(t, first.Add(lead), next, "period %v: the late ring", c.period)
 		q.Stop()
 	}
+}
+
+// The early ring counts the timers that fall due at its deadline: three
+// started together, then one alone.
+func TestEarlyRingCountsDue(t *testing.T) {
+	start := time.Unix(0, 0)
+	clk := leadSim{timerq.NewSim(start)}
+	q := timerq.NewQueue(clk, waitset.New(nil, nil))
+	defer q.Stop()
+	type ring struct {
+		at  time.Time
+		due int
+	}
+	var rings []ring
+	q.Fast().SetEarly(func(d time.Time, due int) { rings = append(rings, ring{d, due}) })
+	for range 3 {
+		tm, err := q.NewTimer(time.Millisecond, false)
+		require.NoError(t, err)
+		tm.Reset()
+	}
+	lone, err := q.NewTimer(5*time.Millisecond, false)
+	require.NoError(t, err)
+	lone.Reset()
+	next, _ := clk.Next()
+	clk.AdvanceTo(next)
+	require.Equal(t, []ring{{start.Add(time.Millisecond), 3}}, rings, "three timers due at the first deadline")
+	for i := 0; i < 10 && len(rings) < 2; i++ { // the late ring serves the three; then the lone one's early ring
+		next, _ = clk.Next()
+		clk.AdvanceTo(next)
+	}
+	require.Equal(t, ring{start.Add(5 * time.Millisecond), 1}, rings[1], "one timer at the next")
 }

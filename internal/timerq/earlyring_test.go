@@ -40,7 +40,7 @@ func TestEarlyRingRearms(t *testing.T) {
 	clk := &onceSim{leadSim: leadSim{timerq.NewSim(start)}}
 	q := timerq.NewQueue(clk, waitset.New(nil, nil))
 	defer q.Stop()
-	q.Fast().SetEarly(func(time.Time) {})
+	q.Fast().SetEarly(func(time.Time, int) {})
 	tm, err := q.NewTimer(10*time.Millisecond, false)
 	require.NoError(t, err)
 	tm.Reset()

@@ -99,6 +99,24 @@ func (q *Queue) down(i int) {
 // started together fall due together, are sorted among themselves and the
 // rest is rebuilt in place, O(k log k + n), touching each timer once
 // instead of at every level of every removal.
+// countDue returns how many timers fall due by key due, at most limit:
+// the slots of the heap's top with keys up to due.
+func (q *Queue) countDue(due int64, limit int) int {
+	h := q.heap
+	n, stack := 0, append(q.stack[:0], 0)
+	for len(stack) > 0 && n < limit {
+		i := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		if i >= len(h) || h[i].due > due {
+			continue
+		}
+		n++
+		stack = append(stack, 2*i+1, 2*i+2)
+	}
+	q.stack = stack[:0]
+	return n
+}
+
 func (q *Queue) takeDue(now int64, fired []*waitset.Entity) []*waitset.Entity {
 	h := q.heap
 	if len(h) == 0 || h[0].due > now {

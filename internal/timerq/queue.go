@@ -69,7 +69,7 @@ type Queue struct {
 	// early (see Fast.SetEarly); 0 for none. early reports that the alarm is
 	// set lead ahead of armedAt.
 	lead    time.Duration
-	onEarly func(deadline time.Time)
+	onEarly func(deadline time.Time, due int)
 	early   bool
 	// idleLead replaces lead for a deadline more than idleAfter ahead
 	// when it is armed (see Precise's IdleLead); armLead is the lead of
@@ -198,7 +198,7 @@ func (q *Queue) serve(quiet bool) int {
 		// deadline, in case no worker polls (the polling worker sets
 		// the alarm for the next deadline before that, see serve).
 		q.arm(d, d.Add(q.lead))
-		q.onEarly(d)
+		q.onEarly(d, q.countDue(q.key(d), earlyCount))
 		return 0
 	}
 	q.armedAt = time.Time{}

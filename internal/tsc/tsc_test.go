@@ -27,7 +27,8 @@ func TestTryNsPerTick(t *testing.T) {
 		_, ok = TryNsPerTick()
 		require.False(t, ok, "not calibrated within the window")
 	}
-	require.Equal(t, goroutines, runtime.NumGoroutine(), "no goroutine calibrates")
+	// At most as many: one of the test binary's own may end meanwhile.
+	require.LessOrEqual(t, runtime.NumGoroutine(), goroutines, "no goroutine calibrates")
 	time.Sleep(calibrateWindow)
 	f, ok := TryNsPerTick()
 	require.True(t, ok, "calibrated %v after the first reading", calibrateWindow)
