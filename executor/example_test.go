@@ -3,6 +3,7 @@ package executor_test
 import (
 	"context"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/robotexec/robotexec/executor"
@@ -147,4 +148,37 @@ func ExampleOptions_priorityWorkers() {
 		panic(err)
 	}
 	// Output: brake on contact while the mapper runs
+}
+
+// Two lidars' pipelines on two pinned workers: each worker's thread stays
+// on a CPU of its own (on Linux), so the two transforms, ready at once,
+// run on two CPUs at once.
+func ExampleOptions_pinWorkers() {
+	ex := executor.New(executor.Options{Workers: 2, PinWorkers: true})
+	bus := new(subscribers.Router)
+
+	var both sync.WaitGroup
+	both.Add(2)
+	for _, lidar := range []string{"front", "rear"} {
+		_, err := ex.NewOwner("transform_"+lidar, nil).Subscribe(bus, "lidar/"+lidar, func(context.Context, subscribers.Message) {
+			both.Done()
+			both.Wait() // each waits for the other: they run side by side
+		})
+		if err != nil {
+			panic(err)
+		}
+	}
+
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error)
+	go func() { done <- ex.Run(ctx) }()
+	bus.Publish(ctx, subscribers.Message{Topic: "lidar/front", Payload: []byte("scan")})
+	bus.Publish(ctx, subscribers.Message{Topic: "lidar/rear", Payload: []byte("scan")})
+	both.Wait()
+	fmt.Println("both transforms ran side by side")
+	cancel()
+	if err := <-done; err != nil {
+		panic(err)
+	}
+	// Output: both transforms ran side by side
 }
