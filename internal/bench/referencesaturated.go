@@ -59,7 +59,7 @@ func (s *suite) referenceSaturated(window time.Duration) []Metric {
 		how         string
 	}{
 		{"saturated, 2 workers", refsys.Saturated, specRefSat, specRefSatDrops,
-			"priority 1 on the hot path's nodes (EuclideanClusterDetector's: on its connection from RayGroundFilter), and 2 priority workers beside the 2 workers (executor.priority_workers), which run those callbacks only, the 2 workers' threads at nice 10"},
+			"priority 1 on the hot path's nodes (EuclideanClusterDetector's: on its connection from RayGroundFilter), and 2 priority workers beside the 2 workers (executor.priority_workers), which run those callbacks only, the 2 workers' threads at nice 10; every worker's thread pinned to a CPU (executor.pin_workers), as in every reference mode but one"},
 		{"saturated, 2 workers, no priorities", refsys.Autoware.Saturate(refsys.SaturatedCrunch), specRefSatPlain, specRefSatPlainDrops,
 			"without priorities (saturated.yaml without its priority keys and priority workers): the callbacks served in the order they became ready, after the due timers"},
 		{"saturated, realtime", refsys.Saturated.WithRealtime(), specRefSatRealtime, Spec{},
