@@ -90,17 +90,8 @@ func (q *Queue) down(i int) {
 	}
 }
 
-// takeDue takes the timers due at key now out of the heap, marks them due
-// and appends them to fired in deadline order (by ID for equal deadlines).
-// q.mu must be held.
-//
-// The due timers form a subtree at the heap's root, found in O(k) for k of
-// them. Few are taken out one by one, O(k log n); many, as when timers
-// started together fall due together, are sorted among themselves and the
-// rest is rebuilt in place, O(k log k + n), touching each timer once
-// instead of at every level of every removal.
 // countDue returns how many timers fall due by key due, at most limit:
-// the slots of the heap's top with keys up to due.
+// the slots of the heap's top with keys up to due. q.mu must be held.
 func (q *Queue) countDue(due int64, limit int) int {
 	h := q.heap
 	n, stack := 0, append(q.stack[:0], 0)
@@ -117,6 +108,15 @@ func (q *Queue) countDue(due int64, limit int) int {
 	return n
 }
 
+// takeDue takes the timers due at key now out of the heap, marks them due
+// and appends them to fired in deadline order (by ID for equal deadlines).
+// q.mu must be held.
+//
+// The due timers form a subtree at the heap's root, found in O(k) for k of
+// them. Few are taken out one by one, O(k log n); many, as when timers
+// started together fall due together, are sorted among themselves and the
+// rest is rebuilt in place, O(k log k + n), touching each timer once
+// instead of at every level of every removal.
 func (q *Queue) takeDue(now int64, fired []*waitset.Entity) []*waitset.Entity {
 	h := q.heap
 	if len(h) == 0 || h[0].due > now {
