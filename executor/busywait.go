@@ -87,6 +87,13 @@ func (e *Executor) busyWaitIdle(w *worker) {
 			w.busyFor = max(w.busyFor-idleBusyWait/8, minIdleBusyWait)
 			return
 		}
-		runtime.Gosched()
+		if !w.locked {
+			// Goroutines this worker readied may wait on its
+			// processor. A locked worker's Gosched would hand the
+			// processor to another thread and wait to get it back
+			// (two thread wake-ups, each a futex call): it only looks
+			// again; another processor takes those goroutines.
+			runtime.Gosched()
+		}
 	}
 }

@@ -15,6 +15,7 @@ func (e *Executor) startThread(w *worker, cpus []int) {
 		return
 	}
 	runtime.LockOSThread()
+	w.locked = true
 	if len(cpus) > 0 {
 		if err := threadsched.Pin(cpus[w.id%len(cpus)]); err != nil {
 			e.threadOnce.Do(func() { e.log.Warn("executor: a worker runs unpinned", "error", err) })

@@ -58,6 +58,10 @@ type workerState struct {
 	run *bus.Run
 	// priority marks a priority worker (Options.PriorityWorkers).
 	priority bool
+	// locked marks a worker on a thread of its own (startThread), for
+	// which runtime.Gosched is no cheap yield: the runtime hands the
+	// thread's processor to another thread, and back.
+	locked bool
 }
 
 // publishEvery is how many runs a busy worker makes between publications
