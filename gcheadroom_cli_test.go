@@ -10,12 +10,12 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// TestRunGCHeadroom: under 1 kHz traffic of 4 KiB messages through a
+// TestRunGCHeadroom: under 1 kHz traffic of 32 KiB messages through a
 // bridge, robotexec run with the default executor.gc_headroom (32 MiB)
 // raises the GC percentage above GOGC's, by what the process allocates
-// in 250 ms (more than Go's smallest goal, 4 MiB, at this rate), and no
-// further than the headroom allows; with gc_headroom: 0 the percentage
-// stays GOGC's 100 and the goal small.
+// in 100 ms (more than Go's smallest goal, 4 MiB, at this rate: at 4 KiB
+// it is less), and no further than the headroom allows; with
+// gc_headroom: 0 the percentage stays GOGC's 100 and the goal small.
 func TestRunGCHeadroom(t *testing.T) {
 	t.Parallel()
 	for _, c := range []struct {
@@ -38,7 +38,7 @@ func TestRunGCHeadroom(t *testing.T) {
 			r := startPipeline(t, pipelineOptions{broker: "embedded", inProcess: true, executor: c.executor,
 				nodes: "  - { name: relay, type: bridge, params: { from: fast/in, to: robot/fast } }\n"})
 			waitHealthy(t, r)
-			stop := publishKHz(t, r.url, "fast/in", 4<<10)
+			stop := publishKHz(t, r.url, "fast/in", 32<<10)
 			defer stop()
 			// The pacing follows the live heap that a collection found:
 			// wait for two, then for the pacer's next look.
