@@ -279,12 +279,19 @@ func testClusterFailover(t *testing.T, cl *cluster, kill bool) {
 		"  - { name: sink, type: sink, params: { input: hb } }\n")
 	waitRuns(t, r, 500)
 	atLoss := out.last()
+	// The failover is timed from the connection's loss (took, below);
+	// this only bounds the wait for the loss. ejabberd's stop goes
+	// through ejabberdctl, an Erlang node of its own that takes seconds
+	// to start on a busy machine, and an RPC of up to 10 s: in one CI run
+	// the sessions had not ended 15 s after the call.
+	within := traffic
 	if kill {
 		cl.nodes[0].Kill()
 	} else {
 		go cl.nodes[0].Stop() // robotexec's connection ends before the node does
+		within = 3 * traffic
 	}
-	r.waitBroker(t, cl.nodes[1].URL(), traffic)
+	r.waitBroker(t, cl.nodes[1].URL(), within)
 	took := logTime(t, r, "mqtt: connected", "broker="+cl.nodes[1].URL()).Sub(logTime(t, r, "mqtt: connection lost"))
 	t.Logf("connected to node 2 %v after the connection to node 1 was lost", took.Round(time.Millisecond))
 	require.Less(t, took, failoverWithin)
