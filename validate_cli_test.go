@@ -24,7 +24,7 @@ var badConfigs = []badConfig{
 		`FILE:6: invalid YAML: did not find expected ',' or '}'`,
 	}},
 	{"unknown key", "unknown_key.yaml", []string{
-		`FILE:4: mqtt.ping_interval: unknown key (known keys: broker, listen, client_id, username, password, qos, protocol, clean_session, session_expiry, keepalive, max_payload, tls, users, allow_anonymous, max_connections)`,
+		`FILE:4: mqtt.ping_interval: unknown key (known keys: broker, listen, client_id, username, password, qos, protocol, clean_session, session_expiry, keepalive, max_payload, linger, tls, users, allow_anonymous, max_connections)`,
 	}},
 	{"unknown node type", "unknown_type.yaml", []string{
 		`FILE:8: nodes[1].type: unknown node type "lidar" (known: bridge, heartbeat, imu_filter, sim_imu, sim_odom, sink, stage, watchdog)`,

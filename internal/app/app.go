@@ -165,6 +165,7 @@ func (a *App) clientConfig(urls []string) mqtt.Config {
 		InProcess:     inProcess,
 		Writable:      ownWritable(cfg),
 		MaxPayload:    int(cfg.MQTT.MaxPayload),
+		Linger:        cfg.MQTT.Linger,
 		// A persistent session's queued messages arrive right after
 		// connecting: hold them until every node has subscribed.
 		StartPaused: true,

@@ -98,7 +98,7 @@ func RunReference(g refsys.Graph, url string, workers, windows int, window time.
 		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(workers + 1))
 	}
 	id := fmt.Sprintf("robotexec-bench-reference-%d-%d", os.Getpid(), referenceRounds.Add(1))
-	cfg := mqtt.Config{InProcess: true}
+	cfg := mqtt.Config{InProcess: true, Linger: g.Linger}
 	if url == "" {
 		brk, err := broker.New(broker.Config{Listen: "127.0.0.1:0", Logger: discard})
 		if err != nil {

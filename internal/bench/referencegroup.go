@@ -44,16 +44,17 @@ type referenceFigures struct {
 }
 
 func (s *suite) reference() ([]Metric, error) {
-	// The group's time, 2·Repeat slices, goes to the eight modes' windows
+	// The group's time, 2·Repeat slices, goes to the nine modes' windows
 	// (2 workers with and without priorities and unpinned, 1 worker, via
-	// mosquitto, saturated with priority workers, without priorities and
-	// in the real-time class) and the run without the crunch, whose
-	// windows are a third as long: Repeat·window·(8 + 1/3). The saturated
-	// graph's windows are at least referenceSaturatedMinWindow.
-	window := max(s.cfg.slice("reference")*6/25, referenceMinWindow)
+	// mosquitto with and without linger, saturated with priority workers,
+	// without priorities and in the real-time class) and the run without
+	// the crunch, whose windows are a third as long:
+	// Repeat·window·(9 + 1/3). The saturated graph's windows are at least
+	// referenceSaturatedMinWindow.
+	window := max(s.cfg.slice("reference")*3/14, referenceMinWindow)
 	satWindow := max(window, referenceSaturatedMinWindow)
 	if s.cfg.Progress != nil {
-		fmt.Fprintf(s.cfg.Progress, "bench: reference: 2 workers, 2 workers without priorities, 2 workers unpinned, 1 worker, 2 workers via mosquitto: each a run of %d windows of %v after a warm-up of about a second; then without the crunch, windows of %v; then the saturated graph with priorities and priority workers, without, and in the real-time class, windows of %v\n",
+		fmt.Fprintf(s.cfg.Progress, "bench: reference: 2 workers, 2 workers without priorities, 2 workers unpinned, 1 worker, 2 workers via mosquitto with and without linger: each a run of %d windows of %v after a warm-up of about a second; then without the crunch, windows of %v; then the saturated graph with priorities and priority workers, without, and in the real-time class, windows of %v\n",
 			s.cfg.Repeat, window.Round(time.Millisecond), max(window/3, referenceMinWindow).Round(time.Millisecond), satWindow.Round(time.Millisecond))
 	}
 	two, err := s.referenceMode("2 workers", referencePrioritized, "", 2, window)
@@ -142,23 +143,35 @@ func (s *suite) referenceBare(window time.Duration) (referenceBareFigures, error
 	return f, nil
 }
 
-// referenceMosquitto measures the 2-worker mode through mosquitto, or
-// says why it could not.
+// referenceMosquitto measures the 2-worker mode through mosquitto, with
+// mqtt.linger referenceLinger and without, or says why it could not.
 func (s *suite) referenceMosquitto(window time.Duration) Metric {
-	var f referenceFigures
+	var f, plain referenceFigures
 	err := withMosquitto(func(url string) error {
 		var err error
-		f, err = s.referenceMode("2 workers via mosquitto", referencePrioritized, url, 2, window)
+		f, err = s.referenceMode("2 workers via mosquitto", referencePrioritized.WithLinger(referenceLinger), url, 2, window)
+		if err != nil {
+			return err
+		}
+		plain, err = s.referenceMode("2 workers via mosquitto without linger", referencePrioritized, url, 2, window)
 		return err
 	})
 	if err != nil {
 		return failedOrNotMeasured(specRefMosq, err)
 	}
 	m := f.headline(specRefMosq, f.mean)
-	m.Note = fmt.Sprintf("the same graph on 2 workers behind an MQTT client of mosquitto (in-process, robotexec run's default: every publication also goes to the broker, 4 KiB each); figures: %s; %s.",
-		figureList(m), mosquittoVersion())
+	m.Figures = append(m.Figures,
+		NewFigure("hot path mean without linger", "ms", plain.mean),
+		NewFigure("ratio without linger", "x", ratios(plain.mean, plain.lower)))
+	m.Note = fmt.Sprintf("the same graph on 2 workers behind an MQTT client of mosquitto (in-process, robotexec run's default: every publication also goes to the broker, 4 KiB each), with mqtt.linger %v (the broker's copies wait up to that long to share a write); the figures without linger: a run of their own after it, against its own lower bound; figures: %s; %s.",
+		referenceLinger, figureList(m), mosquittoVersion())
 	return m
 }
+
+// referenceLinger is the mqtt.linger of the via-mosquitto row: the
+// broker's copies wait up to 5 ms, a fifth of the graph's shortest
+// period, to share a write.
+const referenceLinger = 5 * time.Millisecond
 
 // referenceMode measures the lower bound s.cfg.Repeat times, then runs g
 // on workers workers behind the broker at url ("": the embedded one) for
@@ -222,6 +235,17 @@ func (f referenceFigures) headline(spec Spec, values []float64) Metric {
 		NewFigure("rss", "MiB", f.rss),
 	}
 	return m
+}
+
+// ratios returns each of values over the baseline of the same index.
+func ratios(values, baselines []float64) []float64 {
+	out := make([]float64, 0, len(values))
+	for i, v := range values {
+		if i < len(baselines) && baselines[i] != 0 {
+			out = append(out, v/baselines[i])
+		}
+	}
+	return out
 }
 
 // figureList formats a metric's figures for its note: "hot path min

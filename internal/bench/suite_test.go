@@ -106,7 +106,10 @@ func TestRunEveryMetric(t *testing.T) {
 	require.Positive(t, refCPU.Figures[1].Value, "the CPU per callback run without the crunch")
 	require.Less(t, refCPU.Figures[0].Value, refCPU.Value, "the graph takes less CPU without its crunch")
 	if haveMosquitto {
-		requireReference(t, byName["reference hot path via mosquitto (ms)"])
+		mosq := byName["reference hot path via mosquitto (ms)"]
+		requireReference(t, mosq, "hot path mean without linger", "ratio without linger")
+		require.Contains(t, mosq.Note, "with mqtt.linger 5ms")
+		require.Positive(t, mosq.Figures[10].Value, "the ratio without linger")
 		requireFasterRaw(t, byName["mqtt bridge via mosquitto (msgs/s)"])
 		pipe := byName["pipeline 5 hops via mosquitto (us cpu/msg)"]
 		require.Positive(t, pipe.Value)

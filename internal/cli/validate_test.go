@@ -34,7 +34,7 @@ var badConfigs = []struct {
 		`FILE:6: invalid YAML: did not find expected ',' or '}'`,
 	}},
 	{"unknown key", "mqtt:\n  listen: 127.0.0.1:1883\n  qos: 1\n  ping_interval: 30s\nnodes: []\n", []string{
-		`FILE:4: mqtt.ping_interval: unknown key (known keys: broker, listen, client_id, username, password, qos, protocol, clean_session, session_expiry, keepalive, max_payload, tls, users, allow_anonymous, max_connections)`,
+		`FILE:4: mqtt.ping_interval: unknown key (known keys: broker, listen, client_id, username, password, qos, protocol, clean_session, session_expiry, keepalive, max_payload, linger, tls, users, allow_anonymous, max_connections)`,
 	}},
 	{"unknown node type", "nodes:\n  - name: heartbeat\n    type: heartbeat\n    params: { topic: robot/heartbeat }\n" +
 		"  - name: front_lidar\n    type: lidar\n", []string{

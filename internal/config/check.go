@@ -105,6 +105,9 @@ func (t *tree) checkSession(m *MQTT) {
 	if m.MaxPayload < 1 || m.MaxPayload > MaxMaxPayload {
 		t.errorAt("mqtt.max_payload", "must be from 1B to %v, not %v", MaxMaxPayload, m.MaxPayload)
 	}
+	if m.Linger < 0 || m.Linger > MaxLinger {
+		t.errorAt("mqtt.linger", "must be from 0s to %v, not %v", MaxLinger, m.Linger)
+	}
 	if m.MaxConnections < 1 {
 		t.errorAt("mqtt.max_connections", "must be 1 or more, not %d", m.MaxConnections)
 	}

@@ -32,6 +32,8 @@ const (
 	MaxMaxPayload Size = 255 << 20
 	// DefaultDrainTimeout is the default of executor.drain_timeout.
 	DefaultDrainTimeout = 10 * time.Second
+	// MaxLinger is the longest mqtt.linger.
+	MaxLinger = time.Second
 	// DefaultKeepAlive is the default MQTT keep-alive.
 	DefaultKeepAlive = 30 * time.Second
 	// Protocol5 and Protocol311 are the values of MQTT.Protocol.
@@ -138,6 +140,13 @@ type MQTT struct {
 	// sent; a larger message received is dropped and counted. (optional)
 	// Defaults to DefaultMaxPayload, 1 MiB; from 1 B to MaxMaxPayload.
 	MaxPayload Size `yaml:"max_payload"`
+	// Linger is how long a publication bound for the broker may wait for
+	// others to go in the same write (see mqtt.Config.Linger): fewer
+	// wake-ups of the client and the broker while callbacks keep the CPUs
+	// busy, for up to Linger more latency through the broker; deliveries
+	// in the process are not delayed. (optional) Defaults to 0: at once;
+	// at most MaxLinger, 1 s.
+	Linger time.Duration `yaml:"linger"`
 	// TLS names the PEM files of a TLS connection; it needs a TLS broker
 	// URL (ssl://, tls://, mqtts://, tcps://, wss://). (optional) Defaults
 	// to nil: the system's roots and no client certificate.

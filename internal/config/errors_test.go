@@ -227,7 +227,7 @@ nodes:
 			`config.yaml:6: mqtt.broker: "ftp://h": scheme "ftp" is not tcp, mqtt, ssl, tls, mqtts, tcps, ws or wss`,
 			`config.yaml:7: mqtt.qos: must be 0, 1 or 2, not 7`,
 			`config.yaml:8: mqtt.username: environment variable NOPE is not set`,
-			`config.yaml:9: mqtt.colour: unknown key (known keys: broker, listen, client_id, username, password, qos, protocol, clean_session, session_expiry, keepalive, max_payload, tls, users, allow_anonymous, max_connections)`,
+			`config.yaml:9: mqtt.colour: unknown key (known keys: broker, listen, client_id, username, password, qos, protocol, clean_session, session_expiry, keepalive, max_payload, linger, tls, users, allow_anonymous, max_connections)`,
 			`config.yaml:13: nodes[1].name: duplicate node name "a" (first at line 11)`,
 			`config.yaml:13: nodes[1].type: required`,
 			`config.yaml:15: nodes[1].params.period: environment variable ALSO_NOPE is not set`,
@@ -297,6 +297,23 @@ func TestKeepAliveErrors(t *testing.T) {
 	cfg, err := config.Parse("config.yaml", []byte("mqtt:\n  keepalive: 5s\n"), nil)
 	require.NoError(t, err)
 	require.Equal(t, 5*time.Second, cfg.MQTT.KeepAlive)
+}
+
+// mqtt.linger is from 0 s (the default: no linger) to 1 s.
+func TestLingerErrors(t *testing.T) {
+	for _, tc := range []struct{ value, want string }{
+		{"-1ms", `config.yaml:2: mqtt.linger: must be from 0s to 1s, not -1ms`},
+		{"1.5s", `config.yaml:2: mqtt.linger: must be from 0s to 1s, not 1.5s`},
+	} {
+		_, err := config.Parse("config.yaml", []byte("mqtt:\n  linger: "+tc.value+"\n"), nil)
+		require.EqualError(t, err, tc.want, tc.value)
+	}
+	cfg, err := config.Parse("config.yaml", []byte("mqtt:\n  linger: 5ms\n"), nil)
+	require.NoError(t, err)
+	require.Equal(t, 5*time.Millisecond, cfg.MQTT.Linger)
+	cfg, err = config.Parse("config.yaml", []byte("nodes: []\n"), nil)
+	require.NoError(t, err)
+	require.Zero(t, cfg.MQTT.Linger, "the default")
 }
 
 // mqtt.session_expiry is whole seconds from 1 s (0 s would be a clean

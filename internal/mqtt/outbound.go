@@ -39,6 +39,7 @@ type outbound struct {
 	closed bool
 	seq    uint64        // publications queued so far
 	wake   chan struct{} // buffered: a pending wake-up
+	full   chan struct{} // buffered: MaxLingerBatch wait, or closed (linger.go)
 	done   chan struct{} // closed when the feeder ends
 	n      atomic.Int64  // publications queued or being handed over
 	brake  brake         // holds the intake while n is high (brake.go)
@@ -62,6 +63,7 @@ type outgoing struct {
 
 func (o *outbound) init() {
 	o.wake = make(chan struct{}, 1)
+	o.full = make(chan struct{}, 1)
 	o.done = make(chan struct{})
 	o.brake.init(brakeLow)
 }
@@ -99,10 +101,7 @@ func (c *Client) enqueue(g outgoing) error {
 	case len(o.q) >= maxOutbound:
 		err = wrapPublish(m.Topic, ErrBacklog)
 	default:
-		o.seq++
-		g.seq = o.seq
-		o.q = append(o.q, g)
-		o.n.Add(1)
+		o.push(g)
 	}
 	o.mu.Unlock()
 	if err != nil {
@@ -112,6 +111,17 @@ func (c *Client) enqueue(g outgoing) error {
 	}
 	o.signal()
 	return nil
+}
+
+// push appends g to the queue, under o.mu.
+func (o *outbound) push(g outgoing) {
+	o.seq++
+	g.seq = o.seq
+	o.q = append(o.q, g)
+	o.n.Add(1)
+	if len(o.q) == MaxLingerBatch {
+		o.hurry()
+	}
 }
 
 // refuse returns why m cannot be published at all, or nil.
@@ -195,6 +205,7 @@ func (c *Client) runFeeder() {
 	o := &c.out
 	defer close(o.done)
 	var batch []outgoing
+	var lg lingerTimer
 	for {
 		c.feed(&batch)
 		o.mu.Lock()
@@ -204,6 +215,7 @@ func (c *Client) runFeeder() {
 			return
 		}
 		<-o.wake
+		lg.linger(o, c.cfg.Linger)
 	}
 }
 
@@ -347,12 +359,15 @@ func (c *Client) fail(gs []outgoing) {
 
 // closeOutbound refuses new publications; the feeder hands over what is
 // queued and ends.
-func (c *Client) closeOutbound() {
-	o := &c.out
+func (c *Client) closeOutbound() { c.out.close() }
+
+// close refuses new publications and wakes the feeder, lingering or not.
+func (o *outbound) close() {
 	o.mu.Lock()
 	o.closed = true
 	o.mu.Unlock()
 	o.signal()
+	o.hurry()
 }
 
 func wrapPublish(topic string, err error) error {

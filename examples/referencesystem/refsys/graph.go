@@ -5,6 +5,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"time"
 )
 
 // Graph is a reference system: its nodes, in the order they are built,
@@ -26,6 +27,10 @@ type Graph struct {
 	// PinWorkers is the config's executor.pin_workers: each worker's
 	// thread on a CPU of its own.
 	PinWorkers bool
+	// Linger is the config's mqtt.linger: how long a publication bound
+	// for the broker may wait to go with the next ones. 0 leaves the
+	// mqtt section out.
+	Linger time.Duration
 }
 
 // Node is one node of a Graph as config.yaml gives it: its name, its
@@ -51,6 +56,9 @@ func (g Graph) Config() string {
 			b.WriteString("  pin_workers: true\n")
 		}
 		b.WriteString("\n")
+	}
+	if g.Linger > 0 {
+		fmt.Fprintf(&b, "mqtt:\n  linger: %v\n\n", g.Linger)
 	}
 	b.WriteString("nodes:\n")
 	for _, n := range g.Nodes {
@@ -156,6 +164,14 @@ func (g Graph) WithPinnedWorkers() Graph {
 	return out
 }
 
+// WithLinger returns a copy of g whose publications to the broker may
+// wait d to go with the next ones (the config's mqtt.linger).
+func (g Graph) WithLinger(d time.Duration) Graph {
+	out := g.clone()
+	out.Linger = d
+	return out
+}
+
 // Saturated is the Autoware graph with the crunch of its nodes off the
 // hot path raised to SaturatedCrunch, so that they need more CPU than 2
 // workers give, priority 1 on its hot path, and 2 priority workers for
@@ -167,7 +183,7 @@ var Saturated = Autoware.Saturate(SaturatedCrunch).WithHotPathPriority(1).WithPr
 
 // clone returns a copy of g whose nodes may be changed.
 func (g Graph) clone() Graph {
-	return Graph{Nodes: slices.Clone(g.Nodes), HotPath: g.HotPath, Priorities: g.Priorities, PriorityWorkers: g.PriorityWorkers, Realtime: g.Realtime, PinWorkers: g.PinWorkers}
+	return Graph{Nodes: slices.Clone(g.Nodes), HotPath: g.HotPath, Priorities: g.Priorities, PriorityWorkers: g.PriorityWorkers, Realtime: g.Realtime, PinWorkers: g.PinWorkers, Linger: g.Linger}
 }
 
 // onHotPath reports whether the node or topic name is on g's hot path.

@@ -4,6 +4,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -113,4 +114,13 @@ func TestDemand(t *testing.T) {
 
 	_, err = refsys.Graph{Nodes: []refsys.Node{{Name: "A", Type: refsys.TypeSensor, Params: "{ period: 10ms, speed: 3 }"}}}.Demand()
 	require.ErrorContains(t, err, "refsys: A: params")
+}
+
+// WithLinger's config sets mqtt.linger, which robotexec run reads.
+func TestWithLinger(t *testing.T) {
+	cfg, err := config.Parse("graph.yaml", []byte(refsys.Autoware.WithLinger(5*time.Millisecond).Config()), nil)
+	require.NoError(t, err)
+	require.Equal(t, 5*time.Millisecond, cfg.MQTT.Linger)
+	require.Len(t, cfg.Nodes, len(refsys.Autoware.Nodes))
+	require.NotContains(t, refsys.Autoware.Config(), "mqtt", "Autoware is left as it is")
 }
