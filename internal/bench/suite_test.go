@@ -108,7 +108,7 @@ func TestRunEveryMetric(t *testing.T) {
 	if haveMosquitto {
 		mosq := byName["reference hot path via mosquitto (ms)"]
 		requireReference(t, mosq, "hot path mean without linger", "ratio without linger")
-		require.Contains(t, mosq.Note, "with mqtt.linger 5ms")
+		require.Contains(t, mosq.Note, "with mqtt.linger 10ms")
 		require.Positive(t, mosq.Figures[10].Value, "the ratio without linger")
 		requireFasterRaw(t, byName["mqtt bridge via mosquitto (msgs/s)"])
 		pipe := byName["pipeline 5 hops via mosquitto (us cpu/msg)"]
