@@ -14,7 +14,8 @@ import (
 
 // TestRunLinger: with mqtt.linger, a publication bound for the broker
 // waits the linger before it goes, while the node of the same process
-// that subscribes to its topic gets it at once.
+// that subscribes to its topic gets it at once; one lingering when
+// robotexec stops goes before it exits.
 func TestRunLinger(t *testing.T) {
 	t.Parallel()
 	const linger = time.Second
@@ -64,6 +65,18 @@ func TestRunLinger(t *testing.T) {
 	t.Logf("in the process after %v, at the broker's subscriber after %v", local, remote)
 	require.GreaterOrEqual(t, remote, linger, "the broker got it before the linger ended")
 	require.Less(t, local, linger, "the node in the process waited for the linger")
+
+	// A publication lingering when robotexec stops still goes.
+	runs = callbackRuns(r.metrics, "b")
+	tok = pub.Publish("linger/in", 1, false, "last")
+	require.True(t, tok.WaitTimeout(traffic) && tok.Error() == nil, "publish: %v", tok.Error())
+	require.Eventually(t, func() bool { return callbackRuns(r.metrics, "b") > runs }, traffic, 5*time.Millisecond)
 	r.signal(t, os.Interrupt)
 	require.Equal(t, 0, r.wait(t, stopWithin))
+	select {
+	case p := <-got:
+		require.Equal(t, "last", p)
+	case <-time.After(traffic):
+		t.Fatal("the publication lingering at the stop was lost")
+	}
 }
