@@ -4,10 +4,13 @@ package robotexec_test
 // the Go runtime's metrics on /metrics.
 
 import (
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/robotexec/robotexec/internal/gcpace"
 )
 
 // TestRunGCHeadroom: under 1 kHz traffic of 32 KiB messages through a
@@ -16,6 +19,9 @@ import (
 // in 100 ms (more than Go's smallest goal, 4 MiB, at this rate: at 4 KiB
 // it is less), and no further than the headroom allows; with
 // gc_headroom: 0 the percentage stays GOGC's 100 and the goal small.
+// Once the traffic stops, the default's percentage returns to 100 and
+// the goal to the live heap's within gcpace.Quiet: robotexec keeps the
+// headroom's memory only while it allocates fast.
 func TestRunGCHeadroom(t *testing.T) {
 	t.Parallel()
 	for _, c := range []struct {
@@ -38,7 +44,7 @@ func TestRunGCHeadroom(t *testing.T) {
 			r := startPipeline(t, pipelineOptions{broker: "embedded", inProcess: true, executor: c.executor,
 				nodes: "  - { name: relay, type: bridge, params: { from: fast/in, to: robot/fast } }\n"})
 			waitHealthy(t, r)
-			stop := publishKHz(t, r.url, "fast/in", 32<<10)
+			stop := sync.OnceFunc(publishKHz(t, r.url, "fast/in", 32<<10))
 			defer stop()
 			// The pacing follows the live heap that a collection found:
 			// wait for two, then for the pacer's next look.
@@ -49,6 +55,13 @@ func TestRunGCHeadroom(t *testing.T) {
 			}
 			time.Sleep(300 * time.Millisecond)
 			c.check(t, r.metric(t, "go_gc_gogc_percent"), r.metric(t, "go_memstats_next_gc_bytes"))
+			stop()
+			// Polled every half second: without the pacer's calm, the
+			// scrapes' own allocation, polled every 250 ms, reached the
+			// raised goal and brought the percentage down after 6 and 13 s.
+			require.Eventually(t, func() bool { return r.metric(t, "go_gc_gogc_percent") == 100 }, gcpace.Quiet+3*time.Second, 500*time.Millisecond,
+				"the GC percentage after the traffic")
+			require.Less(t, r.metric(t, "go_memstats_next_gc_bytes"), float64(16<<20), "heap goal after the traffic")
 		})
 	}
 }

@@ -22,6 +22,11 @@
 // forwards a few thousand messages a second, the garbage would buy little
 // but memory.
 //
+// When the allocation stops, no collection comes to lower the percentage
+// again, and the heap would keep the headroom's garbage until Go's
+// two-minute collection: Quiet after the last collection, the pacer
+// returns the percentage to GOGC's and the free memory to the OS.
+//
 // The live heap, the scanned stacks and the globals that the percentage
 // follows change only when a collection ends, so the pacing goroutine
 // wakes then, and only then: an idle process is not woken for it.
@@ -58,10 +63,23 @@ const window = 16
 // second in the bench's view workload, against 6 with a quarter).
 const Period = 100 * time.Millisecond
 
-// period is Period, in nanoseconds, but in the package's tests.
-var period atomic.Int64
+// Quiet is how long the heap may keep the headroom without a collection:
+// a process that has not collected for that long since the percentage
+// was raised has stopped allocating fast (it collects every Period or so
+// while it does), so the percentage returns to GOGC's, and a collection
+// returns the free memory to the OS (debug.FreeOSMemory), as a client
+// after a burst. It is longer than span, so that the collection's own
+// figures no longer see the burst: once per burst.
+const Quiet = 2 * time.Second
 
-func init() { period.Store(int64(Period)) }
+// period and quiet are Period and Quiet, in nanoseconds, but in the
+// package's tests.
+var period, quiet atomic.Int64
+
+func init() {
+	period.Store(int64(Period))
+	quiet.Store(int64(Quiet))
+}
 
 // Pacer is a claim on the process's GC percentage: while one or more
 // Pacers run, one goroutine adjusts the percentage to the live heap for the
@@ -141,23 +159,52 @@ func gogc(s string) (int, bool) {
 	return n, err == nil && n > 0
 }
 
-// run adjusts the percentage after each collection until ctx ends.
+// run adjusts the percentage after each collection until ctx ends, and
+// returns it to the base when the process has not collected for Quiet.
 func (l *pacing) run(ctx context.Context) {
 	defer close(l.done)
 	ended, stop := collections()
 	defer stop()
+	calm := time.NewTimer(time.Hour)
+	calm.Stop()
+	defer calm.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-ended:
 			mu.Lock()
+			raised := false
 			if loop == l {
 				l.adjust(headroomLocked())
+				raised = l.set > l.base
 			}
 			mu.Unlock()
+			if raised {
+				calm.Reset(time.Duration(quiet.Load()))
+			} else {
+				calm.Stop()
+			}
+		case <-calm.C:
+			l.calm()
 		}
 	}
+}
+
+// calm returns the percentage to the base and the free memory to the OS:
+// no collection came for Quiet with the percentage raised.
+func (l *pacing) calm() {
+	mu.Lock()
+	if loop != l || l.set == l.base {
+		mu.Unlock()
+		return
+	}
+	debug.SetGCPercent(l.base)
+	l.set = l.base
+	mu.Unlock()
+	// A collection, whose end adjusts the percentage again, and the
+	// release of what is free.
+	debug.FreeOSMemory()
 }
 
 // collections returns a channel that receives after each collection,

@@ -194,3 +194,36 @@ func TestPacerOff(t *testing.T) {
 	gcpace.Start(0).Stop() // a nil Pacer's Stop does nothing
 	require.EqualValues(t, 100, gcPercent())
 }
+
+// TestPacerCalms: once the allocation stops, the percentage returns to
+// GOGC's within Quiet of the last collection, without one, and the
+// free memory goes back to the OS.
+func TestPacerCalms(t *testing.T) {
+	t.Setenv("GOGC", "")
+	defer gcpace.SetPeriod(time.Minute)()
+	live = make([]byte, 16*mib)
+	defer func() { live = nil }()
+	p := gcpace.Start(256 * mib)
+	require.NotNil(t, p)
+	defer p.Stop()
+	awaitPercent(t, "allocating", 64*mib, func(p uint64) bool { return p > 1000 })
+	allocate(64 * mib) // garbage that the raised goal keeps
+	before := released()
+	start := time.Now()
+	for gcPercent() != 100 {
+		require.Less(t, time.Since(start), gcpace.Quiet+5*time.Second, "the GC percentage is still %d", gcPercent())
+		time.Sleep(10 * time.Millisecond)
+	}
+	require.GreaterOrEqual(t, time.Since(start), gcpace.Quiet/2, "calmed while the allocation was recent")
+	require.Eventually(t, func() bool { return released() >= before+32*mib }, 5*time.Second, 10*time.Millisecond,
+		"released %d MiB, not the burst's garbage", (released()-before)/mib)
+	time.Sleep(gcpace.Quiet + time.Second)
+	require.EqualValues(t, 100, gcPercent(), "raised again without allocation")
+}
+
+// released returns the heap memory returned to the OS.
+func released() uint64 {
+	s := []metrics.Sample{{Name: "/memory/classes/heap/released:bytes"}}
+	metrics.Read(s)
+	return s[0].Value.Uint64()
+}
