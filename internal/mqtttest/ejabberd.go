@@ -51,7 +51,7 @@ type EjabberdCluster struct {
 	cookie string
 	users  map[string]string
 	epmd   *exec.Cmd
-	epExit chan struct{}
+	epExit <-chan struct{}
 	env    []string // of every Erlang process: the epmd, HOME
 	nodes  []*EjabberdNode
 }
@@ -65,7 +65,7 @@ type EjabberdNode struct {
 
 	mu   sync.Mutex
 	cmd  *exec.Cmd
-	exit chan struct{}
+	exit <-chan struct{}
 	log  *bytes.Buffer
 }
 
@@ -181,15 +181,10 @@ func (c *EjabberdCluster) startEpmd() error {
 			"ERL_LIBS="+c.bin.libs, "ERL_CRASH_DUMP_BYTES=0")
 		cmd := exec.Command(c.bin.epmd, "-port", fmt.Sprint(port), "-address", "127.0.0.1")
 		cmd.Env = c.env
-		setPdeathsig(cmd)
-		if err = cmd.Start(); err != nil {
+		exit, err := startKept(cmd)
+		if err != nil {
 			return fmt.Errorf("start epmd: %w", err)
 		}
-		exit := make(chan struct{})
-		go func() {
-			_ = cmd.Wait()
-			close(exit)
-		}()
 		if err = waitListening(fmt.Sprintf("127.0.0.1:%d", port), exit, 10*time.Second); err == nil {
 			c.epmd, c.epExit = cmd, exit
 			return nil
@@ -277,8 +272,7 @@ func (c *EjabberdCluster) ctl(expr string) (string, error) {
 		"-start_epmd", "false", "-kernel", "inet_dist_use_interface", "{127,0,0,1}", "-eval", eval)
 	cmd.Env = c.env
 	cmd.Dir = c.dir
-	setPdeathsig(cmd)
-	out, err := cmd.CombinedOutput()
+	out, err := runKept(cmd)
 	if err != nil {
 		return string(out), fmt.Errorf("%v: %s", err, bytes.TrimSpace(out))
 	}

@@ -72,15 +72,10 @@ func (n *EjabberdNode) start() error {
 	cmd.Stdout = lockedWriter{mu: &n.mu, w: n.log}
 	n.mu.Unlock()
 	cmd.Stderr = cmd.Stdout
-	setPdeathsig(cmd)
-	if err := cmd.Start(); err != nil {
+	exit, err := startKept(cmd)
+	if err != nil {
 		return fmt.Errorf("ejabberd: start %s: %w", n.name, err)
 	}
-	exit := make(chan struct{})
-	go func() {
-		_ = cmd.Wait()
-		close(exit)
-	}()
 	if err := waitListening(n.Addr(), exit, ejabberdWait); err != nil {
 		_ = cmd.Process.Kill()
 		<-exit

@@ -72,8 +72,8 @@ type MosquittoBroker struct {
 
 	mu   sync.Mutex
 	cmd  *exec.Cmd
-	exit chan struct{} // closed when cmd has exited
-	log  *bytes.Buffer // stderr of every run, shared by the runs
+	exit <-chan struct{} // closed when cmd has exited
+	log  *bytes.Buffer   // stderr of every run, shared by the runs
 }
 
 // Mosquitto starts mosquitto on a free loopback port with its own config
@@ -216,15 +216,10 @@ func (m *MosquittoBroker) start() error {
 	cmd.Stderr = lockedWriter{mu: &m.mu, w: m.log}
 	m.mu.Unlock()
 	cmd.Stdout = cmd.Stderr
-	setPdeathsig(cmd)
-	if err := cmd.Start(); err != nil {
+	exit, err := startKept(cmd)
+	if err != nil {
 		return err
 	}
-	exit := make(chan struct{})
-	go func() {
-		_ = cmd.Wait()
-		close(exit)
-	}()
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		select {
