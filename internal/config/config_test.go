@@ -130,6 +130,7 @@ func TestFullFile(t *testing.T) {
 		SessionExpiry:  10 * time.Minute,
 		KeepAlive:      10 * time.Second,
 		MaxPayload:     512 << 10,
+		Linger:         5 * time.Millisecond,
 		MaxConnections: 50,
 		TLS: &config.TLS{
 			CA:   filepath.Join("testdata", "certs", "ca.pem"),
@@ -149,9 +150,9 @@ func TestFullFile(t *testing.T) {
 		got = append(got, node{n.Name, n.Type, n.Group, n.Line, n.Index})
 	}
 	require.Equal(t, []node{
-		{"imu_bridge", "bridge", "sensors", 32, 0},
-		{"heartbeat-1", "heartbeat", "", 36, 1},
-		{"watchdog", "watchdog", "sensors", 41, 2},
+		{"imu_bridge", "bridge", "sensors", 33, 0},
+		{"heartbeat-1", "heartbeat", "", 37, 1},
+		{"watchdog", "watchdog", "sensors", 42, 2},
 	}, got)
 
 	var bridge struct {
