@@ -162,7 +162,7 @@ func (s *suite) referenceMosquitto(window time.Duration) Metric {
 	m := f.headline(specRefMosq, f.mean)
 	m.Figures = append(m.Figures,
 		NewFigure("hot path mean without linger", "ms", plain.mean),
-		NewFigure("ratio without linger", "x", ratios(plain.mean, plain.lower)))
+		NewFigure("ratio without linger", "x", pairRatios(plain.mean, plain.lower)))
 	m.Note = fmt.Sprintf("the same graph on 2 workers behind an MQTT client of mosquitto (in-process, robotexec run's default: every publication also goes to the broker, 4 KiB each), with mqtt.linger %v (the broker's copies wait up to that long to share a write); the figures without linger: a run of their own after it, against its own lower bound; figures: %s; %s.",
 		referenceLinger, figureList(m), mosquittoVersion())
 	return m
@@ -236,17 +236,6 @@ func (f referenceFigures) headline(spec Spec, values []float64) Metric {
 		NewFigure("rss", "MiB", f.rss),
 	}
 	return m
-}
-
-// ratios returns each of values over the baseline of the same index.
-func ratios(values, baselines []float64) []float64 {
-	out := make([]float64, 0, len(values))
-	for i, v := range values {
-		if i < len(baselines) && baselines[i] != 0 {
-			out = append(out, v/baselines[i])
-		}
-	}
-	return out
 }
 
 // figureList formats a metric's figures for its note: "hot path min

@@ -131,6 +131,18 @@ func NewFigure(name, unit string, samples []float64) Figure {
 	return Figure{Name: name, Unit: unit, Value: Median(samples), Samples: nonNil(samples)}
 }
 
+// pairRatios returns each of values over the baseline of the same index,
+// for the pairs whose baseline is not 0.
+func pairRatios(values, baselines []float64) []float64 {
+	var pairs []float64
+	for i := range min(len(values), len(baselines)) {
+		if baselines[i] != 0 {
+			pairs = append(pairs, values[i]/baselines[i])
+		}
+	}
+	return pairs
+}
+
 // Spec describes a metric before it is measured.
 type Spec struct {
 	// Name, Unit, BaselineName and Target are copied to the Metric.
@@ -169,13 +181,7 @@ func NewMetric(spec Spec, values, baselines []float64) Metric {
 	if len(baselines) > 0 && m.Baseline != 0 {
 		r := m.Value / m.Baseline
 		m.Ratio = &r
-		var pairs []float64
-		for i := range min(len(values), len(baselines)) {
-			if baselines[i] != 0 {
-				pairs = append(pairs, values[i]/baselines[i])
-			}
-		}
-		m.Spread.Ratio = Summarize(pairs)
+		m.Spread.Ratio = Summarize(pairRatios(values, baselines))
 	}
 	if t := m.Target; t != nil {
 		var ok bool
