@@ -35,11 +35,7 @@ func TestLinger(t *testing.T) {
 		o.init()
 		done := lingerReturns(&o, long)
 		push(&o, MaxLingerBatch-1)
-		select {
-		case <-done:
-			t.Fatal("ended before MaxLingerBatch publications waited")
-		case <-time.After(50 * time.Millisecond):
-		}
+		requireLingering(t, done)
 		push(&o, 1)
 		requireWithin(t, done, "the batch's last publication")
 	})
@@ -48,6 +44,7 @@ func TestLinger(t *testing.T) {
 		o.init()
 		done := lingerReturns(&o, long)
 		push(&o, 1)
+		requireLingering(t, done)
 		o.close()
 		requireWithin(t, done, "the close")
 	})
@@ -77,6 +74,17 @@ func TestLinger(t *testing.T) {
 		o.init()
 		requireWithin(t, lingerReturns(&o, 0), "no linger")
 	})
+}
+
+// requireLingering fails the test if the linger ends within 50 ms: it
+// waits, and the step after this one is what ends it.
+func requireLingering(t *testing.T, done <-chan struct{}) {
+	t.Helper()
+	select {
+	case <-done:
+		t.Fatal("the linger ended before its end was due")
+	case <-time.After(50 * time.Millisecond):
+	}
 }
 
 func requireWithin(t *testing.T, done <-chan struct{}, what string) {
