@@ -80,9 +80,18 @@ nodes:
 	}
 	t.Logf("play took %v for 4 recorded seconds; %d beats", took.Round(time.Millisecond), len(times))
 	require.Less(t, took, 2*time.Second, "rate 10")
-	// Started with the first clock message; 10 a recorded second, a few
-	// lost to the start (the clock messages before the nodes subscribed).
-	require.GreaterOrEqual(t, len(times), 36)
+	// Started with the first clock message, a few periods lost to the
+	// start (the clock messages before the nodes subscribed); then 10 a
+	// recorded second to the recording's end. Under load a beat may skip
+	// a period (below); at most 4 of the periods between the first and
+	// the last beat go without one (seen: 2, in CI: .98 then 3.18, 3.58
+	// then 3.78).
+	require.NotEmpty(t, times)
+	first, last := times[0], times[len(times)-1]
+	require.False(t, first.After(t0.Add(500*time.Millisecond)), "first beat at %v", first)
+	require.False(t, last.Before(t0.Add(3800*time.Millisecond)), "last beat at %v", last)
+	periods := int(last.Sub(first)/(100*time.Millisecond)) + 1
+	require.LessOrEqual(t, periods-len(times), 4, "%d beats over %d periods", len(times), periods)
 	require.LessOrEqual(t, len(times), 40)
 	for i, at := range times {
 		require.False(t, at.Before(t0) || at.After(t0.Add(4*time.Second)), "beat at %v, outside the recording", at)
