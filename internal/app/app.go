@@ -38,6 +38,10 @@ type App struct {
 	sim    *simClock     // with executor.use_sim_time
 	gc     *gcpace.Pacer // executor.gc_headroom's; nil without
 	done   chan error    // Run's result
+	extra  bool          // Options.Extra was given
+	// procsWas is GOMAXPROCS before executor.procs set it, restored at
+	// the close; 0 when it was left alone.
+	procsWas int
 
 	version  string        // as the graph topic reports it
 	connects chan struct{} // a pending connection to a broker, for the graph topic
@@ -73,7 +77,7 @@ type Options struct {
 // (at most 5 s). With executor.use_sim_time it first waits for the clock
 // topic, until ctx ends. The config must have passed Check.
 func Start(ctx context.Context, cfg *config.Config, logger *slog.Logger, opts Options) (*App, error) {
-	a := &App{cfg: cfg, log: logger, version: Version(opts.Version), stopped: make(chan struct{})}
+	a := &App{cfg: cfg, log: logger, version: Version(opts.Version), stopped: make(chan struct{}), extra: opts.Extra != nil}
 	if err := a.start(ctx, opts); err != nil {
 		a.close()
 		return nil, err
@@ -117,7 +121,7 @@ func (a *App) start(ctx context.Context, opts Options) error {
 		return err
 	}
 	a.run()
-	args := []any{"config", cfg.File, "nodes", len(a.nodes), "workers", a.ex.Workers() - a.obs.prioWorkers}
+	args := []any{"config", cfg.File, "nodes", len(a.nodes), "workers", a.ex.Workers() - a.obs.prioWorkers, "procs", runtime.GOMAXPROCS(0)}
 	if a.obs.prioWorkers > 0 {
 		args = append(args, "priority_workers", a.obs.prioWorkers)
 	}
@@ -333,6 +337,9 @@ func (a *App) close() {
 		a.log.Warn("metrics server", "error", err)
 	}
 	a.gc.Stop()
+	if a.procsWas > 0 {
+		runtime.GOMAXPROCS(a.procsWas)
+	}
 }
 
 // closeClient and closeBroker bound the closes of the client (its queued
@@ -355,12 +362,13 @@ const readyWait = 5 * time.Second
 // source, the timer poller needs a processor when it wakes, even while
 // every worker runs: GOMAXPROCS is raised to one above the workers, so that
 // the Go scheduler always has one for it (the OS shares the cores; the
-// thread, asleep most of the time, wins them when it wakes).
-func timerClock(cfg *config.Config, workers int, logger *slog.Logger) timers.Clock {
+// thread, asleep most of the time, wins them when it wakes), where raise
+// is set (executor.procs did not set it).
+func timerClock(cfg *config.Config, workers int, raise bool, logger *slog.Logger) timers.Clock {
 	if cfg.Executor.TimerSource != config.TimerSourcePrecise || !timers.PreciseSupported() {
 		return timers.System{}
 	}
-	if runtime.GOMAXPROCS(0) <= workers {
+	if raise && runtime.GOMAXPROCS(0) <= workers {
 		runtime.GOMAXPROCS(workers + 1)
 		logger.Debug("GOMAXPROCS raised above the workers for the precise timer source", "gomaxprocs", workers+1)
 	}

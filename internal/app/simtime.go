@@ -129,14 +129,16 @@ func (s *simClock) follow(ex *executor.Executor, src subscribers.Source, cfg *co
 func (a *App) newExecutor(ctx context.Context, mc mqtt.Config, logger *slog.Logger) error {
 	cfg := a.cfg
 	workers := a.obs.workers + a.obs.prioWorkers
-	if (a.obs.prioWorkers > 0 || cfg.Executor.PinWorkers) && runtime.GOMAXPROCS(0) < workers {
+	a.procsWas = setProcs(cfg, a.extra, logger)
+	set := a.procsWas > 0
+	if !set && (a.obs.prioWorkers > 0 || cfg.Executor.PinWorkers) && runtime.GOMAXPROCS(0) < workers {
 		// Every worker has a processor, for the OS to choose which
 		// threads run (executor.Options.PriorityWorkers), or each on its
 		// CPU (PinWorkers).
 		runtime.GOMAXPROCS(workers)
 		logger.Debug("GOMAXPROCS raised to the workers, each on a thread of its own", "gomaxprocs", workers)
 	}
-	clock := timerClock(cfg, workers, logger)
+	clock := timerClock(cfg, workers, !set, logger)
 	var sc *simClock
 	if cfg.Executor.UseSimTime {
 		t0, err := firstClock(ctx, mc, cfg.Executor.ClockTopic, logger)

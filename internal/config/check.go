@@ -23,6 +23,7 @@ func (t *tree) check(c *Config) {
 	if e.Realtime && e.PriorityWorkers == 0 {
 		t.errorAt("executor.realtime", "needs executor.priority_workers: the real-time class is theirs")
 	}
+	t.checkProcs(e)
 	if e.QueueDepth < 1 {
 		t.errorAt("executor.queue_depth", "must be 1 or more, not %d", e.QueueDepth)
 	}

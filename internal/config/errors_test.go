@@ -54,7 +54,7 @@ func TestErrors(t *testing.T) {
 		{"unknown nested key", "executor:\n  workers: 2\n  wokers: 3\n  depth: 1\n",
 			[]string{
 				`config.yaml:3: executor.wokers: unknown key; did you mean "workers"?`,
-				`config.yaml:4: executor.depth: unknown key (known keys: workers, priority_workers, realtime, pin_workers, queue_depth, overflow, timer_source, in_process, gc_headroom, use_sim_time, clock_topic, drain_timeout)`,
+				`config.yaml:4: executor.depth: unknown key (known keys: workers, priority_workers, realtime, pin_workers, procs, queue_depth, overflow, timer_source, in_process, gc_headroom, use_sim_time, clock_topic, drain_timeout)`,
 			}},
 		{"unknown key in tls", "mqtt:\n  broker: ssl://h:1\n  tls:\n    CA: x\n",
 			[]string{`config.yaml:4: mqtt.tls.CA: unknown key; did you mean "ca"?`}},
@@ -330,4 +330,21 @@ func TestSessionExpiryErrors(t *testing.T) {
 	cfg, err := config.Parse("config.yaml", []byte("mqtt:\n  session_expiry: 1s\n"), nil)
 	require.NoError(t, err)
 	require.Equal(t, time.Second, cfg.MQTT.SessionExpiry)
+}
+
+// executor.procs is 0 (robotexec chooses) or more, and with threads of
+// the workers' own at least the workers in all.
+func TestProcsErrors(t *testing.T) {
+	for _, tc := range []struct{ yaml, want string }{
+		{"executor:\n  procs: -1\n", `config.yaml:2: executor.procs: must be 0 (robotexec chooses) or more, not -1`},
+		{"executor:\n  workers: 2\n  priority_workers: 2\n  procs: 3\n", `config.yaml:4: executor.procs: must be at least the workers in all (4) with priority_workers or pin_workers, each on a thread of its own, not 3`},
+		{"executor:\n  workers: 2\n  pin_workers: true\n  procs: 1\n", `config.yaml:4: executor.procs: must be at least the workers in all (2) with priority_workers or pin_workers, each on a thread of its own, not 1`},
+	} {
+		_, err := config.Parse("config.yaml", []byte(tc.yaml), nil)
+		require.EqualError(t, err, tc.want, tc.yaml)
+	}
+	for _, y := range []string{"executor:\n  procs: 1\n", "executor:\n  workers: 2\n  pin_workers: true\n  procs: 2\n", "nodes: []\n"} {
+		_, err := config.Parse("config.yaml", []byte(y), nil)
+		require.NoError(t, err, y)
+	}
 }

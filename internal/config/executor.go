@@ -29,6 +29,17 @@ type Executor struct {
 	// or where the OS refuses, robotexec logs why and runs them unpinned.
 	// (optional) Defaults to false.
 	PinWorkers bool `yaml:"pin_workers"`
+	// Procs is the number of processors the process runs its goroutines
+	// on (Go's GOMAXPROCS); 0 lets robotexec choose: 1 for a config whose
+	// nodes are all of the built-in types, on an external broker, without
+	// priority or pinned workers (their callbacks are short, and one
+	// processor spares the wake-ups of idle threads between the MQTT
+	// client and the workers), else GOMAXPROCS as Go sets it, raised to
+	// what PriorityWorkers, PinWorkers and the precise timer source need.
+	// A Procs above 0 is kept as it is. (optional) Defaults to 0. Must not
+	// be negative; with PriorityWorkers or PinWorkers, at least the workers
+	// in all.
+	Procs int `yaml:"procs"`
 	// QueueDepth is the default QoS depth of a subscription's queue.
 	// (optional) Defaults to subscribers.DefaultDepth, 10. At least 1.
 	QueueDepth int `yaml:"queue_depth"`

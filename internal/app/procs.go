@@ -1,0 +1,55 @@
+package app
+
+import (
+	"log/slog"
+	"os"
+	"runtime"
+	"slices"
+
+	"github.com/robotexec/robotexec/internal/config"
+	"github.com/robotexec/robotexec/nodes/builtin"
+)
+
+// setProcs sets GOMAXPROCS by executor.procs, before the executor starts,
+// and returns what it was, or 0 if it left it; once set, the raises that the workers' threads
+// and the precise timer source would ask for are not made. A procs of 0
+// sets it to 1 for a config that oneProc allows, where GOMAXPROCS is not
+// in the environment; else it leaves it to Go and to those raises.
+func setProcs(cfg *config.Config, extra bool, logger *slog.Logger) (was int) {
+	n := cfg.Executor.Procs
+	if n == 0 {
+		if _, set := os.LookupEnv("GOMAXPROCS"); set || !oneProc(cfg, extra) {
+			return 0
+		}
+		n = 1
+	}
+	was = runtime.GOMAXPROCS(n)
+	logger.Debug("GOMAXPROCS set by executor.procs", "gomaxprocs", n, "procs", cfg.Executor.Procs)
+	return was
+}
+
+// oneProc reports whether cfg runs on one processor when executor.procs
+// is 0: its nodes are all of the built-in types, whose callbacks are
+// short, with no callbacks of the program's own (extra), on an external
+// broker (the embedded one serves other clients too), without priority or
+// pinned workers (threads of their own, each needing a processor).
+//
+// Measured with ../shared/peers/nodered/run.sh (a bridge, mosquitto, QoS
+// 1, 2 CPUs): the bridge's CPU per message fell to 0.60 of a raw paho
+// forwarder's and its burst rose to 1.19 of it, where GOMAXPROCS 2 gave
+// 0.97 and 1.05. On one processor the MQTT client's goroutines and the
+// workers hand messages to each other without waking an idle thread
+// through the OS, which cost more than the callbacks.
+func oneProc(cfg *config.Config, extra bool) bool {
+	e := cfg.Executor
+	if extra || e.PriorityWorkers > 0 || e.PinWorkers || slices.Contains(cfg.MQTT.Brokers, config.EmbeddedBroker) {
+		return false
+	}
+	short := builtin.Types()
+	for _, n := range cfg.Nodes {
+		if !slices.Contains(short, n.Type) {
+			return false
+		}
+	}
+	return true
+}
