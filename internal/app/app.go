@@ -121,14 +121,14 @@ func (a *App) start(ctx context.Context, opts Options) error {
 		return err
 	}
 	a.run()
-	args := []any{"config", cfg.File, "nodes", len(a.nodes), "workers", a.ex.Workers() - a.obs.prioWorkers, "procs", runtime.GOMAXPROCS(0)}
+	args := []any{"config", cfg.File, "nodes", len(a.nodes), "workers", a.ex.Workers() - a.obs.prioWorkers}
 	if a.obs.prioWorkers > 0 {
 		args = append(args, "priority_workers", a.obs.prioWorkers)
 	}
 	if a.cfg.Executor.PinWorkers {
 		args = append(args, "pin_workers", true)
 	}
-	args = append(args, "broker", a.client.Broker())
+	args = append(args, "procs", runtime.GOMAXPROCS(0), "broker", a.client.Broker())
 	if bs := a.client.Brokers(); len(bs) > 1 {
 		args = append(args, "brokers", bs)
 	}

@@ -7,7 +7,7 @@ import (
 	"slices"
 
 	"github.com/robotexec/robotexec/internal/config"
-	"github.com/robotexec/robotexec/nodes/builtin"
+	"github.com/robotexec/robotexec/internal/nodehooks"
 )
 
 // setProcs sets GOMAXPROCS by executor.procs, before the executor starts,
@@ -45,9 +45,8 @@ func oneProc(cfg *config.Config, extra bool) bool {
 	if extra || e.PriorityWorkers > 0 || e.PinWorkers || slices.Contains(cfg.MQTT.Brokers, config.EmbeddedBroker) {
 		return false
 	}
-	short := builtin.Types()
 	for _, n := range cfg.Nodes {
-		if !slices.Contains(short, n.Type) {
+		if !nodehooks.Short(n.Type) {
 			return false
 		}
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/robotexec/robotexec/executor"
 	"github.com/robotexec/robotexec/internal/bus"
+	"github.com/robotexec/robotexec/internal/nodehooks"
 	"github.com/robotexec/robotexec/internal/ratelog"
 	"github.com/robotexec/robotexec/nodes"
 	"github.com/robotexec/robotexec/subscribers"
@@ -17,6 +18,7 @@ import (
 
 func init() {
 	nodes.Register("bridge", "republishes a topic filter to a topic template (wildcards mapped in order), with max_rate and json checks", newBridge)
+	nodehooks.MarkShort("bridge")
 }
 
 // bridgeParams are the params of a bridge node.

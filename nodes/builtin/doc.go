@@ -9,8 +9,3 @@
 //
 // Importing the package registers them (the robotexec root package does).
 package builtin
-
-// Types returns the names of the node types this package registers. Their
-// callbacks are short (a copy, a check, a timestamp): robotexec run runs a
-// config of these alone on one processor (executor.procs).
-func Types() []string { return []string{"bridge", "heartbeat", "watchdog"} }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/robotexec/robotexec/executor"
+	"github.com/robotexec/robotexec/internal/nodehooks"
 	"github.com/robotexec/robotexec/internal/ratelog"
 	"github.com/robotexec/robotexec/timers"
 
@@ -15,6 +16,7 @@ import (
 
 func init() {
 	nodes.Register("heartbeat", `publishes {"node","seq","time"} on topic every period`, newHeartbeat)
+	nodehooks.MarkShort("heartbeat")
 }
 
 // heartbeatParams are the params of a heartbeat node.

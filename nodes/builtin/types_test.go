@@ -5,15 +5,18 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/robotexec/robotexec/internal/nodehooks"
 	"github.com/robotexec/robotexec/nodes"
-	"github.com/robotexec/robotexec/nodes/builtin"
+	_ "github.com/robotexec/robotexec/nodes/builtin"
 )
 
-// TestTypes: Types names every type the package registers, and only those.
-func TestTypes(t *testing.T) {
-	require.ElementsMatch(t, []string{"bridge", "heartbeat", "watchdog"}, builtin.Types())
-	for _, typ := range builtin.Types() {
+// TestShortTypes: the built-in types are marked short (executor.procs);
+// the registered types that are not built-in are not.
+func TestShortTypes(t *testing.T) {
+	for _, typ := range []string{"bridge", "heartbeat", "watchdog"} {
 		_, ok := nodes.Lookup(typ)
 		require.True(t, ok, typ)
+		require.True(t, nodehooks.Short(typ), typ)
 	}
+	require.False(t, nodehooks.Short("stage"))
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/robotexec/robotexec/executor"
+	"github.com/robotexec/robotexec/internal/nodehooks"
 	"github.com/robotexec/robotexec/internal/ratelog"
 	"github.com/robotexec/robotexec/nodes"
 	"github.com/robotexec/robotexec/subscribers"
@@ -17,6 +18,7 @@ import (
 
 func init() {
 	nodes.Register("watchdog", "publishes stale/ok alarms for watched topics that fall silent for timeout", newWatchdog)
+	nodehooks.MarkShort("watchdog")
 }
 
 // watchdogParams are the params of a watchdog node.
