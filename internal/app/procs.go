@@ -34,12 +34,10 @@ func setProcs(cfg *config.Config, extra bool, logger *slog.Logger) (was int) {
 // broker (the embedded one serves other clients too), without priority or
 // pinned workers (threads of their own, each needing a processor).
 //
-// Measured with ../shared/peers/nodered/run.sh (a bridge, mosquitto, QoS
-// 1, 2 CPUs): the bridge's CPU per message fell to 0.60 of a raw paho
-// forwarder's and its burst rose to 1.19 of it, where GOMAXPROCS 2 gave
-// 0.97 and 1.05. On one processor the MQTT client's goroutines and the
-// workers hand messages to each other without waking an idle thread
-// through the OS, which cost more than the callbacks.
+// On one processor the MQTT client's goroutines and the workers hand
+// messages to each other without waking an idle thread through the OS,
+// which costs more than these callbacks: BENCHMARKS.md, Beside Node-RED,
+// has the bridge's CPU per message and burst on one and on several.
 func oneProc(cfg *config.Config, extra bool) bool {
 	e := cfg.Executor
 	if extra || e.PriorityWorkers > 0 || e.PinWorkers || slices.Contains(cfg.MQTT.Brokers, config.EmbeddedBroker) {
