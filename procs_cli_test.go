@@ -43,6 +43,7 @@ func TestRunProcs(t *testing.T) {
 			nodes: bridge + "  - { name: s, type: stage, params: { input: procs/out, output: procs/staged } }\n"}, false, 0},
 		{"the embedded broker", pipelineOptions{broker: "embedded", nodes: bridge}, false, 0},
 		{"pinned workers", pipelineOptions{broker: b.URL(), executor: ", pin_workers: true", nodes: bridge}, false, 0},
+		{"the live view", pipelineOptions{broker: b.URL(), extra: "view: { listen: \"127.0.0.1:0\" }\n", nodes: bridge}, false, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()

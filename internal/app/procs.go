@@ -30,9 +30,12 @@ func setProcs(cfg *config.Config, extra bool, logger *slog.Logger) (was int) {
 
 // oneProc reports whether cfg runs on one processor when executor.procs
 // is 0: its nodes are all of the built-in types, whose callbacks are
-// short, with no callbacks of the program's own (extra), on an external
-// broker (the embedded one serves other clients too), without priority or
-// pinned workers (threads of their own, each needing a processor).
+// short, with no work of the program's own (extra: callbacks of its own,
+// or a recording of the run), on an external
+// broker (the embedded one serves other clients too), without the live
+// view or a recording (each encodes every message again), and without
+// priority or pinned workers (threads of their own, each needing a
+// processor).
 //
 // On one processor the MQTT client's goroutines and the workers hand
 // messages to each other without waking an idle thread through the OS,
@@ -40,7 +43,9 @@ func setProcs(cfg *config.Config, extra bool, logger *slog.Logger) (was int) {
 // has the bridge's CPU per message and burst on one and on several.
 func oneProc(cfg *config.Config, extra bool) bool {
 	e := cfg.Executor
-	if extra || e.PriorityWorkers > 0 || e.PinWorkers || slices.Contains(cfg.MQTT.Brokers, config.EmbeddedBroker) {
+	switch {
+	case extra, e.PriorityWorkers > 0, e.PinWorkers, cfg.View.Listen != "",
+		slices.Contains(cfg.MQTT.Brokers, config.EmbeddedBroker):
 		return false
 	}
 	for _, n := range cfg.Nodes {

@@ -129,7 +129,7 @@ func (s *simClock) follow(ex *executor.Executor, src subscribers.Source, cfg *co
 func (a *App) newExecutor(ctx context.Context, mc mqtt.Config, logger *slog.Logger) error {
 	cfg := a.cfg
 	workers := a.obs.workers + a.obs.prioWorkers
-	a.procsWas = setProcs(cfg, a.extra, logger)
+	a.procsWas = setProcs(cfg, a.extra || a.rec != nil, logger)
 	set := a.procsWas > 0
 	if !set && (a.obs.prioWorkers > 0 || cfg.Executor.PinWorkers) && runtime.GOMAXPROCS(0) < workers {
 		// Every worker has a processor, for the OS to choose which
