@@ -10,11 +10,12 @@ import (
 	"github.com/robotexec/robotexec/internal/nodehooks"
 )
 
-// setProcs sets GOMAXPROCS by executor.procs, before the executor starts,
-// and returns what it was, or 0 if it left it; once set, the raises that the workers' threads
-// and the precise timer source would ask for are not made. A procs of 0
-// sets it to 1 for a config that oneProc allows, where GOMAXPROCS is not
-// in the environment; else it leaves it to Go and to those raises.
+// setProcs sets GOMAXPROCS by executor.procs, before the executor
+// starts, and returns what it was, or 0 if it left it alone; once it is
+// set, the raises that the workers' threads and the precise timer source
+// ask for are not made. A procs of 0 sets it to 1 for a config that
+// oneProc allows, where GOMAXPROCS is not in the environment, and else
+// leaves it to Go and to those raises. extra is oneProc's.
 func setProcs(cfg *config.Config, extra bool, logger *slog.Logger) (was int) {
 	n := cfg.Executor.Procs
 	if n == 0 {
@@ -29,13 +30,12 @@ func setProcs(cfg *config.Config, extra bool, logger *slog.Logger) (was int) {
 }
 
 // oneProc reports whether cfg runs on one processor when executor.procs
-// is 0: its nodes are all of the built-in types, whose callbacks are
-// short, with no work of the program's own (extra: callbacks of its own,
-// or a recording of the run), on an external
-// broker (the embedded one serves other clients too), without the live
-// view or a recording (each encodes every message again), and without
-// priority or pinned workers (threads of their own, each needing a
-// processor).
+// is 0: its nodes are all of types marked short (the built-in ones), on
+// an external broker (the embedded one serves other clients too), with no
+// work of the program's own (extra: callbacks of its own, or a recording
+// of the run, which encodes every message again), without the live view
+// (which does too), and without priority or pinned workers (threads of
+// their own, each needing a processor).
 //
 // On one processor the MQTT client's goroutines and the workers hand
 // messages to each other without waking an idle thread through the OS,
