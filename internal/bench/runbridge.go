@@ -102,7 +102,7 @@ func (s *suite) runBridgeRounds(url, dir string) ([]Metric, error) {
 	}
 	ms := []Metric{NewMetric(specRunBridge, as[0], bs[0]), NewMetric(specRunBridgePaced, as[1], bs[1]), NewMetric(specRunBridgeRSS, as[2], bs[2])}
 	setup := fmt.Sprintf("%s with persistence, max_inflight_messages 100, max_queued_messages 100000, set_tcp_nodelay", mosquittoVersion())
-	ms[0].Note = fmt.Sprintf("`robotexec run` of a config with one bridge node (sensors/+/raw to robot/+/data, mqtt.qos 1, its default persistent session and %d workers) vs a raw paho.mqtt.golang 3.1.1 forwarder (clean session, its handler republishes at QoS 1), each a fresh process a repetition, through %s; a paho.mqtt.golang producer publishes %d QoS 1 messages of %d bytes as fast as it can over %d topics after a warm-up of %d; throughput to the last arrival.",
+	ms[0].Note = fmt.Sprintf("`robotexec run` of a config with one bridge node (sensors/+/raw to robot/+/data, mqtt.qos 1, its default persistent session and %d workers, on one processor: executor.procs' choice for built-in nodes on an external broker) vs a raw paho.mqtt.golang 3.1.1 forwarder (clean session, its handler republishes at QoS 1), each a fresh process a repetition, through %s; a paho.mqtt.golang producer publishes %d QoS 1 messages of %d bytes as fast as it can over %d topics after a warm-up of %d; throughput to the last arrival.",
 		s.cfg.Workers, setup, n, BridgePayload, WireTopics, runBridgeWarm)
 	ms[1].Note = fmt.Sprintf("the same processes after the burst, %d msgs/s for %v: one-way latency p99, producer to consumer.", RunBridgeRate, paced)
 	ms[2].Note = "each process's resident set right after the burst (VmRSS)."
