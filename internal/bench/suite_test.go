@@ -99,6 +99,11 @@ func TestRunEveryMetric(t *testing.T) {
 		require.Greater(t, sat.Figures[9].Value, 0.0, "%s: the demand", name)
 		require.Regexp(t, `needs [0-9.]+ cores of crunch, [0-9.]+ times what 2 workers give \([0-9.]+/s of Crunch\(4096\), [0-9.]+ ms of CPU each \+ [0-9.]+/s of Crunch\(12288\)`, sat.Note)
 	}
+	planner := byName["reference planner period std (ms)"]
+	require.Len(t, planner.Figures, 2)
+	require.Equal(t, "planner period std without the crunch", planner.Figures[1].Name)
+	require.NotEmpty(t, planner.Figures[1].Samples, "the floor: the planner's periods in the run without the crunch")
+	require.Contains(t, planner.Note, "The floor on this machine")
 	refCPU := byName["reference cpu (% of a core)"]
 	require.Positive(t, refCPU.Value)
 	require.Positive(t, refCPU.Baseline, "the crunching callbacks were counted")
