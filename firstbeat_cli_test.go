@@ -38,9 +38,9 @@ const (
 	// in 62 s on 2 loaded cores.
 	firstBeatLanes = 4
 	// firstBeatBudget bounds the starts' time: once it is spent no start
-	// begins, and the test says how many it made (about 120 of the 200 on
+	// begins, and the test says how many it made (about 70 of the 200 on
 	// 2 loaded cores), so that the suite stays within its few minutes.
-	firstBeatBudget = 35 * time.Second
+	firstBeatBudget = 20 * time.Second
 	// firstBeatWithin is how late the first beat may come after its
 	// deadline.
 	firstBeatWithin = time.Second
