@@ -77,6 +77,17 @@ func (h *Histogram) counts() ([]uint64, uint64) {
 	return c, total
 }
 
+// CountFrom returns the number of values recorded in d's bucket or above:
+// those of d or more, within the bucket's width (1/64 of its power of two).
+func (h *Histogram) CountFrom(d time.Duration) uint64 {
+	c, _ := h.counts()
+	var n uint64
+	for _, k := range c[bucket(int64(d)):] {
+		n += k
+	}
+	return n
+}
+
 // Count returns the number of durations recorded.
 func (h *Histogram) Count() uint64 {
 	_, n := h.counts()

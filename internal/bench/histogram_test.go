@@ -24,6 +24,22 @@ func TestHistogramRecordsEveryMagnitude(t *testing.T) {
 	}
 }
 
+func TestHistogramCountFrom(t *testing.T) {
+	h := bench.NewHistogram(4)
+	// 1..10000 µs, spread over the shards.
+	for i := 1; i <= 10_000; i++ {
+		h.Record(i, time.Duration(i)*time.Microsecond)
+	}
+	require.Equal(t, uint64(10_000), h.CountFrom(0))
+	require.Equal(t, uint64(0), h.CountFrom(time.Second))
+	for _, from := range []time.Duration{time.Microsecond, 640 * time.Microsecond, 5 * time.Millisecond, 10 * time.Millisecond} {
+		want := float64(10_001 - int(from/time.Microsecond)) // the values of from or more
+		got := float64(h.CountFrom(from))
+		// Within the width of from's bucket (1/64 of its power of two).
+		require.InDelta(t, want, got, math.Max(1, float64(from/time.Microsecond)/64), "from %v", from)
+	}
+}
+
 func TestHistogramPercentiles(t *testing.T) {
 	h := bench.NewHistogram(4)
 	// 1..10000 µs, spread over the shards.

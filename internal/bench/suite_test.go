@@ -99,6 +99,11 @@ func TestRunEveryMetric(t *testing.T) {
 		require.Greater(t, sat.Figures[9].Value, 0.0, "%s: the demand", name)
 		require.Regexp(t, `needs [0-9.]+ cores of crunch, [0-9.]+ times what 2 workers give \([0-9.]+/s of Crunch\(4096\), [0-9.]+ ms of CPU each \+ [0-9.]+/s of Crunch\(12288\)`, sat.Note)
 	}
+	missed := byName["timer deadlines missed under run"]
+	require.Len(t, missed.Figures, 1)
+	require.Equal(t, "time.AfterFunc calls a period or more late", missed.Figures[0].Name)
+	require.Len(t, missed.Figures[0].Samples, cfg.Repeat, "one count per repetition of the baseline")
+	require.Regexp(t, `it served [0-9.,kM]+ a period or more late in its worst repetition`, missed.Note)
 	planner := byName["reference planner period std (ms)"]
 	require.Len(t, planner.Figures, 2)
 	require.Equal(t, "planner period std without the crunch", planner.Figures[1].Name)

@@ -25,11 +25,15 @@ type TimerLateness struct {
 	// deadlines were recorded, in percent of one core; -1 where the
 	// process's CPU time cannot be read.
 	CPU float64
+	// PeriodLate counts the calls that came a period or more after their
+	// deadline: for the baseline, which serves every deadline, about the
+	// deadlines a timer that skips (the executor's) would have skipped.
+	PeriodLate uint64
 }
 
-func timerLatenessOf(h *Histogram, missed uint64, cpu float64) TimerLateness {
+func timerLatenessOf(h *Histogram, missed uint64, cpu float64, period time.Duration) TimerLateness {
 	p := h.Percentiles(0.50, 0.99)
-	return TimerLateness{P50: p[0], P99: p[1], Calls: h.Count(), Missed: missed, CPU: cpu}
+	return TimerLateness{P50: p[0], P99: p[1], Calls: h.Count(), Missed: missed, CPU: cpu, PeriodLate: h.CountFrom(period)}
 }
 
 // measureCPU measures the process's CPU from warm until end, on a
@@ -104,7 +108,7 @@ func TimerLatenessExecutor(clock timers.Clock, workers, n int, period, d time.Du
 	if err := ex.Run(ctx); err != nil {
 		return TimerLateness{}, err
 	}
-	return timerLatenessOf(h, missed.Load(), <-cpu), nil
+	return timerLatenessOf(h, missed.Load(), <-cpu, period), nil
 }
 
 // afTimer is one of the baseline's timers.
@@ -159,5 +163,5 @@ func TimerLatenessAfterFunc(n int, period, d time.Duration) TimerLateness {
 	for active.Load() > 0 {
 		time.Sleep(time.Millisecond)
 	}
-	return timerLatenessOf(h, 0, <-cpu)
+	return timerLatenessOf(h, 0, <-cpu, period)
 }
