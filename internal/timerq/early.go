@@ -11,7 +11,7 @@ func (q *Queue) rearm() {
 	if len(q.heap) == 0 {
 		return
 	}
-	next := q.heap[0].t.next
+	next := q.timer(q.heap[0]).next
 	if q.armedAt.IsZero() || next.Before(q.armedAt) {
 		q.early = q.lead > 0 && q.onEarly != nil
 		if !q.early {

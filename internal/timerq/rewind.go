@@ -21,7 +21,7 @@ func (q *Queue) rewound(now time.Time) {
 		return
 	}
 	for i := range q.heap {
-		if t := q.heap[i].t; q.rewind(t, now) {
+		if t := q.timer(q.heap[i]); q.rewind(t, now) {
 			q.heap[i].due = q.key(t.next)
 		}
 	}

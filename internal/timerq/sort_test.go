@@ -37,7 +37,7 @@ func TestSortSlots(t *testing.T) {
 				id = 1 + rng.Uint64N(idSpread)
 			}
 			seen[id] = true
-			ds[i] = slot{due: base + int64(rng.Uint64N(dueSpread)>>1), id: id, t: &Timer{}}
+			ds[i] = slot{due: base + int64(rng.Uint64N(dueSpread)>>1), id: id, num: int32(i)}
 		}
 		want := slices.Clone(ds)
 		slices.SortFunc(want, func(a, b slot) int {

@@ -39,8 +39,10 @@ type Timer struct {
 	oneShot bool
 
 	// Guarded by q.mu.
-	next  time.Time
-	index int // position in the heap, -1 when not in it
+	next time.Time
+	// num is the timer's entry in the queue's table of heap positions
+	// (Queue.pos), given when it was made.
+	num   int32
 	state int
 	// counted is the heap key of the first deadline the timer is counted
 	// on in q.starts, 0 for none (see Queue.start).
@@ -202,7 +204,12 @@ func Call(t *Timer) (Event, bool) {
 func Detach(t *Timer) {
 	t.q.mu.Lock()
 	defer t.q.mu.Unlock()
+	if t.state == detached {
+		return
+	}
 	t.q.remove(t)
 	t.q.uncount(t)
 	t.state = detached
+	t.q.timers[t.num] = nil
+	t.q.free = append(t.q.free, t.num)
 }
