@@ -36,7 +36,13 @@ const (
 	traffic    = 15 * time.Second // until a message goes through
 )
 
-func TestMain(m *testing.M) { os.Exit(buildAndRun(m)) }
+// TestMain builds the binary and runs the tests, twice as many parallel
+// ones at once as there are processors (testenv.WidenParallel): they
+// mostly wait for the processes and brokers they start.
+func TestMain(m *testing.M) {
+	testenv.WidenParallel()
+	os.Exit(buildAndRun(m))
+}
 
 func buildAndRun(m *testing.M) int {
 	dir, err := os.MkdirTemp("", "robotexec-cli-test-")

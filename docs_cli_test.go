@@ -34,6 +34,7 @@ var notRunHere = map[string][]string{
 	"docs/performance.md": {
 		"robotexec bench", // 2 minutes on every core
 		"go test ./internal/observers -run - -bench Overhead -benchtime 2000000x -count 3", // every core
+		"robotexec bench -only reference -repeat 1 -budget 2s",                             // 25 s on every core; TestBenchSmokeJSON runs the group
 	},
 	"docs/security.md": {
 		"MQTT_PASSWORD=... robotexec echo -broker ssl://broker.example.net:8883 -username robot1 -ca ca.pem -cert client.pem -key client.key 'robot/#'", // a TLS broker

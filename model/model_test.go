@@ -107,6 +107,9 @@ func TestModel(t *testing.T) {
 	}
 	for _, c := range checks {
 		t.Run(c.name, func(t *testing.T) {
+			// Each check works in a directory of its own: they run side
+			// by side, one a processor (the -parallel default).
+			t.Parallel()
 			dir := t.TempDir()
 			for _, src := range sources {
 				b, err := os.ReadFile(src)

@@ -26,8 +26,11 @@ import (
 const waitFor = 20 * time.Second
 
 // forEachBroker runs f against the embedded broker and against mosquitto
-// (skipped without it, failed without it under ROBOTEXEC_TEST_ALL=1).
+// (skipped without it, failed without it under ROBOTEXEC_TEST_ALL=1), in
+// parallel with each other and with the package's other parallel tests:
+// a test that calls it is parallel.
 func forEachBroker(t *testing.T, opts mqtttest.MosquittoOptions, f func(t *testing.T, b mqtttest.Broker)) {
+	t.Parallel()
 	t.Run("embedded", func(t *testing.T) {
 		t.Parallel()
 		f(t, mqtttest.Embedded(t, broker.Config{Users: everyTopic(opts.Users), Logger: newLogSink(t).logger()}))
