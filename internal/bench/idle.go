@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"sync"
 	"time"
+
+	"github.com/robotexec/robotexec/internal/gcpace"
 )
 
 // The idle group: the CPU that a `robotexec run` process spends with
@@ -33,8 +35,13 @@ const (
 	idleWindow    = 10 * time.Second
 	idleMinWindow = 2 * time.Second
 	// idleSettle is how long the processes run before the first window:
-	// past their start's work and their heartbeats' first period.
-	idleSettle = 1500 * time.Millisecond
+	// past their start's work and their heartbeats' first period. The
+	// start's work ends with the GC pacer's calm (gcpace.Quiet after the
+	// start's last collection: a collection and the release of the free
+	// memory to the OS, about 8 ms of CPU once), which a settle of 1.5 s
+	// left in the first window: 0.5-0.6% of a core in its 2 s, against
+	// 0.07-0.13% in the windows after it.
+	idleSettle = gcpace.Quiet + time.Second
 	// idleStart bounds how long a process may take to start.
 	idleStart = time.Minute
 	// idleRunning is what `robotexec run` logs once every node runs.
