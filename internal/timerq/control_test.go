@@ -208,6 +208,33 @@ func TestDetach(t *testing.T) {
 	require.Zero(t, b.Calls())
 }
 
+// A new timer takes the number a detached one had (see Queue.pos): what is
+// done to the detached timer afterwards, a second Detach included, leaves
+// the new one's place in the heap alone.
+func TestDetachedTimersNumberReused(t *testing.T) {
+	r := newRig(t)
+	a := r.started(10*ms, false)
+	b := r.started(30*ms, false)
+	timerq.Detach(a)
+	timerq.Detach(b)
+	d := r.started(10*ms, false)
+	e := r.started(20*ms, false)
+	require.Equal(t, 2, r.q.Len())
+	for _, old := range []*timerq.Timer{a, b} {
+		timerq.Detach(old)
+		old.Reset()
+		old.Cancel()
+	}
+	require.Equal(t, 2, r.q.Len(), "the detached timers touched no slot")
+	ev := only(t, r.advance(10*ms), d)
+	require.Equal(t, at(10*ms), ev.Expected)
+	calls := r.advance(10 * ms)
+	require.Len(t, calls, 2)
+	require.ElementsMatch(t, []*timerq.Timer{d, e}, []*timerq.Timer{calls[0].timer, calls[1].timer})
+	require.Zero(t, a.Calls())
+	require.Zero(t, b.Calls())
+}
+
 func TestCallOfTimerThatIsNotDue(t *testing.T) {
 	r := newRig(t)
 	tm := r.timer(10*ms, false)

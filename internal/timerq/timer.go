@@ -40,8 +40,9 @@ type Timer struct {
 
 	// Guarded by q.mu.
 	next time.Time
-	// num is the timer's entry in the queue's table of heap positions
-	// (Queue.pos), given when it was made.
+	// num is the timer's entry in the queue's tables of timers and heap
+	// positions (Queue.timers, Queue.pos), given when it was made and
+	// given back by Detach.
 	num   int32
 	state int
 	// counted is the heap key of the first deadline the timer is counted
