@@ -94,6 +94,7 @@ func requireOrdered(t *testing.T, ls []string, substrs ...string) {
 type beat struct {
 	Node string
 	Seq  uint64
+	Time time.Time
 }
 
 func parseBeat(t *testing.T, line string) beat {
@@ -109,7 +110,8 @@ func parseBeat(t *testing.T, line string) beat {
 	require.NoError(t, json.Unmarshal(fields["seq"], &b.Seq), payload)
 	require.NoError(t, json.Unmarshal(fields["time"], &stamp), payload)
 	require.Positive(t, b.Seq, "seq from 1: %s", payload)
-	_, err := time.Parse(time.RFC3339Nano, stamp)
+	var err error
+	b.Time, err = time.Parse(time.RFC3339Nano, stamp)
 	require.NoError(t, err, "time is RFC3339Nano: %s", payload)
 	return b
 }
