@@ -184,7 +184,8 @@ func runViewClient(t *testing.T, node string, port int, plan string) viewClientR
 func requireDemoStream(t *testing.T, got viewClientRun) {
 	t.Helper()
 	w := got.Window
-	require.GreaterOrEqual(t, w.Parsed, 90, "robot/imu0/data (100 Hz) in 1 s")
+	// At its rate, less the periods a loaded machine makes the timer skip.
+	require.GreaterOrEqual(t, w.Parsed, 75, "robot/imu0/data (100 Hz) in 1 s")
 	require.Equal(t, w.Received, w.Parsed, "every message is a JSON object")
 	require.True(t, w.Ordered, "receive times go forward")
 	first, last, wall := ns(t, w.FirstNs), ns(t, w.LastNs), ns(t, w.WallNs)

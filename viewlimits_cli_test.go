@@ -35,7 +35,8 @@ const (
 // sockets hold. The process's RSS grows by less than 48 MiB (a leak would
 // grow by the traffic, 8 MB/s: 120 MB), the viewer's drops are counted in
 // robotexec_view_dropped_total, and the heartbeat keeps its timing: it
-// beats at least 90% of its ticks, its dispatch latency p99 over the stall
+// beats at least 90% of its ticks (or of the rate it kept over the 5 s
+// before, when the machine's load held it lower), its dispatch latency p99 over the stall
 // is within 4 times what it was over 5 s before the viewer came (or
 // 50 ms), and it misses at most twice the share of ticks it missed before
 // (or 10%). A viewer that held the nodes up stops the heartbeat; the
@@ -72,7 +73,9 @@ func TestViewStalledViewer(t *testing.T) {
 		base.p99, base.beats, base.missed, stalled.p99, stalled.beats, stalled.missed, rss0>>20, rss1>>20, dropped)
 	require.Less(t, rss1-rss0, int64(48<<20), "RSS growth over the stall")
 	require.Greater(t, dropped, 10000.0, "the stalled viewer's drops are counted")
-	require.Greater(t, stalled.beats, 0.9*stallFor.Seconds()*100, "beats over the stall")
+	// 90% of the ticks, or of the rate the loaded machine gave before.
+	rate := min(100, base.beats/stallBaseline.Seconds())
+	require.Greater(t, stalled.beats, 0.9*stallFor.Seconds()*rate, "beats over the stall")
 	require.LessOrEqual(t, stalled.p99, max(4*base.p99, 50*time.Millisecond), "heartbeat latency p99 with the viewer stalled")
 	missedRate := func(f beatFigure) float64 { return f.missed / max(f.beats, 1) }
 	require.LessOrEqual(t, missedRate(stalled), max(2*missedRate(base), 0.1), "missed ticks per beat")
