@@ -60,9 +60,8 @@ func (n *EjabberdNode) configure() error {
 // connections.
 func (n *EjabberdNode) start() error {
 	c := n.c
-	cmd := exec.Command(c.bin.erl, "-sname", n.name, "-setcookie", c.cookie, "-noinput",
-		"-start_epmd", "false", "-kernel", "inet_dist_use_interface", "{127,0,0,1}",
-		"-mnesia", "dir", fmt.Sprintf("%q", filepath.Join(n.dir, "spool")), "-s", "ejabberd")
+	cmd := exec.Command(c.bin.erl, c.erlArgs(n.name, false,
+		"-mnesia", "dir", fmt.Sprintf("%q", filepath.Join(n.dir, "spool")), "-s", "ejabberd")...)
 	cmd.Dir = n.dir
 	cmd.Env = append(append([]string(nil), c.env...),
 		"EJABBERD_CONFIG_PATH="+filepath.Join(n.dir, "ejabberd.yml"),
