@@ -60,7 +60,7 @@ var benchMetrics = []string{
 // TestBenchSmokeJSON and TestBenchTable are not parallel: they load every
 // CPU, which would slow the timed CLI tests down.
 func TestBenchSmokeJSON(t *testing.T) {
-	code, stdout, stderr := benchRun(t, 2*time.Minute, "-json", "-budget", "3s", "-repeat", "1", "-q")
+	code, stdout, stderr := benchRun(t, 3*time.Minute, "-json", "-budget", "3s", "-repeat", "1", "-q")
 	require.Equal(t, 0, code, "stdout:\n%s\nstderr:\n%s", stdout, stderr)
 	require.Empty(t, stderr, "-q prints no progress")
 	require.True(t, json.Valid([]byte(stdout)), "stdout is not JSON:\n%s", stdout)

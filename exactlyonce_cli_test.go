@@ -378,8 +378,10 @@ func testFlappingBroker(t *testing.T, m mqtttest.Broker) {
 	require.Equal(t, 0, r.wait(t, stopWithin))
 	// Every seq from the first, published while the broker flapped, to
 	// the last that arrived.
+	// Over the 0.5 s after the connection, at 100 Hz: 50 beats, fewer
+	// on a loaded machine (a late period is skipped).
 	last := out.last()
-	require.Greater(t, last, uint64(50))
+	require.Greater(t, last, uint64(20))
 	require.Zero(t, out.check(t, last), "duplicates")
 	require.NotContains(t, strings.Join(r.stderr.all(), "\n"), "dropped")
 	graph.mu.Lock()
