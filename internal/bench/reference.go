@@ -69,6 +69,9 @@ type ReferenceWindow struct {
 	Crunches uint64
 	// Runs counts the executor's callback runs.
 	Runs uint64
+	// PlannerLate holds how late BehaviorPlanner's timer callback
+	// started after each of its deadlines, in ms.
+	PlannerLate []float64
 }
 
 // ReferenceRun is a run of the reference system: its windows, and the
@@ -78,6 +81,10 @@ type ReferenceRun struct {
 	// RSS is the resident set in bytes at the end of the run; 0 where it
 	// cannot be read.
 	RSS uint64
+	// PlannerHeldBy names what ran on the workers at the deadlines at
+	// which BehaviorPlanner's timer callback started late, with counts
+	// (see plannerRuns.heldBy).
+	PlannerHeldBy string
 }
 
 // referenceRounds numbers the runs, for their client IDs.
@@ -119,12 +126,16 @@ func RunReference(g refsys.Graph, url string, workers, windows int, window time.
 		// the precise timer source's thread.
 		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(all + 1))
 	}
-	ex := executor.New(executor.Options{Workers: workers, PriorityWorkers: g.PriorityWorkers, Realtime: g.Realtime, PinWorkers: g.PinWorkers, Logger: discard, Clock: clock})
+	runs := newPlannerRuns()
+	ex := executor.New(executor.Options{Workers: workers, PriorityWorkers: g.PriorityWorkers, Realtime: g.Realtime, PinWorkers: g.PinWorkers, Logger: discard, Clock: clock,
+		Runs: runs, Stamp: runs.stamp})
 	rg, err := buildReference(g, ex, client.Router())
 	if err != nil {
 		_ = stopped(ex)
 		return ReferenceRun{}, err
 	}
+	runs.watch(ex)
+	rg.runs = runs
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- ex.Run(ctx) }()
@@ -139,7 +150,7 @@ func RunReference(g refsys.Graph, url string, workers, windows int, window time.
 	if err != nil {
 		return ReferenceRun{}, err
 	}
-	return ReferenceRun{Windows: ws, RSS: residentBytes()}, nil
+	return ReferenceRun{Windows: ws, RSS: residentBytes(), PlannerHeldBy: runs.heldBy()}, nil
 }
 
 // referenceGraph is the reference system built on an executor, with the
@@ -148,6 +159,7 @@ type referenceGraph struct {
 	ex       *executor.Executor
 	nodes    []*nodes.Node
 	crunched []*subscribers.Subscription // one subscription of each topic that crunching nodes publish
+	runs     *plannerRuns                // the runs, for the planner's start
 	warm     chan struct{}               // closed after the warm-up
 
 	mu      sync.Mutex
@@ -285,6 +297,9 @@ func (g *referenceGraph) measure(windows int, window time.Duration) ([]Reference
 		w := &ws[i]
 		w.Length, w.CPU = to.at.Sub(from.at), to.cpu-from.cpu
 		w.Crunches, w.Runs = to.crunches-from.crunches, to.runs-from.runs
+		if g.runs != nil {
+			w.PlannerLate = g.runs.late(from.at, to.at)
+		}
 		for _, s := range samples {
 			if s.at.Before(from.at) || !s.at.Before(to.at) {
 				continue

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/robotexec/robotexec/examples/referencesystem/refsys"
@@ -38,6 +39,9 @@ type referenceFigures struct {
 	mean, p99, min, max, drops   []float64 // of the hot path, ms and samples
 	plannerMean, plannerStd, e2e []float64 // ms
 	cpu, crunchCPU, rss          []float64 // % of a core, % of a core, MiB
+	plannerLateMin, plannerLate  []float64 // the planner's start after its deadline, min and median, ms
+	plannerLateMax               []float64 // and max, ms
+	plannerHeldBy                string    // what ran at the deadlines it started late (ReferenceRun.PlannerHeldBy)
 	samples                      int       // hot-path samples in all
 	windowLength                 time.Duration
 	crunchCPU1                   float64 // one crunch's CPU time, ms: the median over 4, or its time where unknown
@@ -97,8 +101,13 @@ func (s *suite) reference() ([]Metric, error) {
 		NewFigure("planner period mean", "ms", two.plannerMean),
 		NewFigure("planner period std without the crunch", "ms", bare.plannerStd),
 	}
-	planner.Note = fmt.Sprintf("BehaviorPlanner's 100 ms timer: the standard deviation of its period (stamp to stamp) at the sink, per window; mean %s ms. The floor on this machine: %s ms in the run without the crunch (the same timers on workers that are free when they fall due: what the timer's wake-up gives).",
-		FormatNumber(planner.Figures[0].Value), FormatNumber(planner.Figures[1].Value))
+	planner.Figures = append(planner.Figures,
+		NewFigure("planner start after its deadline, min", "ms", two.plannerLateMin),
+		NewFigure("planner start after its deadline, median", "ms", two.plannerLate),
+		NewFigure("planner start after its deadline, max", "ms", two.plannerLateMax))
+	planner.Note = fmt.Sprintf("BehaviorPlanner's 100 ms timer: the standard deviation of its period (stamp to stamp) at the sink, per window; mean %s ms. The floor on this machine: %s ms in the run without the crunch (the same timers on workers that are free when they fall due: what the timer's wake-up gives). Its period varies as its start does; when every worker runs a callback at its deadline (where that falls in the cycle, its start sets), it starts as the first of them ends. Per window, the std, then how late the planner started, min, median and max, in ms: %s; at the deadlines it started %v or more late, the workers ran: %s.",
+		FormatNumber(planner.Figures[0].Value), FormatNumber(planner.Figures[1].Value),
+		windowList(two.plannerStd, two.plannerLateMin, two.plannerLate, two.plannerLateMax), plannerLateBy, orNone(two.plannerHeldBy))
 	mean1.Note = "the same graph, the hot path at priority 1, on 1 worker; figures: " + figureList(mean1) + "."
 	cpu.Figures = []Figure{
 		NewFigure("cpu without the crunch", "% of a core", bare.cpu),
@@ -223,8 +232,14 @@ func (s *suite) referenceMode(name string, g refsys.Graph, url string, workers i
 		crunch := float64(w.Crunches) * f.crunchCPU1
 		f.cpu = append(f.cpu, 100*ms(w.CPU)/length)
 		f.crunchCPU = append(f.crunchCPU, 100*crunch/length)
+		if len(w.PlannerLate) > 0 {
+			f.plannerLateMin = append(f.plannerLateMin, slices.Min(w.PlannerLate))
+			f.plannerLate = append(f.plannerLate, Median(w.PlannerLate))
+			f.plannerLateMax = append(f.plannerLateMax, slices.Max(w.PlannerLate))
+		}
 	}
 	f.rss = []float64{float64(run.RSS) / (1 << 20)}
+	f.plannerHeldBy = run.PlannerHeldBy
 	return f, nil
 }
 
@@ -257,6 +272,33 @@ func figureList(m Metric) string {
 		out += f.Name + " " + FormatNumber(f.Value) + " " + f.Unit
 	}
 	return out
+}
+
+// windowList formats a figure of each window with others in brackets:
+// "0.94 (0.15, 1.16, 3.21), ...".
+func windowList(first []float64, more ...[]float64) string {
+	var out string
+	for i, x := range first {
+		if i > 0 {
+			out += ", "
+		}
+		var in []string
+		for _, m := range more {
+			if i < len(m) {
+				in = append(in, FormatNumber(m[i]))
+			}
+		}
+		out += FormatNumber(x) + " (" + strings.Join(in, ", ") + ")"
+	}
+	return out
+}
+
+// orNone returns s, or "nothing" if s is empty.
+func orNone(s string) string {
+	if s == "" {
+		return "nothing"
+	}
+	return s
 }
 
 // mean returns the mean of xs, at least one.

@@ -105,10 +105,19 @@ func TestRunEveryMetric(t *testing.T) {
 	require.Len(t, missed.Figures[0].Samples, cfg.Repeat, "one count per repetition of the baseline")
 	require.Regexp(t, `it served [0-9.,kM]+ a period or more late in its worst repetition`, missed.Note)
 	planner := byName["reference planner period std (ms)"]
-	require.Len(t, planner.Figures, 2)
+	require.Len(t, planner.Figures, 5)
 	require.Equal(t, "planner period std without the crunch", planner.Figures[1].Name)
 	require.NotEmpty(t, planner.Figures[1].Samples, "the floor: the planner's periods in the run without the crunch")
 	require.Contains(t, planner.Note, "The floor on this machine")
+	for i, name := range []string{"min", "median", "max"} {
+		f := planner.Figures[2+i]
+		require.Equal(t, "planner start after its deadline, "+name, f.Name)
+		require.Len(t, f.Samples, cfg.Repeat, "one a window")
+		require.GreaterOrEqual(t, f.Value, 0.0, "%s", f.Name)
+	}
+	require.LessOrEqual(t, planner.Figures[2].Value, planner.Figures[4].Value, "min, max")
+	require.Regexp(t, `how late the planner started, min, median and max, in ms: [0-9.]+ \([0-9.]+, [0-9.]+, [0-9.]+\)`, planner.Note)
+	require.Regexp(t, `or more late, the workers ran: (nothing|[A-Za-z]+ [0-9]+)`, planner.Note)
 	refCPU := byName["reference cpu (% of a core)"]
 	require.Positive(t, refCPU.Value)
 	require.Positive(t, refCPU.Baseline, "the crunching callbacks were counted")

@@ -1,0 +1,117 @@
+package bench
+
+import (
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/robotexec/robotexec/examples/referencesystem/refsys"
+	"github.com/robotexec/robotexec/executor"
+)
+
+// plannerRuns records the runs of a reference run (executor.Options.Runs):
+// when BehaviorPlanner's timer callback started against its deadline,
+// and what ran on the workers at the deadlines it started late. The
+// planner's period varies as its start does: with every worker busy at
+// its deadline it starts when the first of them ends.
+type plannerRuns struct {
+	base  time.Time
+	timer uint64            // the planner's timer callback; set before the executor runs
+	names map[uint64]string // the callbacks' owners; set before the executor runs
+
+	mu      sync.Mutex
+	spans   []runSpan // every run
+	planner []runSpan // the planner's timer runs, end being the deadline
+}
+
+// runSpan is a run's callback and its start and end since base.
+type runSpan struct {
+	id         uint64
+	start, end time.Duration
+}
+
+// plannerLateBy is the lateness from which plannerRuns.heldBy counts what
+// held the workers: a wake-up takes less.
+const plannerLateBy = 300 * time.Microsecond
+
+func newPlannerRuns() *plannerRuns {
+	return &plannerRuns{base: time.Now(), names: map[uint64]string{}}
+}
+
+// stamp is the executor's Options.Stamp: nanoseconds since p.base.
+func (p *plannerRuns) stamp() int64 { return int64(time.Since(p.base)) }
+
+// Ran records r.
+func (p *plannerRuns) Ran(r executor.Run) {
+	s := runSpan{id: r.ID, start: time.Duration(r.Start), end: time.Duration(r.End)}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.spans = append(p.spans, s)
+	if r.ID == p.timer {
+		p.planner = append(p.planner, runSpan{id: r.ID, start: s.start, end: r.Trigger.Sub(p.base)})
+	}
+}
+
+// watch names ex's callbacks and picks the planner's timer; call it
+// before ex runs.
+func (p *plannerRuns) watch(ex *executor.Executor) {
+	for _, cb := range ex.Callbacks() {
+		p.names[cb.ID] = cb.Owner
+		if cb.Owner == refsys.Planner && cb.Timer != nil {
+			p.timer = cb.ID
+		}
+	}
+}
+
+// late returns how late, in ms, the planner's runs that started in
+// [from, to) started.
+func (p *plannerRuns) late(from, to time.Time) []float64 {
+	lo, hi := from.Sub(p.base), to.Sub(p.base)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var out []float64
+	for _, r := range p.planner {
+		if r.start >= lo && r.start < hi {
+			out = append(out, ms(r.start-r.end))
+		}
+	}
+	return out
+}
+
+// heldBy returns, for the planner's runs that started plannerLateBy or
+// more after their deadline, the owners of the callbacks that were
+// running at the deadline, with counts: "PointsTransformerRear 66, ...".
+func (p *plannerRuns) heldBy() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	counts := map[string]int{}
+	for _, r := range p.planner {
+		deadline := r.end
+		if r.start-deadline < plannerLateBy {
+			continue
+		}
+		for _, s := range p.spans {
+			if s.start <= deadline && s.end > deadline && s.id != p.timer {
+				counts[p.names[s.id]]++
+			}
+		}
+	}
+	names := make([]string, 0, len(counts))
+	for n := range counts {
+		names = append(names, n)
+	}
+	sort.Slice(names, func(i, j int) bool {
+		a, b := names[i], names[j]
+		return counts[a] > counts[b] || counts[a] == counts[b] && a < b
+	})
+	var b strings.Builder
+	for i, n := range names {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(n + " " + strconv.Itoa(counts[n]))
+	}
+	return b.String()
+}
