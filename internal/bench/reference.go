@@ -7,7 +7,6 @@ import (
 	"os"
 	"runtime"
 	"slices"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -96,8 +95,11 @@ var referenceRounds atomic.Int64
 // embedded broker), connected as robotexec run connects: in-process, its
 // node types as built from the config, the default timer source and GC
 // headroom. After the warm-up it measures windows windows of length
-// window each.
-func RunReference(g refsys.Graph, url string, workers, windows int, window time.Duration) (ReferenceRun, error) {
+// window each. With record, it records the callbacks' runs
+// (executor.Options.Runs) for the planner's figures (PlannerLate,
+// PlannerHeldBy); a run without the crunch, which measures what the
+// executor costs a run, leaves them out.
+func RunReference(g refsys.Graph, url string, workers, windows int, window time.Duration, record bool) (ReferenceRun, error) {
 	if workers < 1 || windows < 1 || window <= 0 {
 		return ReferenceRun{}, fmt.Errorf("bench: reference: workers %d, windows %d, window %v", workers, windows, window)
 	}
@@ -126,16 +128,22 @@ func RunReference(g refsys.Graph, url string, workers, windows int, window time.
 		// the precise timer source's thread.
 		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(all + 1))
 	}
-	runs := newPlannerRuns()
-	ex := executor.New(executor.Options{Workers: workers, PriorityWorkers: g.PriorityWorkers, Realtime: g.Realtime, PinWorkers: g.PinWorkers, Logger: discard, Clock: clock,
-		Runs: runs, Stamp: runs.stamp})
+	opts := executor.Options{Workers: workers, PriorityWorkers: g.PriorityWorkers, Realtime: g.Realtime, PinWorkers: g.PinWorkers, Logger: discard, Clock: clock}
+	var runs *plannerRuns
+	if record {
+		runs = newPlannerRuns()
+		opts.Runs, opts.Stamp = runs, runs.stamp
+	}
+	ex := executor.New(opts)
 	rg, err := buildReference(g, ex, client.Router())
 	if err != nil {
 		_ = stopped(ex)
 		return ReferenceRun{}, err
 	}
-	runs.watch(ex)
-	rg.runs = runs
+	if runs != nil {
+		runs.watch(ex)
+		rg.runs = runs
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- ex.Run(ctx) }()
@@ -150,7 +158,11 @@ func RunReference(g refsys.Graph, url string, workers, windows int, window time.
 	if err != nil {
 		return ReferenceRun{}, err
 	}
-	return ReferenceRun{Windows: ws, RSS: residentBytes(), PlannerHeldBy: runs.heldBy()}, nil
+	run := ReferenceRun{Windows: ws, RSS: residentBytes()}
+	if runs != nil {
+		run.PlannerHeldBy = runs.heldBy()
+	}
+	return run, nil
 }
 
 // referenceGraph is the reference system built on an executor, with the
@@ -369,20 +381,12 @@ func ReferenceLowerBound(n int) (wall, cpu time.Duration) {
 	return time.Duration(Median(walls)), time.Duration(Median(cpus))
 }
 
-// residentBytes returns the process's resident set in bytes (VmRSS of
-// /proc/self/status), or 0 where it cannot be read.
+// residentBytes returns the process's resident set in bytes (procRSS of
+// this process), or 0 where it cannot be read.
 func residentBytes() uint64 {
-	b, err := os.ReadFile("/proc/self/status")
-	if err != nil {
+	rss, err := procRSS(os.Getpid())
+	if err != nil || rss < 0 {
 		return 0
 	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
-			var kb uint64
-			if _, err := fmt.Sscanf(strings.TrimSpace(v), "%d kB", &kb); err == nil {
-				return kb << 10
-			}
-		}
-	}
-	return 0
+	return uint64(rss)
 }

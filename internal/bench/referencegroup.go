@@ -146,7 +146,7 @@ type referenceBareFigures struct {
 // the messages cost without the work.
 func (s *suite) referenceBare(window time.Duration) (referenceBareFigures, error) {
 	f := referenceBareFigures{window: window}
-	run, err := RunReference(refsys.Autoware.WithCrunch(0), "", 2, s.cfg.Repeat, window)
+	run, err := RunReference(refsys.Autoware.WithCrunch(0), "", 2, s.cfg.Repeat, window, false)
 	if err != nil {
 		return f, err
 	}
@@ -208,7 +208,7 @@ func (s *suite) referenceMode(name string, g refsys.Graph, url string, workers i
 	if f.crunchCPU1 == 0 {
 		f.crunchCPU1 = Median(f.lower) / referenceHotPathCrunches
 	}
-	run, err := RunReference(g, url, workers, s.cfg.Repeat, window)
+	run, err := RunReference(g, url, workers, s.cfg.Repeat, window, true)
 	if err != nil {
 		return f, err
 	}

@@ -22,8 +22,8 @@ type plannerRuns struct {
 	names map[uint64]string // the callbacks' owners; set before the executor runs
 
 	mu      sync.Mutex
-	spans   []runSpan // every run
-	planner []runSpan // the planner's timer runs, end being the deadline
+	spans   []runSpan      // every run
+	planner []plannerStart // the planner's timer runs
 }
 
 // runSpan is a run's callback and its start and end since base.
@@ -31,6 +31,10 @@ type runSpan struct {
 	id         uint64
 	start, end time.Duration
 }
+
+// plannerStart is a run of the planner's timer callback: its deadline and
+// its start, since base.
+type plannerStart struct{ deadline, start time.Duration }
 
 // plannerLateBy is the lateness from which plannerRuns.heldBy counts what
 // held the workers: a wake-up takes less.
@@ -50,7 +54,7 @@ func (p *plannerRuns) Ran(r executor.Run) {
 	defer p.mu.Unlock()
 	p.spans = append(p.spans, s)
 	if r.ID == p.timer {
-		p.planner = append(p.planner, runSpan{id: r.ID, start: s.start, end: r.Trigger.Sub(p.base)})
+		p.planner = append(p.planner, plannerStart{deadline: r.Trigger.Sub(p.base), start: s.start})
 	}
 }
 
@@ -74,7 +78,7 @@ func (p *plannerRuns) late(from, to time.Time) []float64 {
 	var out []float64
 	for _, r := range p.planner {
 		if r.start >= lo && r.start < hi {
-			out = append(out, ms(r.start-r.end))
+			out = append(out, ms(r.start-r.deadline))
 		}
 	}
 	return out
@@ -88,12 +92,11 @@ func (p *plannerRuns) heldBy() string {
 	defer p.mu.Unlock()
 	counts := map[string]int{}
 	for _, r := range p.planner {
-		deadline := r.end
-		if r.start-deadline < plannerLateBy {
+		if r.start-r.deadline < plannerLateBy {
 			continue
 		}
 		for _, s := range p.spans {
-			if s.start <= deadline && s.end > deadline && s.id != p.timer {
+			if s.start <= r.deadline && s.end > r.deadline && s.id != p.timer {
 				counts[p.names[s.id]]++
 			}
 		}
