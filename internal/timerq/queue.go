@@ -235,8 +235,8 @@ func (q *Queue) serve(quiet bool) int {
 		// Setting the alarm is a system call, microseconds in a virtual
 		// machine, which the timers just served would wait for: the
 		// first of them to be called sets it, after reading its time
-		// (Call), or else the next Poll (pollAt 1 is always
-		// past).
+		// (Call), or else the first Poll once none of them waits in
+		// the wait set (pollAt 1 is always past: see poll).
 		q.pollAt.Store(1)
 		return n
 	}
