@@ -8,10 +8,10 @@ import (
 
 // rearm sets the alarm for the earliest deadline if it is not set for it.
 func (q *Queue) rearm() {
-	if len(q.heap) == 0 {
+	next, ok := q.head()
+	if !ok {
 		return
 	}
-	next := q.timer(q.heap[0]).next
 	if q.armedAt.IsZero() || next.Before(q.armedAt) {
 		q.early = q.lead > 0 && q.onEarly != nil
 		if !q.early {
@@ -28,7 +28,7 @@ func (q *Queue) rearm() {
 			// the early ring is now, without the alarm's wake-up.
 			q.early = false
 			q.arm(next, next.Add(q.lead))
-			q.onEarly(next, q.countDue(q.key(next), earlyCount))
+			q.onEarly(next, q.dueBy(q.key(next), earlyCount))
 		default:
 			// Far ahead, the machine may idle deeply meanwhile, and the
 			// ring then comes late: ring earlier.
@@ -46,6 +46,9 @@ func (q *Queue) rearm() {
 func (q *Queue) arm(d, at time.Time) {
 	q.armedAt = d
 	q.alarm.Set(at)
+	if q.stageable() && len(q.staged) == 0 {
+		q.stageKey.Store(q.key(d))
+	}
 	switch {
 	case q.nsPerTick != 0:
 		now, ticks := q.clock.Now(), tsc.Read()

@@ -5,8 +5,6 @@ import (
 	"math/bits"
 	"slices"
 	"time"
-
-	"github.com/robotexec/robotexec/waitset"
 )
 
 // slot is a timer in the heap, with its ordering kept beside it: the
@@ -112,9 +110,9 @@ func (q *Queue) countDue(due int64, limit int) int {
 	return n
 }
 
-// takeDue takes the timers due at key now out of the heap, marks them due
-// and appends them to fired in deadline order (by ID for equal deadlines).
-// q.mu must be held.
+// takeDue takes the timers due at key now out of the heap, puts them in
+// state (due, or staged) and appends them to fired in deadline order (by
+// ID for equal deadlines). q.mu must be held.
 //
 // The due timers form a subtree at the heap's root, found in O(k) for k of
 // them. Few are taken out one by one, O(k log n); many, as when timers
@@ -124,7 +122,7 @@ func (q *Queue) countDue(due int64, limit int) int {
 // contiguous, and of the timers only the k taken: after an idle period,
 // when the timers' memory has left the caches, the timers left in the
 // heap cost no cache miss each.
-func (q *Queue) takeDue(now int64, fired []*waitset.Entity) []*waitset.Entity {
+func (q *Queue) takeDue(now int64, fired []*Timer, state int) []*Timer {
 	h := q.heap
 	if len(h) == 0 || h[0].due > now {
 		return fired
@@ -144,8 +142,8 @@ func (q *Queue) takeDue(now int64, fired []*waitset.Entity) []*waitset.Entity {
 		for len(q.heap) > 0 && q.heap[0].due <= now {
 			t := q.timer(q.heap[0])
 			q.remove(t)
-			t.state = due
-			fired = append(fired, &t.ent)
+			t.state = state
+			fired = append(fired, t)
 		}
 	} else {
 		q.sortSlots(ds)
@@ -165,8 +163,8 @@ func (q *Queue) takeDue(now int64, fired []*waitset.Entity) []*waitset.Entity {
 		for _, x := range ds {
 			q.pos[x.num] = -1
 			t := q.timer(x)
-			t.state = due
-			fired = append(fired, &t.ent)
+			t.state = state
+			fired = append(fired, t)
 		}
 	}
 	clear(ds)

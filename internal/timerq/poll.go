@@ -45,10 +45,20 @@ func (x Fast) Poll() bool {
 // that are due by it.
 func (x Fast) PollWait() bool {
 	q := x.q
-	if at := q.pollAt.Load(); at != 0 {
-		return q.poll(at, q.now())
+	at := q.pollAt.Load()
+	if at == 0 {
+		return false
 	}
-	return false
+	now := q.now()
+	if now < at {
+		// Waiting for the deadline: take its timers out of the heap
+		// meanwhile, once (see stage).
+		if k := q.stageKey.Load(); k != 0 && q.stageKey.CompareAndSwap(k, 0) {
+			q.stage(k)
+		}
+		return false
+	}
+	return q.poll(at, now)
 }
 
 // poll serves the timers that are due if now, a reading of the queue's

@@ -126,8 +126,8 @@ type counted struct {
 type countedAlarm struct{ sets *atomic.Int64 }
 
 func (c counted) NewAlarm(func()) timerq.Alarm { return countedAlarm{c.sets} }
-func (a countedAlarm) Set(time.Time)            { a.sets.Add(1) }
-func (countedAlarm) Stop()                      {}
+func (a countedAlarm) Set(time.Time)           { a.sets.Add(1) }
+func (countedAlarm) Stop()                     {}
 
 // TestPollLeavesTheAlarmToTheCall: after a poll served timers quietly, a
 // poll while they wait in the wait set leaves the alarm alone (a system

@@ -56,7 +56,14 @@ type Queue struct {
 	// go back may serve a timer a little before its deadline (a poll
 	// on another time source's reading).
 	rewinds bool
-	dueBuf  []*waitset.Entity
+	dueBuf  []*Timer
+	fireBuf []*waitset.Entity
+	// staged holds the timers of deadline stagedAt, taken out of the heap
+	// ahead of it by a worker waiting for it (see stage); stageKey is the
+	// key of the armed deadline that PollWait may stage, 0 for none.
+	staged   []*Timer
+	stagedAt time.Time
+	stageKey atomic.Int64
 	// Scratch of takeDue.
 	dueSlots []slot
 	stack    []int
@@ -155,7 +162,7 @@ func (q *Queue) NewTimer(period time.Duration, oneShot bool) (*Timer, error) {
 func (q *Queue) Len() int {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	return len(q.heap)
+	return len(q.heap) + q.liveStaged()
 }
 
 // Stop disarms every timer and the alarm, and closes the alarm if it can be
@@ -169,6 +176,13 @@ func (q *Queue) Stop() {
 		q.timer(h).state = idle
 	}
 	q.heap = nil
+	for _, t := range q.staged {
+		if t.state == staged {
+			t.state = idle
+		}
+	}
+	q.dropStaged()
+	q.stageKey.Store(0)
 	q.alarm.Stop()
 	q.armedAt = time.Time{}
 	q.pollAt.Store(0)
@@ -193,8 +207,7 @@ func (q *Queue) serve(quiet bool) int {
 		return 0
 	}
 	now := q.clock.Now()
-	if q.early && len(q.heap) > 0 && q.timer(q.heap[0]).next.After(now) {
-		d := q.timer(q.heap[0]).next
+	if d, ok := q.head(); q.early && ok && d.After(now) {
 		if d.Sub(now) > q.armLead+q.armLead/2 {
 			// Not the early ring of d: a ring that was under way when
 			// a Poll served the previous deadline and set the alarm
@@ -214,14 +227,21 @@ func (q *Queue) serve(quiet bool) int {
 		// deadline, in case no worker polls (the polling worker sets
 		// the alarm for the next deadline before that, see serve).
 		q.arm(d, d.Add(q.lead))
-		q.onEarly(d, q.countDue(q.key(d), earlyCount))
+		q.onEarly(d, q.dueBy(q.key(d), earlyCount))
 		return 0
 	}
 	q.armedAt = time.Time{}
 	q.early = false
 	q.pollAt.Store(0)
-	fired := q.dueBuf[:0]
-	fired = q.takeDue(q.key(now), fired)
+	q.stageKey.Store(0)
+	due := q.takeDue(q.key(now), q.dueBuf[:0], due)
+	due = q.unstage(q.key(now), due)
+	fired := q.fireBuf[:0]
+	for _, t := range due {
+		fired = append(fired, &t.ent)
+	}
+	clear(due)
+	q.dueBuf = due[:0]
 	// Triggering under the lock orders it before a concurrent Stop.
 	if quiet {
 		q.set.Fast().TriggerAllQuiet(fired)
@@ -230,7 +250,7 @@ func (q *Queue) serve(quiet bool) int {
 	}
 	n := len(fired)
 	clear(fired)
-	q.dueBuf = fired[:0]
+	q.fireBuf = fired[:0]
 	if quiet && n > 0 {
 		// Setting the alarm is a system call, microseconds in a virtual
 		// machine, which the timers just served would wait for: the

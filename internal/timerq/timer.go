@@ -27,6 +27,7 @@ const (
 	due             // triggered, waiting for its call
 	idle            // canceled, or a one-shot that was called
 	detached        // removed for good
+	staged          // out of the heap ahead of its deadline (see Queue.stage)
 )
 
 // Timer is a periodic or one-shot timer. It holds the wait set entity that
@@ -77,7 +78,7 @@ func (t *Timer) Calls() uint64 { return t.calls.Load() }
 func (t *Timer) Deadline() (time.Time, bool) {
 	t.q.mu.Lock()
 	defer t.q.mu.Unlock()
-	if t.state == armed || t.state == due {
+	if t.state == armed || t.state == due || t.state == staged {
 		return t.next, true
 	}
 	return time.Time{}, false
