@@ -234,14 +234,14 @@ func (q *Queue) serve(quiet bool) int {
 	q.early = false
 	q.pollAt.Store(0)
 	q.stageKey.Store(0)
-	due := q.takeDue(q.key(now), q.dueBuf[:0], due)
-	due = q.unstage(q.key(now), due)
+	taken := q.takeDue(q.key(now), q.dueBuf[:0], due)
+	taken = q.unstage(q.key(now), taken)
 	fired := q.fireBuf[:0]
-	for _, t := range due {
+	for _, t := range taken {
 		fired = append(fired, &t.ent)
 	}
-	clear(due)
-	q.dueBuf = due[:0]
+	clear(taken)
+	q.dueBuf = taken[:0]
 	// Triggering under the lock orders it before a concurrent Stop.
 	if quiet {
 		q.set.Fast().TriggerAllQuiet(fired)
