@@ -64,13 +64,6 @@ func (x Fast) PollWait() bool {
 // poll serves the timers that are due if now, a reading of the queue's
 // poll clock (see now), has reached at, the armed deadline's.
 func (q *Queue) poll(at, now int64) bool {
-	if at == 1 && q.set.TimersPending() {
-		// Served quietly, and the timers wait in the wait set: the
-		// first of them to be called sets the alarm, after its start
-		// (see serve). Setting it here, in the look for work that
-		// takes them, would make them wait for the system call.
-		return false
-	}
 	// One of the workers that find the deadline passed rings.
 	if now >= at && q.pollAt.CompareAndSwap(at, 0) {
 		return q.serve(true) > 0

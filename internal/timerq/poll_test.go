@@ -1,7 +1,6 @@
 package timerq_test
 
 import (
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -114,53 +113,4 @@ func TestPollWaitIgnoresSimulatedClocks(t *testing.T) {
 	tm.Reset()
 	time.Sleep(2 * time.Millisecond) // real time passes, simulated time does not
 	require.False(t, q.Fast().PollWait())
-}
-
-// counted is the system clock with alarms that never ring and count their
-// settings.
-type counted struct {
-	timerq.System
-	sets *atomic.Int64
-}
-
-type countedAlarm struct{ sets *atomic.Int64 }
-
-func (c counted) NewAlarm(func()) timerq.Alarm { return countedAlarm{c.sets} }
-func (a countedAlarm) Set(time.Time)           { a.sets.Add(1) }
-func (countedAlarm) Stop()                     {}
-
-// TestPollLeavesTheAlarmToTheCall: after a poll served timers quietly, a
-// poll while they wait in the wait set leaves the alarm alone (a system
-// call the timers would wait for); the first call sets it.
-func TestPollLeavesTheAlarmToTheCall(t *testing.T) {
-	var sets atomic.Int64
-	set := waitset.New(nil, nil)
-	q := timerq.NewQueue(counted{sets: &sets}, set)
-	defer q.Stop()
-	tm, err := q.NewTimer(5*time.Millisecond, false)
-	require.NoError(t, err)
-	tm.Reset()
-	later, err := q.NewTimer(time.Hour, false) // armed: the alarm has a deadline to be set for
-	require.NoError(t, err)
-	later.Reset()
-	deadline, _ := tm.Deadline()
-	time.Sleep(time.Until(deadline) + time.Millisecond)
-	require.True(t, q.Fast().PollWait(), "due: served")
-	served := sets.Load()
-
-	require.False(t, q.Fast().Poll(), "nothing more is due")
-	require.False(t, q.Fast().PollWait(), "nothing more is due")
-	require.Equal(t, served, sets.Load(), "the timer waits in the wait set: the alarm is left to its call")
-
-	var run waitset.List
-	n, _ := set.Take(&run)
-	require.Equal(t, 1, n)
-	timerq.Entity(tm).Start()
-	_, ok := timerq.Call(tm)
-	require.True(t, ok)
-	timerq.Entity(tm).Finish(false)
-	require.Equal(t, served+1, sets.Load(), "the call set the alarm for the next deadline")
-	next, ok := tm.Deadline()
-	require.True(t, ok)
-	require.Equal(t, deadline.Add(5*time.Millisecond), next)
 }

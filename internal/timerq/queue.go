@@ -252,11 +252,11 @@ func (q *Queue) serve(quiet bool) int {
 	clear(fired)
 	q.fireBuf = fired[:0]
 	if quiet && n > 0 {
-		// Setting the alarm is a system call, microseconds in a virtual
-		// machine, which the timers just served would wait for: the
-		// first of them to be called sets it, after reading its time
-		// (Call), or else the first Poll once none of them waits in
-		// the wait set (pollAt 1 is always past: see poll).
+		// Setting the alarm is a system call, 10-20 µs in a virtual
+		// machine: it is left for after the trigger, so that a worker
+		// waiting for the deadline may take the timers meanwhile. The
+		// serving worker's next Poll sets it (pollAt 1 is always past),
+		// or the first Call, whichever comes first.
 		q.pollAt.Store(1)
 		return n
 	}

@@ -153,9 +153,11 @@ func Call(t *Timer) (Event, bool) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	if q.armedAt.IsZero() && !q.stopped {
-		// A Poll served timers and left the alarm for their first
-		// call to set, after the call's time was read (see serve).
-		defer q.rearm()
+		// A Poll served timers and left the alarm to be set after the
+		// trigger (see serve), and this call comes first: it sets it,
+		// and reads the time again, as its callback starts after.
+		q.rearm()
+		now = q.clock.Now()
 	}
 	if t.state != due {
 		return Event{}, false
