@@ -71,6 +71,8 @@ type ReferenceWindow struct {
 	// PlannerLate holds how late BehaviorPlanner's timer callback
 	// started after each of its deadlines, in ms.
 	PlannerLate []float64
+
+	from, to time.Time // the window's bounds, for plannerRuns.machine
 }
 
 // ReferenceRun is a run of the reference system: its windows, and the
@@ -84,6 +86,8 @@ type ReferenceRun struct {
 	// which BehaviorPlanner's timer callback started late, with counts
 	// (see plannerRuns.heldBy).
 	PlannerHeldBy string
+
+	runs *plannerRuns // the recorded runs; nil unless recorded
 }
 
 // referenceRounds numbers the runs, for their client IDs.
@@ -160,7 +164,7 @@ func RunReference(g refsys.Graph, url string, workers, windows int, window time.
 	}
 	run := ReferenceRun{Windows: ws, RSS: residentBytes()}
 	if runs != nil {
-		run.PlannerHeldBy = runs.heldBy()
+		run.PlannerHeldBy, run.runs = runs.heldBy(), runs
 	}
 	return run, nil
 }
@@ -308,6 +312,7 @@ func (g *referenceGraph) measure(windows int, window time.Duration) ([]Reference
 		from, to := marks[i], marks[i+1]
 		w := &ws[i]
 		w.Length, w.CPU = to.at.Sub(from.at), to.cpu-from.cpu
+		w.from, w.to = from.at, to.at
 		w.Crunches, w.Runs = to.crunches-from.crunches, to.runs-from.runs
 		if g.runs != nil {
 			w.PlannerLate = g.runs.late(from.at, to.at)

@@ -42,6 +42,8 @@ type referenceFigures struct {
 	plannerLateMin, plannerLate  []float64 // the planner's start after its deadline, min and median, ms
 	plannerLateMax               []float64 // and max, ms
 	plannerHeldBy                string    // what ran at the deadlines it started late (ReferenceRun.PlannerHeldBy)
+	slowed, plannerSteadyStd     []float64 // % of the crunches the machine slowed; the planner's std without the cycles they held, ms
+	outliers, heldSlow           int       // the planner's late starts (machineWindow.outliers), and those a slowed crunch held
 	samples                      int       // hot-path samples in all
 	windowLength                 time.Duration
 	crunchCPU1                   float64 // one crunch's CPU time, ms: the median over 4, or its time where unknown
@@ -104,10 +106,12 @@ func (s *suite) reference() ([]Metric, error) {
 	planner.Figures = append(planner.Figures,
 		NewFigure("planner start after its deadline, min", "ms", two.plannerLateMin),
 		NewFigure("planner start after its deadline, median", "ms", two.plannerLate),
-		NewFigure("planner start after its deadline, max", "ms", two.plannerLateMax))
-	planner.Note = fmt.Sprintf("BehaviorPlanner's 100 ms timer: the standard deviation of its period (stamp to stamp) at the sink, per window; mean %s ms. The floor on this machine: %s ms in the run without the crunch (the same timers on workers that are free when they fall due: what the timer's wake-up gives). Its period varies as its start does; when every worker runs a callback at its deadline (where that falls in the cycle, its start sets), it starts as the first of them ends. Per window, the std, then how late the planner started, min, median and max, in ms: %s; at the deadlines it started %v or more late, the workers ran: %s.",
+		NewFigure("planner start after its deadline, max", "ms", two.plannerLateMax),
+		NewFigure("crunches the machine slowed", "% of crunches", two.slowed),
+		NewFigure("planner period std without the cycles slowed crunches held", "ms", two.plannerSteadyStd))
+	planner.Note = fmt.Sprintf("BehaviorPlanner's 100 ms timer: the standard deviation of its period (stamp to stamp) at the sink, per window; mean %s ms. The floor on this machine: %s ms in the run without the crunch (the same timers on workers that are free when they fall due: what the timer's wake-up gives). Its period varies as its start does; when every worker runs a callback at its deadline (where that falls in the cycle, its start sets), it starts as the first of them ends. Per window, the std, then how late the planner started, min, median and max, in ms: %s; at the deadlines it started %v or more late, the workers ran: %s. %s",
 		FormatNumber(planner.Figures[0].Value), FormatNumber(planner.Figures[1].Value),
-		windowList(two.plannerStd, two.plannerLateMin, two.plannerLate, two.plannerLateMax), plannerLateBy, orNone(two.plannerHeldBy))
+		windowList(two.plannerStd, two.plannerLateMin, two.plannerLate, two.plannerLateMax), plannerLateBy, orNone(two.plannerHeldBy), two.machineNote())
 	mean1.Note = "the same graph, the hot path at priority 1, on 1 worker; figures: " + figureList(mean1) + "."
 	cpu.Figures = []Figure{
 		NewFigure("cpu without the crunch", "% of a core", bare.cpu),
@@ -237,10 +241,42 @@ func (s *suite) referenceMode(name string, g refsys.Graph, url string, workers i
 			f.plannerLate = append(f.plannerLate, Median(w.PlannerLate))
 			f.plannerLateMax = append(f.plannerLateMax, slices.Max(w.PlannerLate))
 		}
+		if run.runs != nil {
+			f.addMachine(run.runs.machine(w.from, w.to, time.Duration(Median(f.lower)/referenceHotPathCrunches*float64(time.Millisecond))))
+		}
 	}
 	f.rss = []float64{float64(run.RSS) / (1 << 20)}
 	f.plannerHeldBy = run.PlannerHeldBy
 	return f, nil
+}
+
+// addMachine adds a window's machineWindow to f.
+func (f *referenceFigures) addMachine(m machineWindow) {
+	if m.crunches > 0 {
+		f.slowed = append(f.slowed, 100*float64(m.slowed)/float64(m.crunches))
+	}
+	if !math.IsNaN(m.steadyStd) {
+		f.plannerSteadyStd = append(f.plannerSteadyStd, m.steadyStd)
+	}
+	f.outliers += m.outliers
+	f.heldSlow += m.heldSlow
+}
+
+// machineNote says, for the planner's note, how often the machine slowed
+// the crunches and how much of the planner's spread that explains.
+func (f referenceFigures) machineNote() string {
+	if len(f.slowed) == 0 {
+		return ""
+	}
+	list := func(xs []float64) string {
+		out := make([]string, len(xs))
+		for i, x := range xs {
+			out[i] = FormatNumber(x)
+		}
+		return strings.Join(out, ", ")
+	}
+	return fmt.Sprintf("A crunch that took %v times a lone one's time or more (%s ms) shared its CPU meanwhile, with another thread or, on a VM, with the host; per window, %% of the crunches: %s. Of the planner's %d starts %v or more later than their window's median, %d came while such a crunch ran; without the cycles those held, the std per window, start to start, in ms: %s.",
+		slowBy, FormatNumber(Median(f.lower)/referenceHotPathCrunches*slowBy), list(f.slowed), f.outliers, plannerLateBy, f.heldSlow, orNone(list(f.plannerSteadyStd)))
 }
 
 // headline returns the metric of spec for values against the lower

@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"math"
 	"sort"
 	"strconv"
 	"strings"
@@ -117,4 +118,88 @@ func (p *plannerRuns) heldBy() string {
 		b.WriteString(n + " " + strconv.Itoa(counts[n]))
 	}
 	return b.String()
+}
+
+// slowBy is how many times a lone crunch's time a crunching run must
+// take for machine to count it slowed: its CPU was shared meanwhile (on
+// this VM, at times, by the host: two crunches at once then take twice a
+// lone one's time each, for a second or two).
+const slowBy = 1.5
+
+// machineWindow is what the runs of a window say of the machine's
+// speed, and how much of the planner's spread it explains.
+type machineWindow struct {
+	crunches, slowed int // crunching runs (lone/2 or longer), and those slowBy·lone or longer
+	// outliers counts the planner's starts plannerLateBy or more later
+	// than the window's median start; heldSlow those of them at whose
+	// deadline a slowed crunch ran.
+	outliers, heldSlow int
+	// steadyStd is the std of the planner's period, start to start, in
+	// ms, the periods that begin or end at a start heldSlow left out;
+	// NaN with fewer than two such periods.
+	steadyStd float64
+}
+
+// machine returns the machineWindow of the runs that started in
+// [from, to), lone being a crunch's time alone (the lower bound's).
+func (p *plannerRuns) machine(from, to time.Time, lone time.Duration) machineWindow {
+	lo, hi := from.Sub(p.base), to.Sub(p.base)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var m machineWindow
+	slow := time.Duration(float64(lone) * slowBy)
+	for _, s := range p.spans {
+		if d := s.end - s.start; s.start >= lo && s.start < hi && d >= lone/2 {
+			m.crunches++
+			if d >= slow {
+				m.slowed++
+			}
+		}
+	}
+	var starts []plannerStart
+	var late []float64
+	for _, r := range p.planner {
+		if r.start >= lo && r.start < hi {
+			starts = append(starts, r)
+			late = append(late, ms(r.start-r.deadline))
+		}
+	}
+	if len(late) == 0 {
+		m.steadyStd = math.NaN()
+		return m
+	}
+	usual := time.Duration(Median(late)*float64(time.Millisecond)) + plannerLateBy
+	held := make([]bool, len(starts))
+	for i, r := range starts {
+		if r.start-r.deadline < usual {
+			continue
+		}
+		m.outliers++
+		held[i] = p.slowAt(r.deadline, slow)
+		if held[i] {
+			m.heldSlow++
+		}
+	}
+	var periods []float64
+	for i := 1; i < len(starts); i++ {
+		if !held[i] && !held[i-1] {
+			periods = append(periods, ms(starts[i].start-starts[i-1].start))
+		}
+	}
+	m.steadyStd = math.NaN()
+	if len(periods) >= 2 {
+		m.steadyStd = std(periods)
+	}
+	return m
+}
+
+// slowAt reports whether a run other than the planner's that lasted slow
+// or longer was running at t. p.mu must be held.
+func (p *plannerRuns) slowAt(t, slow time.Duration) bool {
+	for _, s := range p.spans {
+		if s.id != p.timer && s.start <= t && s.end > t && s.end-s.start >= slow {
+			return true
+		}
+	}
+	return false
 }

@@ -35,3 +35,33 @@ func TestPlannerRuns(t *testing.T) {
 	require.InDelta(t, 0.1, late[0], 1e-6)
 	require.Equal(t, "PointsTransformerFront 1, PointsTransformerRear 1", p.heldBy())
 }
+
+// TestPlannerRunsMachine: the crunches the machine slowed, the planner's
+// late starts that one of them held, and the planner's std without those
+// cycles.
+func TestPlannerRunsMachine(t *testing.T) {
+	p := newPlannerRuns()
+	p.timer = 1
+	ms := func(x float64) int64 { return int64(x * float64(time.Millisecond)) }
+	at := func(x float64) time.Time { return p.base.Add(time.Duration(ms(x))) }
+	// Five cycles of 100 ms: a crunch of 2.1 ms over the planner's
+	// deadline holds it 1.1 ms (1.2 in the last), but in the third a
+	// crunch the machine slowed to 4.2 ms holds it 3.2 ms.
+	for i, late := range []float64{1.1, 1.1, 3.2, 1.1, 1.2} {
+		c := float64(100 * (i + 1))
+		p.Ran(executor.Run{ID: 2, Start: ms(c), End: ms(c + 1 + late)})
+		p.Ran(executor.Run{ID: 1, Trigger: at(c + 1), Start: ms(c + 1 + late), End: ms(c + 1.2 + late)})
+	}
+	m := p.machine(at(0), at(600), 2*time.Millisecond)
+	require.Equal(t, 5, m.crunches, "the planner's 0.2 ms runs are no crunch")
+	require.Equal(t, 1, m.slowed)
+	require.Equal(t, 1, m.outliers, "late by 2.1 ms beyond the median; the last only 0.1")
+	require.Equal(t, 1, m.heldSlow)
+	require.InDelta(t, std([]float64{100, 100.1}), m.steadyStd, 1e-9, "the two periods that touch the third start left out")
+
+	m = p.machine(at(150), at(600), 3*time.Millisecond)
+	require.Equal(t, 4, m.crunches, "the four from 200 ms on, each 1.5 ms or longer")
+	require.Equal(t, 0, m.slowed, "none of 4.5 ms or more")
+	require.Equal(t, 1, m.outliers)
+	require.Equal(t, 0, m.heldSlow, "no crunch of 4.5 ms or more")
+}

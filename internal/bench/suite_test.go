@@ -105,7 +105,7 @@ func TestRunEveryMetric(t *testing.T) {
 	require.Len(t, missed.Figures[0].Samples, cfg.Repeat, "one count per repetition of the baseline")
 	require.Regexp(t, `it served [0-9.,kM]+ a period or more late in its worst repetition`, missed.Note)
 	planner := byName["reference planner period std (ms)"]
-	require.Len(t, planner.Figures, 5)
+	require.Len(t, planner.Figures, 7)
 	require.Equal(t, "planner period std without the crunch", planner.Figures[1].Name)
 	require.NotEmpty(t, planner.Figures[1].Samples, "the floor: the planner's periods in the run without the crunch")
 	require.Contains(t, planner.Note, "The floor on this machine")
@@ -118,6 +118,12 @@ func TestRunEveryMetric(t *testing.T) {
 	require.LessOrEqual(t, planner.Figures[2].Value, planner.Figures[4].Value, "min, max")
 	require.Regexp(t, `how late the planner started, min, median and max, in ms: [0-9.]+ \([0-9.]+, [0-9.]+, [0-9.]+\)`, planner.Note)
 	require.Regexp(t, `or more late, the workers ran: (nothing|[A-Za-z]+ [0-9]+)`, planner.Note)
+	slowed := planner.Figures[5]
+	require.Equal(t, "crunches the machine slowed", slowed.Name)
+	require.Len(t, slowed.Samples, cfg.Repeat, "one a window")
+	require.True(t, slowed.Value >= 0 && slowed.Value <= 100, "a share: %v", slowed.Value)
+	require.Equal(t, "planner period std without the cycles slowed crunches held", planner.Figures[6].Name)
+	require.Regexp(t, `Of the planner's [0-9]+ starts 300µs or more later than their window's median, [0-9]+ came while such a crunch ran`, planner.Note)
 	refCPU := byName["reference cpu (% of a core)"]
 	require.Positive(t, refCPU.Value)
 	require.Positive(t, refCPU.Baseline, "the crunching callbacks were counted")
