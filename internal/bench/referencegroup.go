@@ -84,6 +84,9 @@ func (s *suite) reference() ([]Metric, error) {
 		return nil, err
 	}
 	mean, p99 := two.headline(specRefMean, two.mean), NewMetric(specRefP99, two.p99, two.lower)
+	p99.Figures = []Figure{NewFigure("crunches the machine slowed", "% of crunches", two.slowed)}
+	p99.Note = fmt.Sprintf("the p99 of each window's hot-path latencies (the 2-worker run of the first row) against the lower bound. A crunch that took %v times a lone one's time or more (its CPU shared meanwhile; see the planner row) lengthens the sample whose path it is on by up to a crunch: per window, %% of the crunches: %s.",
+		slowBy, numberList(two.slowed))
 	mean.Figures = append(mean.Figures,
 		NewFigure("hot path mean without priorities", "ms", plain.mean),
 		NewFigure("hot path p99 without priorities", "ms", plain.p99),
@@ -268,15 +271,8 @@ func (f referenceFigures) machineNote() string {
 	if len(f.slowed) == 0 {
 		return ""
 	}
-	list := func(xs []float64) string {
-		out := make([]string, len(xs))
-		for i, x := range xs {
-			out[i] = FormatNumber(x)
-		}
-		return strings.Join(out, ", ")
-	}
-	return fmt.Sprintf("A crunch that took %v times a lone one's time or more (%s ms) shared its CPU meanwhile, with another thread or, on a VM, with the host; per window, %% of the crunches: %s. Of the planner's %d starts %v or more later than their window's median, %d came while such a crunch ran; without the cycles those held, the std per window, start to start, in ms: %s.",
-		slowBy, FormatNumber(Median(f.lower)/referenceHotPathCrunches*slowBy), list(f.slowed), f.outliers, plannerLateBy, f.heldSlow, orNone(list(f.plannerSteadyStd)))
+	return fmt.Sprintf("A crunch that took %v times a lone one's time or more (%s ms) shared its CPU meanwhile, with another thread or, on a VM, with the host; per window, %% of the crunches: %s. The planner's starts %v or more later than their window's median: %d, of which %d came while such a crunch ran; without the cycles those held, the std per window, start to start, in ms: %s.",
+		slowBy, FormatNumber(Median(f.lower)/referenceHotPathCrunches*slowBy), numberList(f.slowed), plannerLateBy, f.outliers, f.heldSlow, orNone(numberList(f.plannerSteadyStd)))
 }
 
 // headline returns the metric of spec for values against the lower
@@ -327,6 +323,15 @@ func windowList(first []float64, more ...[]float64) string {
 		out += FormatNumber(x) + " (" + strings.Join(in, ", ") + ")"
 	}
 	return out
+}
+
+// numberList formats xs: "0.94, 1.16, 3.21".
+func numberList(xs []float64) string {
+	out := make([]string, len(xs))
+	for i, x := range xs {
+		out[i] = FormatNumber(x)
+	}
+	return strings.Join(out, ", ")
 }
 
 // orNone returns s, or "nothing" if s is empty.

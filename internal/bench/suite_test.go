@@ -123,7 +123,10 @@ func TestRunEveryMetric(t *testing.T) {
 	require.Len(t, slowed.Samples, cfg.Repeat, "one a window")
 	require.True(t, slowed.Value >= 0 && slowed.Value <= 100, "a share: %v", slowed.Value)
 	require.Equal(t, "planner period std without the cycles slowed crunches held", planner.Figures[6].Name)
-	require.Regexp(t, `Of the planner's [0-9]+ starts 300µs or more later than their window's median, [0-9]+ came while such a crunch ran`, planner.Note)
+	require.Regexp(t, `The planner's starts 300µs or more later than their window's median: [0-9]+, of which [0-9]+ came while such a crunch ran`, planner.Note)
+	p99 := byName["reference hot path p99 (ms)"]
+	require.Len(t, p99.Figures, 1)
+	require.Equal(t, slowed.Samples, p99.Figures[0].Samples, "the same run's crunches")
 	refCPU := byName["reference cpu (% of a core)"]
 	require.Positive(t, refCPU.Value)
 	require.Positive(t, refCPU.Baseline, "the crunching callbacks were counted")
