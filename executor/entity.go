@@ -28,7 +28,14 @@ type entity struct {
 	// urgent subscription among the queued ones (see pickLocked). e.mu
 	// guards stamp.
 	priority int
-	stamp    uint64
+	// est is the mean run time of a subscription's callback, in the
+	// ticks of the timer queue's poll clock, where workers measure it
+	// (Options.ReserveForTimers); heldSince is when a worker first held
+	// it for a timer since it last left the run queue, 0 if none. e.mu
+	// guards heldSince.
+	est       atomic.Int64
+	heldSince int64
+	stamp     uint64
 }
 
 // callTimer and callMessage call en's callback with r, the context of the

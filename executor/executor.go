@@ -101,6 +101,19 @@ type Options struct {
 	// than on Linux, and where the OS refuses, the workers run unpinned,
 	// and the executor logs why once. The default is false.
 	PinWorkers bool
+	// ReserveForTimers keeps a worker for a timer about to fall due: a
+	// worker of Run does not start a subscription's callback of priority
+	// 0 when a timer falls due before the callback's expected end (the
+	// mean of its last runs) and no other worker is out of work; it
+	// waits for the timer, runs it, and the callback starts after. The
+	// timer then starts on time instead of behind the callbacks that
+	// started just before its deadline. A callback waits so at most its
+	// expected run time from when it was first held, until it runs
+	// (docs/design.md, Priorities). Callbacks of a
+	// priority above 0, and the Spin methods, are never held; on a clock
+	// the workers cannot poll (a simulated one) nothing is. The default
+	// is false.
+	ReserveForTimers bool
 
 	// noHandoff turns off the hand-off of in-process publications (see
 	// bus.Run.Handoff): every one then wakes an idle worker. Only the package's
@@ -234,7 +247,15 @@ type cold struct {
 
 	panics  atomic.Uint64
 	wakeups atomic.Uint64
-	shut    shutdown
+	// nfree counts Run's workers out of work, where they count it
+	// (Options.ReserveForTimers); holder is the worker that holds a
+	// callback for a timer, if any, and holdUntil the deadline: one at a
+	// time, as a worker holds only while no other is out of work. e.mu
+	// guards them.
+	nfree     int
+	holder    *worker
+	holdUntil int64
+	shut      shutdown
 	// realtimeOnce logs a refusal of Options.Realtime once, threadOnce
 	// one of Options.PinWorkers.
 	realtimeOnce, threadOnce sync.Once

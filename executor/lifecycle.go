@@ -67,6 +67,7 @@ func (e *Executor) Run(ctx context.Context) error {
 	cpus := e.workerCPUs()
 	for _, w := range e.workers {
 		w.batch = e.opts.Batch
+		w.reserves = e.opts.ReserveForTimers && !w.priority
 		wg.Add(1)
 		go func() {
 			defer wg.Done()

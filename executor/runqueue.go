@@ -34,6 +34,9 @@ func (e *Executor) dequeueLocked(w *worker) (x *waitset.Entity, more bool) {
 	if x == nil {
 		return nil, false
 	}
+	if w.reserves && e.holdForTimer(w, x) {
+		return nil, false
+	}
 	if e.obs != nil {
 		// Observed under the lock, so that dequeues are recorded
 		// in the order they happen.

@@ -24,6 +24,7 @@ func (e *Executor) enterSpin() (prev int32) {
 		panic("executor: spin while running or spinning")
 	}
 	e.workers[0].batch = 1 // SpinOnce runs one callback
+	e.workers[0].reserves = false
 	return prev
 }
 

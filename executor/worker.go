@@ -62,6 +62,10 @@ type workerState struct {
 	// which runtime.Gosched is no cheap yield: the runtime hands the
 	// thread's processor to another thread, and back.
 	locked bool
+	// reserves marks a worker of Run that keeps itself for timers
+	// (Options.ReserveForTimers); free is set while it is out of work,
+	// counted in Executor.nfree.
+	reserves, free bool
 }
 
 // publishEvery is how many runs a busy worker makes between publications
@@ -104,6 +108,14 @@ func (e *Executor) next(w *worker, park bool) *waitset.Entity {
 		e.timers.Fast().Poll()
 		e.mu.Lock()
 		x, more := e.dequeueLocked(w)
+		if w.reserves {
+			if until := e.countFree(w, x == nil); until != 0 {
+				// Held for a timer: w waits for it, polling.
+				e.mu.Unlock()
+				e.busyWait(until)
+				continue
+			}
+		}
 		if x != nil {
 			w.busyWaited = false
 			e.mu.Unlock()
@@ -254,6 +266,9 @@ func (e *Executor) run(w *worker, x *waitset.Entity, en *entity, hold bool) {
 	// deadline (see Shutdown).
 	w.run = e.scope.NewRun()
 	more := false
+	if w.reserves && en.timer == nil {
+		defer e.timeRun(en, e.timers.Fast().Now())
+	}
 	if en.timer != nil {
 		e.runTimer(w, x, en)
 		w.nruns++

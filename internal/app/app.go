@@ -128,6 +128,9 @@ func (a *App) start(ctx context.Context, opts Options) error {
 	if a.cfg.Executor.PinWorkers {
 		args = append(args, "pin_workers", true)
 	}
+	if a.cfg.Executor.ReserveForTimers {
+		args = append(args, "reserve_for_timers", true)
+	}
 	args = append(args, "procs", runtime.GOMAXPROCS(0), "broker", a.client.Broker())
 	if bs := a.client.Brokers(); len(bs) > 1 {
 		args = append(args, "brokers", bs)

@@ -149,12 +149,13 @@ func (a *App) newExecutor(ctx context.Context, mc mqtt.Config, logger *slog.Logg
 		clock = sc.sim
 	}
 	a.ex = executor.New(a.obs.executorOptions(executor.Options{
-		Workers:         a.obs.workers,
-		PriorityWorkers: a.obs.prioWorkers,
-		Realtime:        cfg.Executor.Realtime,
-		PinWorkers:      cfg.Executor.PinWorkers,
-		Logger:          ratelog.LimitFloods(logger),
-		Clock:           clock,
+		Workers:          a.obs.workers,
+		PriorityWorkers:  a.obs.prioWorkers,
+		Realtime:         cfg.Executor.Realtime,
+		PinWorkers:       cfg.Executor.PinWorkers,
+		ReserveForTimers: cfg.Executor.ReserveForTimers,
+		Logger:           ratelog.LimitFloods(logger),
+		Clock:            clock,
 	}))
 	if sc == nil {
 		return nil

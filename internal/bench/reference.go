@@ -132,7 +132,7 @@ func RunReference(g refsys.Graph, url string, workers, windows int, window time.
 		// the precise timer source's thread.
 		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(all + 1))
 	}
-	opts := executor.Options{Workers: workers, PriorityWorkers: g.PriorityWorkers, Realtime: g.Realtime, PinWorkers: g.PinWorkers, Logger: discard, Clock: clock}
+	opts := executor.Options{Workers: workers, PriorityWorkers: g.PriorityWorkers, Realtime: g.Realtime, PinWorkers: g.PinWorkers, ReserveForTimers: g.ReserveForTimers, Logger: discard, Clock: clock}
 	var runs *plannerRuns
 	if record {
 		runs = newPlannerRuns()

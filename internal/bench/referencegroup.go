@@ -98,7 +98,7 @@ func (s *suite) reference() ([]Metric, error) {
 	mosq := s.referenceMosquitto(window)
 	saturated := s.referenceSaturated(satWindow)
 	cpu := NewMetric(specRefCPU, two.cpu, two.crunchCPU)
-	mean.Note = fmt.Sprintf("the Autoware reference system (examples/referencesystem/autoware.yaml: 24 nodes, every crunch Crunch(4096)) with priority 1 on its hot path, as saturated.yaml sets it (the figures without priorities: autoware.yaml as it is), on an executor of 2 workers pinned each to a CPU (executor.pin_workers, as autoware.yaml sets it; the figures unpinned: with priorities, without pin_workers) behind an MQTT client of the embedded broker, as robotexec run runs it; the hot path's latency (FrontLidarDriver/RearLidarDriver to the start of ObjectCollisionEstimator's callback) of each message at a subscription to ObjectCollisionEstimator's topic, whose history is the path's own (at the command node a history merged from messages of different cycles can pair a cycle's sink with older sensors), the other figures at one beside VehicleDBWSystem's (both depth 10, drop_oldest), after a warm-up of %d messages; one run per mode, %d windows of %v each (the repetitions: each window's mean, p99, ...), %d hot-path samples in all; the lower bound is the time of 4 crunches in sequence on the bench's goroutine, the median of %d, measured before each mode's run (%s ms: one crunch %s ms, %s ms of CPU); figures: %s. The modes ignore -workers.",
+	mean.Note = fmt.Sprintf("the Autoware reference system (examples/referencesystem/autoware.yaml: 24 nodes, every crunch Crunch(4096)) with priority 1 on its hot path, as saturated.yaml sets it, and executor.reserve_for_timers (the figures without priorities: autoware.yaml as it is), on an executor of 2 workers pinned each to a CPU (executor.pin_workers, as autoware.yaml sets it; the figures unpinned: with priorities, without pin_workers) behind an MQTT client of the embedded broker, as robotexec run runs it; the hot path's latency (FrontLidarDriver/RearLidarDriver to the start of ObjectCollisionEstimator's callback) of each message at a subscription to ObjectCollisionEstimator's topic, whose history is the path's own (at the command node a history merged from messages of different cycles can pair a cycle's sink with older sensors), the other figures at one beside VehicleDBWSystem's (both depth 10, drop_oldest), after a warm-up of %d messages; one run per mode, %d windows of %v each (the repetitions: each window's mean, p99, ...), %d hot-path samples in all; the lower bound is the time of 4 crunches in sequence on the bench's goroutine, the median of %d, measured before each mode's run (%s ms: one crunch %s ms, %s ms of CPU); figures: %s. The modes ignore -workers.",
 		referenceWarmup, len(two.mean), two.windowLength.Round(time.Millisecond), two.samples, referenceLowerBoundOf,
 		FormatNumber(Median(two.lower)), FormatNumber(Median(two.lower)/referenceHotPathCrunches), FormatNumber(two.crunchCPU1), figureList(mean))
 	drops.Note = "the sum of the hot-path nodes' missed samples (keep-last 1 queues overwritten before their run) over each window's messages at the sink."
@@ -129,8 +129,9 @@ func (s *suite) reference() ([]Metric, error) {
 // ones: the Autoware graph with priority 1 on its hot path, which a
 // robotexec user gives the path that matters (robotexec serves it first
 // among the ready subscriptions, after the due timers), its workers pinned
-// as autoware.yaml pins them.
-var referencePrioritized = refsys.Autoware.WithHotPathPriority(1)
+// as autoware.yaml pins them, and a worker kept for a timer about to fall
+// due (executor.reserve_for_timers).
+var referencePrioritized = refsys.Autoware.WithHotPathPriority(1).WithTimerReserve()
 
 // referenceUnpinned is referencePrioritized without pin_workers: the OS
 // places the workers' threads.

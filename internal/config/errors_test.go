@@ -54,7 +54,7 @@ func TestErrors(t *testing.T) {
 		{"unknown nested key", "executor:\n  workers: 2\n  wokers: 3\n  depth: 1\n",
 			[]string{
 				`config.yaml:3: executor.wokers: unknown key; did you mean "workers"?`,
-				`config.yaml:4: executor.depth: unknown key (known keys: workers, priority_workers, realtime, pin_workers, procs, queue_depth, overflow, timer_source, in_process, gc_headroom, use_sim_time, clock_topic, drain_timeout)`,
+				`config.yaml:4: executor.depth: unknown key (known keys: workers, priority_workers, realtime, pin_workers, reserve_for_timers, procs, queue_depth, overflow, timer_source, in_process, gc_headroom, use_sim_time, clock_topic, drain_timeout)`,
 			}},
 		{"unknown key in tls", "mqtt:\n  broker: ssl://h:1\n  tls:\n    CA: x\n",
 			[]string{`config.yaml:4: mqtt.tls.CA: unknown key; did you mean "ca"?`}},

@@ -29,6 +29,12 @@ type Executor struct {
 	// or where the OS refuses, robotexec logs why and runs them unpinned.
 	// (optional) Defaults to false.
 	PinWorkers bool `yaml:"pin_workers"`
+	// ReserveForTimers keeps a worker for a timer about to fall due: a
+	// worker does not start a subscription's callback of priority 0 that
+	// it expects to run past the next timer's deadline while no other
+	// worker is out of work, but waits for the timer (executor.Options).
+	// (optional) Defaults to false.
+	ReserveForTimers bool `yaml:"reserve_for_timers"`
 	// Procs is the number of processors the process runs its goroutines
 	// on (Go's GOMAXPROCS); 0 lets robotexec choose: 1 for a config whose
 	// nodes are all of the built-in types, on an external broker, without

@@ -87,6 +87,11 @@ func (q *Queue) now() int64 {
 // them.
 func (x Fast) Now() int64 { return x.q.now() }
 
+// Armed returns the deadline armed for Poll, a reading of Now's clock:
+// 0 when none is armed, 1 when the last was served and the next is not
+// armed yet.
+func (x Fast) Armed() int64 { return x.q.pollAt.Load() }
+
 // Ticks returns d in the units of Now.
 func (x Fast) Ticks(d time.Duration) int64 {
 	if x.q.nsPerTick != 0 {

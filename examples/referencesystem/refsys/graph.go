@@ -27,6 +27,10 @@ type Graph struct {
 	// PinWorkers is the config's executor.pin_workers: each worker's
 	// thread on a CPU of its own.
 	PinWorkers bool
+	// ReserveForTimers is the config's executor.reserve_for_timers: a
+	// worker leaves a callback of priority 0 that would run past a
+	// timer's deadline for the timer.
+	ReserveForTimers bool
 	// Linger is the config's mqtt.linger: how long a publication bound
 	// for the broker may wait to go with the next ones. 0 leaves the
 	// mqtt section out.
@@ -41,10 +45,11 @@ type Node struct {
 }
 
 // Config returns the nodes section of a config.yaml that runs g, after
-// its executor section if g has priority workers or pinned workers.
+// its executor section if g has priority workers, pinned workers or the
+// reserve for timers.
 func (g Graph) Config() string {
 	var b strings.Builder
-	if g.PriorityWorkers > 0 || g.PinWorkers {
+	if g.PriorityWorkers > 0 || g.PinWorkers || g.ReserveForTimers {
 		b.WriteString("executor:\n")
 		if g.PriorityWorkers > 0 {
 			fmt.Fprintf(&b, "  priority_workers: %d\n", g.PriorityWorkers)
@@ -54,6 +59,9 @@ func (g Graph) Config() string {
 		}
 		if g.PinWorkers {
 			b.WriteString("  pin_workers: true\n")
+		}
+		if g.ReserveForTimers {
+			b.WriteString("  reserve_for_timers: true\n")
 		}
 		b.WriteString("\n")
 	}
@@ -164,6 +172,14 @@ func (g Graph) WithPinnedWorkers() Graph {
 	return out
 }
 
+// WithTimerReserve returns a copy of g whose workers keep themselves for
+// timers about to fall due (the config's executor.reserve_for_timers).
+func (g Graph) WithTimerReserve() Graph {
+	out := g.clone()
+	out.ReserveForTimers = true
+	return out
+}
+
 // WithLinger returns a copy of g whose publications to the broker may
 // wait d to go with the next ones (the config's mqtt.linger).
 func (g Graph) WithLinger(d time.Duration) Graph {
@@ -183,7 +199,7 @@ var Saturated = Autoware.Saturate(SaturatedCrunch).WithHotPathPriority(1).WithPr
 
 // clone returns a copy of g whose nodes may be changed.
 func (g Graph) clone() Graph {
-	return Graph{Nodes: slices.Clone(g.Nodes), HotPath: g.HotPath, Priorities: g.Priorities, PriorityWorkers: g.PriorityWorkers, Realtime: g.Realtime, PinWorkers: g.PinWorkers, Linger: g.Linger}
+	return Graph{Nodes: slices.Clone(g.Nodes), HotPath: g.HotPath, Priorities: g.Priorities, PriorityWorkers: g.PriorityWorkers, Realtime: g.Realtime, PinWorkers: g.PinWorkers, ReserveForTimers: g.ReserveForTimers, Linger: g.Linger}
 }
 
 // onHotPath reports whether the node or topic name is on g's hot path.
