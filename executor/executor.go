@@ -106,13 +106,12 @@ type Options struct {
 	// 0 when a timer falls due before the callback's expected end (the
 	// mean of its last runs) and no other worker is out of work; it
 	// waits for the timer, runs it, and the callback starts after. The
-	// timer then starts on time instead of behind the callbacks that
-	// started just before its deadline. A callback waits so at most its
-	// expected run time from when it was first held, until it runs
-	// (docs/design.md, Priorities). Callbacks of a
-	// priority above 0, and the Spin methods, are never held; on a clock
-	// the workers cannot poll (a simulated one) nothing is. The default
-	// is false.
+	// timer then starts on time instead of behind a callback that started
+	// just before its deadline. A callback is held at most its expected
+	// run time from its first hold (docs/design.md, Priorities).
+	// Callbacks of a priority above 0, and the Spin methods, are never
+	// held; on a clock the workers cannot poll (a simulated one) nothing
+	// is. The default is false.
 	ReserveForTimers bool
 
 	// noHandoff turns off the hand-off of in-process publications (see

@@ -16,8 +16,7 @@ import "github.com/robotexec/robotexec/waitset"
 // holdForTimer reports whether w, a worker that reserves, holds x, which
 // it took from the run queue, for a timer: x is then back at the run
 // queue's head and w the holder until the deadline (see countFree). Else
-// it clears x's hold.
-// e.mu must be held.
+// it clears x's hold. e.mu must be held.
 func (e *Executor) holdForTimer(w *worker, x *waitset.Entity) bool {
 	en := x.Data.(*entity)
 	if !e.holds(w, en) {
