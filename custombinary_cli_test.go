@@ -234,6 +234,7 @@ func buildCustomBinary(t *testing.T) string {
 	writeFile(t, filepath.Join(dir, "imufilter", "imufilter.go"), specNode)
 	writeFile(t, filepath.Join(dir, "imufilter", "blend.go"), specBlend)
 	writeFile(t, filepath.Join(dir, "imufilter", "slowstop.go"), slowStop)
+	writeFile(t, filepath.Join(dir, "imufilter", "reserve.go"), reserveNodes)
 
 	bin := filepath.Join(dir, "mybin")
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
