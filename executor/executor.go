@@ -254,6 +254,7 @@ type cold struct {
 	nfree     int
 	holder    *worker
 	holdUntil int64
+	nholds    int // the holds made, for the tests
 	shut      shutdown
 	// realtimeOnce logs a refusal of Options.Realtime once, threadOnce
 	// one of Options.PinWorkers.

@@ -15,6 +15,14 @@ func WithHandoff(o Options, on bool) Options {
 	return o
 }
 
+// Holds returns how many times the executor's workers held a callback
+// for a timer (Options.ReserveForTimers), for tests that check they did.
+func Holds(e *Executor) int {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.nholds
+}
+
 // TimersWaiting returns the executor's count of due timers taken from the
 // wait set that have not started, for tests that check it returns to 0.
 func TimersWaiting(e *Executor) int64 { return e.timersWaiting.Load() }

@@ -68,6 +68,7 @@ func (e *Executor) holds(w *worker, en *entity) bool {
 		return false
 	}
 	e.holder, e.holdUntil = w, at
+	e.nholds++
 	return true
 }
 

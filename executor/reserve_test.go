@@ -113,9 +113,11 @@ func TestReserveForTimers(t *testing.T) {
 		t.Logf("reserve %v: the timer %v late, the slow callback %v after it", reserve, timerLate, slowAfter)
 		if reserve {
 			require.Positive(t, slowAfter, "the timer first")
+			require.Positive(t, executor.Holds(r.ex))
 			require.Less(t, timerLate, 20*time.Millisecond, "the timer not behind the slow callback")
 		} else {
 			require.Negative(t, slowAfter, "the slow callback first")
+			require.Zero(t, executor.Holds(r.ex))
 			require.Greater(t, timerLate, 30*time.Millisecond, "the timer behind the slow callback")
 		}
 	}
@@ -123,40 +125,62 @@ func TestReserveForTimers(t *testing.T) {
 
 // Under random loads of subscriptions and timers, with ReserveForTimers
 // every message is served once and the executor drains: holding a
-// callback for a timer loses nothing and stalls nothing.
+// callback for a timer loses nothing and stalls nothing, also beside
+// mutually exclusive groups, a resource and priority workers.
 func TestReserveForTimersServesEverything(t *testing.T) {
-	for round := range 6 {
+	holds := 0
+	for round := range 8 {
 		rng := rand.New(rand.NewPCG(uint64(round), 7))
-		ex := executor.New(executor.Options{Workers: 2, Logger: quiet(), ReserveForTimers: true})
+		ex := executor.New(executor.Options{Workers: 2, PriorityWorkers: round % 2, Logger: quiet(), ReserveForTimers: true})
 		bus := new(subscribers.Router)
+		group := ex.NewGroup("shared", executor.MutuallyExclusive)
 		var ran atomic.Int64
 		var subs []*subscribers.Subscription
-		for i := range 4 {
+		for i := range 5 {
 			d := time.Duration(rng.IntN(1500)) * time.Microsecond
+			opts := []executor.Option{executor.Priority(rng.IntN(2)), executor.Depth(1000), executor.Overflow(subscribers.Block)}
+			switch rng.IntN(3) {
+			case 1:
+				opts = append(opts, executor.InGroup(group))
+			case 2:
+				opts = append(opts, executor.Needs("arm"))
+			}
 			s, err := ex.NewOwner("sub", nil).Subscribe(bus, string(rune('a'+i)), func(context.Context, subscribers.Message) {
 				busyFor(d)
 				ran.Add(1)
-			}, executor.Priority(rng.IntN(2)), executor.Depth(1000), executor.Overflow(subscribers.Block))
+			}, opts...)
 			require.NoError(t, err)
 			subs = append(subs, s)
 		}
-		for range 3 {
+		for i := range 3 {
 			period := time.Duration(1+rng.IntN(4)) * time.Millisecond
 			d := time.Duration(rng.IntN(200)) * time.Microsecond
-			_, err := ex.NewOwner("timer", nil).Timer(period, func(context.Context, timers.Event) { busyFor(d) })
+			var opts []executor.Option
+			if i == 0 {
+				opts = append(opts, executor.InGroup(group))
+			}
+			_, err := ex.NewOwner("timer", nil).Timer(period, func(context.Context, timers.Event) { busyFor(d) }, opts...)
 			require.NoError(t, err)
 		}
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan error, 1)
 		go func() { done <- ex.Run(ctx) }()
 		sent := 0
-		for start := time.Now(); time.Since(start) < 150*time.Millisecond; sent++ {
+		for start := time.Now(); time.Since(start) < 120*time.Millisecond; sent++ {
 			subs[rng.IntN(len(subs))].Deliver(subscribers.Message{})
 			time.Sleep(time.Duration(rng.IntN(600)) * time.Microsecond)
 		}
 		require.Eventually(t, func() bool { return ran.Load() == int64(sent) }, 10*time.Second, time.Millisecond,
-			"round %d: every message served", round)
+			"round %d: every message served (%d of %d)", round, ran.Load(), sent)
 		cancel()
-		require.NoError(t, <-done)
+		select {
+		case err := <-done:
+			require.NoError(t, err)
+		case <-time.After(10 * time.Second):
+			t.Fatalf("round %d: the executor did not drain", round)
+		}
+		holds += executor.Holds(ex)
 	}
+	t.Logf("%d holds in all", holds)
+	require.Positive(t, holds, "the loads made workers hold callbacks for timers")
 }
