@@ -104,6 +104,12 @@ var referenceRounds atomic.Int64
 // PlannerHeldBy); a run without the crunch, which measures what the
 // executor costs a run, leaves them out.
 func RunReference(g refsys.Graph, url string, workers, windows int, window time.Duration, record bool) (ReferenceRun, error) {
+	return runReference(g, url, workers, windows, window, record, 0)
+}
+
+// runReference is RunReference building BehaviorPlanner plannerAfter
+// after the nodes before it (see referencePlannerAfter).
+func runReference(g refsys.Graph, url string, workers, windows int, window time.Duration, record bool, plannerAfter time.Duration) (ReferenceRun, error) {
 	if workers < 1 || windows < 1 || window <= 0 {
 		return ReferenceRun{}, fmt.Errorf("bench: reference: workers %d, windows %d, window %v", workers, windows, window)
 	}
@@ -139,7 +145,7 @@ func RunReference(g refsys.Graph, url string, workers, windows int, window time.
 		opts.Runs, opts.Stamp = runs, runs.stamp
 	}
 	ex := executor.New(opts)
-	rg, err := buildReference(g, ex, client.Router())
+	rg, err := buildReference(g, ex, client.Router(), plannerAfter)
 	if err != nil {
 		_ = stopped(ex)
 		return ReferenceRun{}, err
@@ -194,7 +200,7 @@ type referenceSample struct {
 // sink's topic. It registers the
 // reference system's node types in this process first (once; robotexec's
 // binaries do not have them otherwise).
-func buildReference(graph refsys.Graph, ex *executor.Executor, router *subscribers.Router) (*referenceGraph, error) {
+func buildReference(graph refsys.Graph, ex *executor.Executor, router *subscribers.Router, plannerAfter time.Duration) (*referenceGraph, error) {
 	refsys.Register()
 	cfg, err := config.Parse("autoware.yaml", []byte(graph.Config()), nil)
 	if err != nil {
@@ -204,6 +210,9 @@ func buildReference(graph refsys.Graph, ex *executor.Executor, router *subscribe
 	env := &nodes.Env{Executor: ex, Router: router, Logger: discard, QoS: config.DefaultQoS, Depth: subscribers.DefaultDepth}
 	plain := map[string]bool{} // the topics of sensors: no crunch
 	for _, nc := range cfg.Nodes {
+		if nc.Name == refsys.Planner {
+			time.Sleep(plannerAfter) // its timer's first deadline moves with it
+		}
 		n, err := nodes.Build(context.Background(), env, nodes.Spec{Name: nc.Name, Type: nc.Type, Group: nc.Group, Priority: nc.Priority, Params: nc.Params})
 		if err != nil {
 			return nil, err

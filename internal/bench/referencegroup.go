@@ -41,9 +41,11 @@ type referenceFigures struct {
 	cpu, crunchCPU, rss          []float64 // % of a core, % of a core, MiB
 	plannerLateMin, plannerLate  []float64 // the planner's start after its deadline, min and median, ms
 	plannerLateMax               []float64 // and max, ms
+	plannerLateP90               []float64 // and p90, ms
 	plannerHeldBy                string    // what ran at the deadlines it started late (ReferenceRun.PlannerHeldBy)
 	slowed, plannerSteadyStd     []float64 // % of the crunches the machine slowed; the planner's std without the cycles they held, ms
 	outliers, heldSlow           int       // the planner's late starts (machineWindow.outliers), and those a slowed crunch held
+	phase                        float64   // the planner's deadline after the hot path's roots' runs, ms: the median
 	samples                      int       // hot-path samples in all
 	windowLength                 time.Duration
 	crunchCPU1                   float64 // one crunch's CPU time, ms: the median over 4, or its time where unknown
@@ -53,15 +55,16 @@ func (s *suite) reference() ([]Metric, error) {
 	// The group's time, 2·Repeat slices, goes to the nine modes' windows
 	// (2 workers with and without priorities and unpinned, 1 worker, via
 	// mosquitto with and without linger, saturated with priority workers,
-	// without priorities and in the real-time class) and the run without
-	// the crunch, whose windows are a third as long:
-	// Repeat·window·(9 + 1/3). The saturated graph's windows are at least
-	// referenceSaturatedMinWindow.
-	window := max(s.cfg.slice("reference")*3/14, referenceMinWindow)
+	// without priorities and in the real-time class), the run without
+	// the crunch, whose windows are a third as long, and the two with the
+	// planner moved, half as long: Repeat·window·(10 + 1/3). The saturated
+	// graph's windows are at least referenceSaturatedMinWindow.
+	window := max(s.cfg.slice("reference")*6/31, referenceMinWindow)
+	phaseWindow := max(window/2, referenceMinWindow)
 	satWindow := max(window, referenceSaturatedMinWindow)
 	if s.cfg.Progress != nil {
-		fmt.Fprintf(s.cfg.Progress, "bench: reference: 2 workers, 2 workers without priorities, 2 workers unpinned, 1 worker, 2 workers via mosquitto with and without linger: each a run of %d windows of %v after a warm-up of about a second; then without the crunch, windows of %v; then the saturated graph with priorities and priority workers, without, and in the real-time class, windows of %v\n",
-			s.cfg.Repeat, window.Round(time.Millisecond), max(window/3, referenceMinWindow).Round(time.Millisecond), satWindow.Round(time.Millisecond))
+		fmt.Fprintf(s.cfg.Progress, "bench: reference: 2 workers, 2 workers without priorities, 2 workers unpinned, 1 worker, 2 workers via mosquitto with and without linger: each a run of %d windows of %v after a warm-up of about a second; then without the crunch, windows of %v; then 2 workers with the planner moved, without and with the reserve for timers, windows of %v; then the saturated graph with priorities and priority workers, without, and in the real-time class, windows of %v\n",
+			s.cfg.Repeat, window.Round(time.Millisecond), max(window/3, referenceMinWindow).Round(time.Millisecond), phaseWindow.Round(time.Millisecond), satWindow.Round(time.Millisecond))
 	}
 	two, err := s.referenceMode("2 workers", referencePrioritized, "", 2, window)
 	if err != nil {
@@ -80,6 +83,10 @@ func (s *suite) reference() ([]Metric, error) {
 		return nil, err
 	}
 	bare, err := s.referenceBare(max(window/3, referenceMinWindow))
+	if err != nil {
+		return nil, err
+	}
+	movedWithout, moved, err := s.referencePhase(phaseWindow)
 	if err != nil {
 		return nil, err
 	}
@@ -115,6 +122,7 @@ func (s *suite) reference() ([]Metric, error) {
 	planner.Note = fmt.Sprintf("BehaviorPlanner's 100 ms timer: the standard deviation of its period (stamp to stamp) at the sink, per window; mean %s ms. The floor on this machine: %s ms in the run without the crunch (the same timers on workers that are free when they fall due: what the timer's wake-up gives). Its period varies as its start does; when every worker runs a callback at its deadline (where that falls in the cycle, its start sets), it starts as the first of them ends. Per window, the std, then how late the planner started, min, median and max, in ms: %s; at the deadlines it started %v or more late, the workers ran: %s. %s",
 		FormatNumber(planner.Figures[0].Value), FormatNumber(planner.Figures[1].Value),
 		windowList(two.plannerStd, two.plannerLateMin, two.plannerLate, two.plannerLateMax), plannerLateBy, orNone(two.plannerHeldBy), two.machineNote())
+	addPhase(&planner, movedWithout, moved)
 	mean1.Note = "the same graph, the hot path at priority 1, on 1 worker; figures: " + figureList(mean1) + "."
 	cpu.Figures = []Figure{
 		NewFigure("cpu without the crunch", "% of a core", bare.cpu),
@@ -203,6 +211,13 @@ const referenceLinger = 10 * time.Millisecond
 // on workers workers behind the broker at url ("": the embedded one) for
 // s.cfg.Repeat windows of window. The mode's name is for its errors.
 func (s *suite) referenceMode(name string, g refsys.Graph, url string, workers int, window time.Duration) (referenceFigures, error) {
+	return s.referenceModeAfter(name, g, url, workers, window, 0)
+}
+
+// referenceModeAfter is referenceMode building BehaviorPlanner
+// plannerAfter after the nodes before it; it records the planner's
+// phase.
+func (s *suite) referenceModeAfter(name string, g refsys.Graph, url string, workers int, window, plannerAfter time.Duration) (referenceFigures, error) {
 	var f referenceFigures
 	var cpus []float64
 	for range s.cfg.Repeat {
@@ -216,11 +231,12 @@ func (s *suite) referenceMode(name string, g refsys.Graph, url string, workers i
 	if f.crunchCPU1 == 0 {
 		f.crunchCPU1 = Median(f.lower) / referenceHotPathCrunches
 	}
-	run, err := RunReference(g, url, workers, s.cfg.Repeat, window, true)
+	run, err := runReference(g, url, workers, s.cfg.Repeat, window, true, plannerAfter)
 	if err != nil {
 		return f, err
 	}
 	f.windowLength = window
+	f.phase = run.runs.phase(g.HotPath.Roots)
 	for i, w := range run.Windows {
 		if len(w.HotPath) == 0 || len(w.Planner) < 2 {
 			return f, fmt.Errorf("bench: reference (%s): window %d of %v had %d hot-path samples and %d planner periods, too few: give it more -budget",
@@ -244,6 +260,7 @@ func (s *suite) referenceMode(name string, g refsys.Graph, url string, workers i
 			f.plannerLateMin = append(f.plannerLateMin, slices.Min(w.PlannerLate))
 			f.plannerLate = append(f.plannerLate, Median(w.PlannerLate))
 			f.plannerLateMax = append(f.plannerLateMax, slices.Max(w.PlannerLate))
+			f.plannerLateP90 = append(f.plannerLateP90, Percentile(slices.Sorted(slices.Values(w.PlannerLate)), 0.9))
 		}
 		if run.runs != nil {
 			f.addMachine(run.runs.machine(w.from, w.to, time.Duration(Median(f.lower)/referenceHotPathCrunches*float64(time.Millisecond))))

@@ -65,3 +65,23 @@ func TestPlannerRunsMachine(t *testing.T) {
 	require.Equal(t, 1, m.outliers)
 	require.Equal(t, 0, m.heldSlow, "no crunch of 4.5 ms or more")
 }
+
+// TestPlannerRunsPhase: the planner's deadline after the last run of a
+// root that started at or before it, the median over its runs.
+func TestPlannerRunsPhase(t *testing.T) {
+	p := newPlannerRuns()
+	p.timer = 1
+	p.names = map[uint64]string{1: "BehaviorPlanner", 2: "FrontLidarDriver", 3: "RearLidarDriver", 4: "Visualizer"}
+	ms := func(x float64) int64 { return int64(x * float64(time.Millisecond)) }
+	at := func(x float64) time.Time { return p.base.Add(time.Duration(ms(x))) }
+	for i, after := range []float64{7, 7.5, 8} {
+		c := float64(100 * (i + 1))
+		p.Ran(executor.Run{ID: 2, Start: ms(c), End: ms(c + 0.01)})
+		p.Ran(executor.Run{ID: 3, Start: ms(c + 0.02), End: ms(c + 0.03)})
+		p.Ran(executor.Run{ID: 4, Start: ms(c + 5), End: ms(c + 5.01)}) // no root
+		p.Ran(executor.Run{ID: 1, Trigger: at(c + 0.02 + after), Start: ms(c + 0.02 + after), End: ms(c + 1 + after)})
+	}
+	require.InDelta(t, 7.5, p.phase([]string{"FrontLidarDriver", "RearLidarDriver"}), 1e-6)
+	require.Zero(t, p.phase([]string{"PointCloudMap"}), "no run of a root")
+	require.Zero(t, (*plannerRuns)(nil).phase(nil), "not recorded")
+}

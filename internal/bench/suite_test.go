@@ -105,7 +105,7 @@ func TestRunEveryMetric(t *testing.T) {
 	require.Len(t, missed.Figures[0].Samples, cfg.Repeat, "one count per repetition of the baseline")
 	require.Regexp(t, `it served [0-9.,kM]+ a period or more late in its worst repetition`, missed.Note)
 	planner := byName["reference planner period std (ms)"]
-	require.Len(t, planner.Figures, 7)
+	require.Len(t, planner.Figures, 9)
 	require.Equal(t, "planner period std without the crunch", planner.Figures[1].Name)
 	require.NotEmpty(t, planner.Figures[1].Samples, "the floor: the planner's periods in the run without the crunch")
 	require.Contains(t, planner.Note, "The floor on this machine")
@@ -124,6 +124,12 @@ func TestRunEveryMetric(t *testing.T) {
 	require.True(t, slowed.Value >= 0 && slowed.Value <= 100, "a share: %v", slowed.Value)
 	require.Equal(t, "planner period std without the cycles slowed crunches held", planner.Figures[6].Name)
 	require.Regexp(t, `The planner's starts 300µs or more later than their window's median: [0-9]+, of which [0-9]+ came while such a crunch ran`, planner.Note)
+	for i, name := range []string{"without", "with"} {
+		f := planner.Figures[7+i]
+		require.Equal(t, "planner period std, its deadline moved, "+name+" the reserve", f.Name)
+		require.Len(t, f.Samples, cfg.Repeat, "one a window")
+	}
+	require.Regexp(t, `so that its deadline falls [0-9.]+ and [0-9.]+ ms after the lidars' runs`, planner.Note)
 	p99 := byName["reference hot path p99 (ms)"]
 	require.Len(t, p99.Figures, 1)
 	require.Equal(t, slowed.Samples, p99.Figures[0].Samples, "the same run's crunches")
