@@ -215,8 +215,8 @@ func (s *suite) referenceMode(name string, g refsys.Graph, url string, workers i
 }
 
 // referenceModeAfter is referenceMode building BehaviorPlanner
-// plannerAfter after the nodes before it; it records the planner's
-// phase.
+// plannerAfter after the nodes before it; where that is above 0, it
+// records the planner's phase.
 func (s *suite) referenceModeAfter(name string, g refsys.Graph, url string, workers int, window, plannerAfter time.Duration) (referenceFigures, error) {
 	var f referenceFigures
 	var cpus []float64
@@ -236,7 +236,10 @@ func (s *suite) referenceModeAfter(name string, g refsys.Graph, url string, work
 		return f, err
 	}
 	f.windowLength = window
-	f.phase = run.runs.phase(g.HotPath.Roots)
+	if plannerAfter > 0 {
+		f.phase = run.runs.phase(g.HotPath.Roots)
+	}
+	lone := time.Duration(Median(f.lower) / referenceHotPathCrunches * float64(time.Millisecond))
 	for i, w := range run.Windows {
 		if len(w.HotPath) == 0 || len(w.Planner) < 2 {
 			return f, fmt.Errorf("bench: reference (%s): window %d of %v had %d hot-path samples and %d planner periods, too few: give it more -budget",
@@ -263,7 +266,7 @@ func (s *suite) referenceModeAfter(name string, g refsys.Graph, url string, work
 			f.plannerLateP90 = append(f.plannerLateP90, Percentile(slices.Sorted(slices.Values(w.PlannerLate)), 0.9))
 		}
 		if run.runs != nil {
-			f.addMachine(run.runs.machine(w.from, w.to, time.Duration(Median(f.lower)/referenceHotPathCrunches*float64(time.Millisecond))))
+			f.addMachine(run.runs.machine(w.from, w.to, lone))
 		}
 	}
 	f.rss = []float64{float64(run.RSS) / (1 << 20)}
