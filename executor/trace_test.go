@@ -42,7 +42,8 @@ func traceSeeds(t *testing.T) int {
 type workload struct {
 	rng         *rand.Rand
 	workers     int
-	prioWorkers int // Options.PriorityWorkers
+	prioWorkers int  // Options.PriorityWorkers
+	reserve     bool // Options.ReserveForTimers
 	ex          *executor.Executor
 	bus         *subscribers.Router
 	rec         *tracecheck.Recorder
@@ -64,12 +65,17 @@ func newWorkload(t *testing.T, seed uint64) *workload {
 		// A quarter of the workloads run priority workers beside.
 		w.prioWorkers = 1 + w.rng.IntN(2)
 	}
+	// A third of the workloads hold callbacks for timers; decided
+	// apart from the generator, which draws the same workloads as
+	// before.
+	w.reserve = seed%3 == 1
 	w.rec = &tracecheck.Recorder{}
 	w.ex = executor.New(executor.Options{
-		Workers:         w.workers,
-		PriorityWorkers: w.prioWorkers,
-		Logger:          slog.New(slog.NewTextHandler(io.Discard, nil)),
-		Observer:        w.rec,
+		Workers:          w.workers,
+		PriorityWorkers:  w.prioWorkers,
+		ReserveForTimers: w.reserve,
+		Logger:           slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Observer:         w.rec,
 	})
 	w.bus = new(subscribers.Router)
 	w.group = map[uint64]string{}
@@ -226,6 +232,7 @@ func TestTraceRandomWorkloads(t *testing.T) {
 	seen := map[trace.Op]int{}
 	passedOver := 0   // workloads where an urgent subscription passed over one queued longer
 	prioDequeues := 0 // dequeues by priority workers (Options.PriorityWorkers)
+	holds := 0        // callbacks held for timers (Options.ReserveForTimers)
 	defer func() {
 		if t.Failed() {
 			return
@@ -242,7 +249,10 @@ func TestTraceRandomWorkloads(t *testing.T) {
 				t.Errorf("no %v step in any workload", op)
 			}
 		}
-		t.Logf("steps seen: %v; dequeues by priority workers: %d", seen, prioDequeues)
+		if holds == 0 && traceSeeds(t) >= 60 {
+			t.Errorf("no worker held a callback for a timer in any workload")
+		}
+		t.Logf("steps seen: %v; dequeues by priority workers: %d; holds for timers: %d", seen, prioDequeues, holds)
 	}()
 	for seed := range uint64(traceSeeds(t)) {
 		t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) {
@@ -291,6 +301,7 @@ func TestTraceRandomWorkloads(t *testing.T) {
 				t.Fatal("Run did not return after cancel")
 			}
 
+			holds += executor.Holds(w.ex)
 			steps := w.rec.Steps()
 			for _, st := range steps {
 				seen[st.Op]++
