@@ -79,6 +79,7 @@ func TestLockSpinsForShortHolds(t *testing.T) {
 	}
 	t.Fatal("in no round did lock take a held lock without waiting in the runtime")
 }
+
 // A hold longer than lockSpin: lock waits for it in the runtime, and the
 // lock stays exclusive.
 func TestLockWaitsForLongHolds(t *testing.T) {
