@@ -201,7 +201,7 @@ func (q *Queue) ring() { q.serve(false) }
 // wake-up) for a Poll: the polling worker takes them itself. It returns
 // the number it triggered.
 func (q *Queue) serve(quiet bool) int {
-	q.lock()
+	q.mu.Lock()
 	defer q.mu.Unlock()
 	if q.stopped {
 		return 0

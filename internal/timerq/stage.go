@@ -26,7 +26,7 @@ func (q *Queue) stageable() bool {
 // heap into q.staged, if k is still armed, is the heap's earliest deadline
 // and nothing is staged. PollWait calls it before the deadline.
 func (q *Queue) stage(k int64) {
-	q.lock()
+	q.mu.Lock()
 	defer q.mu.Unlock()
 	if q.stopped || len(q.staged) > 0 || q.armedAt.IsZero() || q.key(q.armedAt) != k ||
 		len(q.heap) == 0 || q.heap[0].due != k {

@@ -150,7 +150,7 @@ func (t *Timer) ResetAt(deadline time.Time) {
 func Call(t *Timer) (Event, bool) {
 	q := t.q
 	now := q.clock.Now() // read outside the lock, which the ring holds long
-	q.lock()
+	q.mu.Lock()
 	defer q.mu.Unlock()
 	if q.armedAt.IsZero() && !q.stopped {
 		// A Poll served timers and left the alarm to be set after the
