@@ -41,11 +41,12 @@ func (q *Queue) rearm() {
 	}
 }
 
-// arm arms deadline d: the alarm is set to ring at time at, and Poll's
-// counter reading to d. q.mu must be held.
+// arm arms deadline d: the alarm is to ring at time at (set once q.mu is
+// released, see unlock), and Poll's counter reading is set to d. q.mu
+// must be held.
 func (q *Queue) arm(d, at time.Time) {
 	q.armedAt = d
-	q.alarm.Set(at)
+	q.want(alarmWant{at: at})
 	if q.stageable() && len(q.staged) == 0 {
 		q.stageKey.Store(q.key(d))
 	}

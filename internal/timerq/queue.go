@@ -49,7 +49,9 @@ type Queue struct {
 	free    []int32
 	alarm   Alarm
 	armedAt time.Time // the time the alarm is set for; zero when unset
-	stopped bool
+	// alarmState holds the alarm's settings, made outside mu (alarm.go).
+	alarmState alarmState
+	stopped    bool
 	// rewinds says the clock can go back (a RewindClock): only then is
 	// a due timer whose deadline is ahead of the clock's time one that
 	// the clock went back before (see Call). A clock that cannot
@@ -183,10 +185,10 @@ func (q *Queue) Stop() {
 	}
 	q.dropStaged()
 	q.stageKey.Store(0)
-	q.alarm.Stop()
+	q.want(alarmWant{stop: true})
 	q.armedAt = time.Time{}
 	q.pollAt.Store(0)
-	q.mu.Unlock()
+	q.unlock()
 	// Closed outside the lock: a ring under way, which Close waits for,
 	// takes it.
 	if c, ok := q.alarm.(io.Closer); ok {
@@ -202,7 +204,7 @@ func (q *Queue) ring() { q.serve(false) }
 // the number it triggered.
 func (q *Queue) serve(quiet bool) int {
 	q.mu.Lock()
-	defer q.mu.Unlock()
+	defer q.unlock()
 	if q.stopped {
 		return 0
 	}

@@ -16,7 +16,7 @@ import "time"
 // deadline, it went back.
 func (q *Queue) rewound(now time.Time) {
 	q.mu.Lock()
-	defer q.mu.Unlock()
+	defer q.unlock()
 	if q.stopped {
 		return
 	}
@@ -30,7 +30,7 @@ func (q *Queue) rewound(now time.Time) {
 	}
 	// The alarm is set for a deadline that may now be later than the
 	// earliest: set it again.
-	q.alarm.Stop()
+	q.want(alarmWant{stop: true})
 	q.armedAt = time.Time{}
 	q.early = false
 	q.pollAt.Store(0)

@@ -27,7 +27,7 @@ func (q *Queue) stageable() bool {
 // and nothing is staged. PollWait calls it before the deadline.
 func (q *Queue) stage(k int64) {
 	q.mu.Lock()
-	defer q.mu.Unlock()
+	defer q.unlock()
 	if q.stopped || len(q.staged) > 0 || q.armedAt.IsZero() || q.key(q.armedAt) != k ||
 		len(q.heap) == 0 || q.heap[0].due != k {
 		return

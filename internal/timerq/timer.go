@@ -95,7 +95,7 @@ func (t *Timer) Canceled() bool {
 // call that is due but has not started is skipped.
 func (t *Timer) Cancel() {
 	t.q.mu.Lock()
-	defer t.q.mu.Unlock()
+	defer t.q.unlock()
 	if t.state == detached {
 		return
 	}
@@ -111,7 +111,7 @@ func (t *Timer) Cancel() {
 func (t *Timer) Reset() {
 	q := t.q
 	q.mu.Lock()
-	defer q.mu.Unlock()
+	defer q.unlock()
 	if t.state == detached || q.stopped {
 		return
 	}
@@ -129,7 +129,7 @@ func (t *Timer) Reset() {
 func (t *Timer) ResetAt(deadline time.Time) {
 	q := t.q
 	q.mu.Lock()
-	defer q.mu.Unlock()
+	defer q.unlock()
 	if t.state == detached || q.stopped {
 		return
 	}
@@ -151,14 +151,17 @@ func Call(t *Timer) (Event, bool) {
 	q := t.q
 	now := q.clock.Now() // read outside the lock, which the ring holds long
 	q.mu.Lock()
-	defer q.mu.Unlock()
 	if q.armedAt.IsZero() && !q.stopped {
 		// A Poll served timers and left the alarm to be set after the
 		// trigger (see serve), and this call comes first: it sets it,
-		// and reads the time again, as its callback starts after.
+		// outside the lock, and reads the time again, as its callback
+		// starts after.
 		q.rearm()
+		q.unlock()
 		now = q.clock.Now()
+		q.mu.Lock()
 	}
+	defer q.unlock()
 	if t.state != due {
 		return Event{}, false
 	}
@@ -207,7 +210,7 @@ func Call(t *Timer) (Event, bool) {
 // Detach removes the timer from its queue for good.
 func Detach(t *Timer) {
 	t.q.mu.Lock()
-	defer t.q.mu.Unlock()
+	defer t.q.unlock()
 	if t.state == detached {
 		return
 	}
