@@ -1,6 +1,7 @@
 package mqtt
 
 import (
+	"runtime"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -160,6 +161,10 @@ func (c *Client) runIntake() {
 			batch, in.q = in.q, batch[:0]
 			in.mu.Unlock()
 			stopped := c.handOver(batch)
+			// The callbacks the batch woke go first: on one processor
+			// (executor.procs), a forward they publish is written
+			// before the acknowledgements, not after their write.
+			runtime.Gosched()
 			c.flushAcks()
 			clear(batch)
 			batch = batch[:0]
