@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	paho "github.com/eclipse/paho.mqtt.golang"
 	"github.com/stretchr/testify/require"
 
 	"github.com/robotexec/robotexec/internal/mqtt/broker"
@@ -53,4 +54,30 @@ func TestRunBridgeWithoutExecutable(t *testing.T) {
 		require.Empty(t, m.Error, m.Name)
 		require.NotEmpty(t, m.NotMeasured, m.Name)
 	}
+}
+
+// TestEndSession: endSession ends the persistent session that a stopped
+// robotexec run process leaves at the broker; the next connection of
+// that client id finds none.
+func TestEndSession(t *testing.T) {
+	brk, err := broker.New(broker.Config{Listen: "127.0.0.1:0", Logger: discard})
+	require.NoError(t, err)
+	defer brk.Close()
+	sessionPresent := func() bool {
+		o := paho.NewClientOptions().AddBroker(brk.URL()).SetClientID("test-ended").
+			SetProtocolVersion(4).SetCleanSession(false).SetAutoReconnect(false)
+		c := paho.NewClient(o)
+		tok := c.Connect()
+		require.True(t, tok.WaitTimeout(10*time.Second))
+		require.NoError(t, tok.Error())
+		defer c.Disconnect(50)
+		if s := c.Subscribe("robot/+/data", 1, nil); !s.WaitTimeout(10*time.Second) || s.Error() != nil {
+			t.Fatalf("subscribe: %v", s.Error())
+		}
+		return tok.(*paho.ConnectToken).SessionPresent()
+	}
+	sessionPresent()
+	require.True(t, sessionPresent(), "the session is kept between connections")
+	endSession(brk.URL(), "test-ended")
+	require.False(t, sessionPresent(), "the session after endSession")
 }
