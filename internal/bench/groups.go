@@ -30,7 +30,11 @@ func (s *suite) throughput() ([]Metric, error) {
 	// subscriptions directly (the headline, as the pool's producer hands
 	// closures to its channel) and through the in-process router; each run
 	// is d/2, so that the side takes as long as the baseline's.
+	var trips []float64
 	as, bs, err := s.pairs(func() ([]float64, error) {
+		if rt, ok := LineRoundTrip(); ok {
+			trips = append(trips, float64(rt))
+		}
 		r, err := DispatchExecutor(w, d/2)
 		if err != nil {
 			return nil, err
@@ -47,6 +51,11 @@ func (s *suite) throughput() ([]Metric, error) {
 	m.Note = fmt.Sprintf("empty callbacks; %d subscriptions (depth 256, block) fed directly (Subscription.Deliver) vs %d goroutines on one chan func() of capacity %d; one producer; timed until drained.", 4*w, w, ChanCapacity)
 	bus := NewMetric(specThroughBus, as[1], bs[0])
 	bus.Note = "the same, publishing through the in-process router (topic routing and a time stamp per message)."
+	if len(trips) > 0 {
+		f := NewFigure("a cache line's round trip between two threads", "ns", trips)
+		m.Figures, bus.Figures = []Figure{f}, []Figure{f}
+		m.Note += fmt.Sprintf(" A cache line's round trip between two threads, beside each repetition: %s ns (robotexec passes a few cache lines between the CPUs at each message, the chan pool about one: the ratios fall as the trip grows, BENCHMARKS.md).", numberList(trips))
+	}
 	return []Metric{m, bus}, nil
 }
 
