@@ -321,52 +321,6 @@ func MuteUntilDrained(s *Subscription, x *waitset.Entity) bool {
 	return true
 }
 
-// Take removes the front message; the executor calls it when the
-// subscription's run starts. It returns the message and its sequence number
-// in this subscription, whether there was one, and whether more remain.
-func Take(s *Subscription) (m Message, seq uint64, ok, more bool) {
-	seq, ok, more = TakeInto(s, &m)
-	return m, seq, ok, more
-}
-
-// TakeInto is Take that stores the message in *m (left as it is when the
-// queue is empty): the message is copied once, from the queue to m,
-// where Take's result is copied again by its caller.
-func TakeInto(s *Subscription, m *Message) (seq uint64, ok, more bool) {
-	s.mu.Lock()
-	return s.takeLocked(m)
-}
-
-// takeLocked is TakeInto with s.mu held, which it releases.
-func (s *Subscription) takeLocked(m *Message) (seq uint64, ok, more bool) {
-	if s.n == 0 {
-		s.mu.Unlock()
-		return 0, false, false
-	}
-	it := &s.ring[s.head]
-	*m, seq = it.msg, s.frontSeq()
-	at := it.at
-	*it = item{}
-	s.head = s.wrap(s.head + 1)
-	s.n--
-	more = s.n > 0
-	if s.waiters.Load() > 0 && s.n <= s.opts.Depth/2 {
-		// Blocked producers resume once the queue is half empty, not at
-		// every free slot: one wake-up per half queue, not per message.
-		s.space.Broadcast()
-	}
-	unmute := s.unmuteLocked()
-	s.mu.Unlock()
-	if at.a != nil {
-		// Made out of the lock, which the publisher may be waiting for.
-		m.Received = at.time()
-	}
-	for _, x := range unmute {
-		x.Unmute()
-	}
-	return seq, true, more
-}
-
 // Len returns the number of queued messages.
 func (s *Subscription) Len() int {
 	s.mu.Lock()
