@@ -14,6 +14,7 @@ import (
 	"github.com/robotexec/robotexec/internal/ratelog"
 	"github.com/robotexec/robotexec/nodes"
 	"github.com/robotexec/robotexec/subscribers"
+	"github.com/robotexec/robotexec/timers"
 )
 
 func init() {
@@ -59,51 +60,22 @@ func newBridge(n *nodes.Node) error {
 		return err
 	}
 	n.Advertise(p.To)
-	if p.MaxRate < 0 {
-		return fmt.Errorf("max_rate %v is negative", p.MaxRate)
-	}
-	maxTopics, err := checkMaxTopics(p.MaxTopics)
+	gate, err := p.rateGate(n.Clock())
 	if err != nil {
 		return err
 	}
-	var opts []executor.Option
-	if p.QoS != nil {
-		if *p.QoS < 0 || *p.QoS > 2 {
-			return fmt.Errorf("qos %d is not 0, 1 or 2", *p.QoS)
-		}
-		opts = append(opts, nodes.QoS(byte(*p.QoS)))
+	opts, err := p.publishOptions()
+	if err != nil {
+		return err
 	}
-	if p.Retain {
-		opts = append(opts, nodes.Retain())
-	}
-	var interval time.Duration
-	if p.MaxRate > 0 {
-		interval = time.Duration(float64(time.Second) / p.MaxRate)
-	}
-	last := newTopicTable[time.Time](maxTopics) // source topic → arrival of the last message forwarded
-	warn := ratelog.New(10 * time.Second)       // a broker outage must not flood the log
-	clock := n.Clock()
+	warn := ratelog.New(10 * time.Second) // a broker outage must not flood the log
 	n.SubscribeSelf(p.From, func(ctx context.Context, sub *subscribers.Subscription, m subscribers.Message) {
 		if p.JSON && !json.Valid(m.Payload) {
 			sub.Drop(subscribers.Invalid)
 			return
 		}
-		if interval > 0 {
-			at := m.Received
-			if at.IsZero() {
-				at = clock.Now()
-			}
-			switch prev := last.get(m.Topic); {
-			case prev == nil:
-				if last.add(m.Topic, at) {
-					sub.Drop(subscribers.Evicted)
-				}
-			case at.Sub(*prev) < interval:
-				sub.Drop(subscribers.RateLimited)
-				return
-			default:
-				*prev = at
-			}
+		if !gate.allow(sub, m) {
+			return
 		}
 		to, ok := mapper.apply(m.Topic)
 		if !ok {
@@ -116,6 +88,72 @@ func newBridge(n *nodes.Node) error {
 		}
 	}, executor.Name("bridge"))
 	return nil
+}
+
+// publishOptions returns the options of the bridge's publications: its
+// qos and retain params.
+func (p *bridgeParams) publishOptions() ([]executor.Option, error) {
+	var opts []executor.Option
+	if p.QoS != nil {
+		if *p.QoS < 0 || *p.QoS > 2 {
+			return nil, fmt.Errorf("qos %d is not 0, 1 or 2", *p.QoS)
+		}
+		opts = append(opts, nodes.QoS(byte(*p.QoS)))
+	}
+	if p.Retain {
+		opts = append(opts, nodes.Retain())
+	}
+	return opts, nil
+}
+
+// rateGate is a bridge's max_rate: the arrival of the last message
+// forwarded from each source topic, for up to max_topics topics.
+type rateGate struct {
+	interval time.Duration // 0: no limit
+	last     *topicTable[time.Time]
+	clock    timers.Clock
+}
+
+// rateGate returns the gate of the max_rate and max_topics params.
+func (p *bridgeParams) rateGate(clock timers.Clock) (*rateGate, error) {
+	if p.MaxRate < 0 {
+		return nil, fmt.Errorf("max_rate %v is negative", p.MaxRate)
+	}
+	maxTopics, err := checkMaxTopics(p.MaxTopics)
+	if err != nil {
+		return nil, err
+	}
+	g := &rateGate{last: newTopicTable[time.Time](maxTopics), clock: clock}
+	if p.MaxRate > 0 {
+		g.interval = time.Duration(float64(time.Second) / p.MaxRate)
+	}
+	return g, nil
+}
+
+// allow reports whether m may be forwarded: it came at least the interval
+// after the last message forwarded from its topic. It counts on sub the
+// messages it refuses (rate_limited) and the topics it forgets for a new
+// one (evicted).
+func (g *rateGate) allow(sub *subscribers.Subscription, m subscribers.Message) bool {
+	if g.interval == 0 {
+		return true
+	}
+	at := m.Received
+	if at.IsZero() {
+		at = g.clock.Now()
+	}
+	switch prev := g.last.get(m.Topic); {
+	case prev == nil:
+		if g.last.add(m.Topic, at) {
+			sub.Drop(subscribers.Evicted)
+		}
+	case at.Sub(*prev) < g.interval:
+		sub.Drop(subscribers.RateLimited)
+		return false
+	default:
+		*prev = at
+	}
+	return true
 }
 
 // topicMap maps topics matched by a filter onto a template.
