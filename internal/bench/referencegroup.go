@@ -100,15 +100,24 @@ func (s *suite) reference() ([]Metric, error) {
 		NewFigure("planner period std without priorities", "ms", plain.plannerStd),
 		NewFigure("hot path mean unpinned", "ms", unpinned.mean),
 		NewFigure("hot path p99 unpinned", "ms", unpinned.p99))
-	drops, planner := NewMetric(specRefDrops, two.drops, nil), NewMetric(specRefPlanner, two.plannerStd, nil)
+	drops := NewMetric(specRefDrops, two.drops, nil)
 	mean1, drops1 := one.headline(specRefMean1, one.mean), NewMetric(specRefDrops1, one.drops, nil)
 	mosq := s.referenceMosquitto(window)
 	saturated := s.referenceSaturated(satWindow)
-	cpu := NewMetric(specRefCPU, two.cpu, two.crunchCPU)
 	mean.Note = fmt.Sprintf("the Autoware reference system (examples/referencesystem/autoware.yaml: 24 nodes, every crunch Crunch(4096)) with priority 1 on its hot path, as saturated.yaml sets it, and executor.reserve_for_timers (the figures without priorities: autoware.yaml as it is), on an executor of 2 workers pinned each to a CPU (executor.pin_workers, as autoware.yaml sets it; the figures unpinned: with priorities, without pin_workers) behind an MQTT client of the embedded broker, as robotexec run runs it; the hot path's latency (FrontLidarDriver/RearLidarDriver to the start of ObjectCollisionEstimator's callback) of each message at a subscription to ObjectCollisionEstimator's topic, whose history is the path's own (at the command node a history merged from messages of different cycles can pair a cycle's sink with older sensors), the other figures at one beside VehicleDBWSystem's (both depth 10, drop_oldest), after a warm-up of %d messages; one run per mode, %d windows of %v each (the repetitions: each window's mean, p99, ...), %d hot-path samples in all; the lower bound is the time of 4 crunches in sequence on the bench's goroutine, the median of %d, measured before each mode's run (%s ms: one crunch %s ms, %s ms of CPU); figures: %s. The modes ignore -workers.",
 		referenceWarmup, len(two.mean), two.windowLength.Round(time.Millisecond), two.samples, referenceLowerBoundOf,
 		FormatNumber(Median(two.lower)), FormatNumber(Median(two.lower)/referenceHotPathCrunches), FormatNumber(two.crunchCPU1), figureList(mean))
 	drops.Note = "the sum of the hot-path nodes' missed samples (keep-last 1 queues overwritten before their run) over each window's messages at the sink."
+	planner := plannerMetric(two, bare, movedWithout, moved)
+	mean1.Note = "the same graph, the hot path at priority 1, on 1 worker; figures: " + figureList(mean1) + "."
+	return slices.Concat([]Metric{mean, p99, drops, planner, mean1, drops1, mosq}, saturated, []Metric{cpuMetric(two, bare)}), nil
+}
+
+// plannerMetric is the planner row of the 2-worker run two, with the
+// floor of the run without the crunch and the runs with the planner
+// moved.
+func plannerMetric(two referenceFigures, bare referenceBareFigures, movedWithout, moved referenceFigures) Metric {
+	planner := NewMetric(specRefPlanner, two.plannerStd, nil)
 	planner.Figures = []Figure{
 		NewFigure("planner period mean", "ms", two.plannerMean),
 		NewFigure("planner period std without the crunch", "ms", bare.plannerStd),
@@ -123,14 +132,20 @@ func (s *suite) reference() ([]Metric, error) {
 		FormatNumber(planner.Figures[0].Value), FormatNumber(planner.Figures[1].Value),
 		windowList(two.plannerStd, two.plannerLateMin, two.plannerLate, two.plannerLateMax), plannerLateBy, orNone(two.plannerHeldBy), two.machineNote())
 	addPhase(&planner, movedWithout, moved)
-	mean1.Note = "the same graph, the hot path at priority 1, on 1 worker; figures: " + figureList(mean1) + "."
+	return planner
+}
+
+// cpuMetric is the CPU row of the 2-worker run two, with what the run
+// without the crunch took.
+func cpuMetric(two referenceFigures, bare referenceBareFigures) Metric {
+	cpu := NewMetric(specRefCPU, two.cpu, two.crunchCPU)
 	cpu.Figures = []Figure{
 		NewFigure("cpu without the crunch", "% of a core", bare.cpu),
 		NewFigure("cpu per callback run without the crunch", "us", bare.perRun),
 	}
 	cpu.Note = fmt.Sprintf("the process's CPU time over each window of the 2-worker run (the nodes, the MQTT client and the embedded broker) vs the CPU time of the crunches that ran in it (the crunching nodes' publications, each the CPU time of one crunch on the bench's thread, measured with the lower bound: a crunch beside another on the machine takes more). What robotexec adds: the same graph with every crunch limit 0 (Crunch returns at once; the same timers, messages and callbacks), %d windows of %v: %s%% of a core, %s us per callback run (timers and subscriptions; a run decodes and encodes 4 KiB messages).",
 		len(bare.cpu), bare.window.Round(time.Millisecond), FormatNumber(cpu.Figures[0].Value), FormatNumber(cpu.Figures[1].Value))
-	return slices.Concat([]Metric{mean, p99, drops, planner, mean1, drops1, mosq}, saturated, []Metric{cpu}), nil
+	return cpu
 }
 
 // referencePrioritized is the graph of the reference rows but the saturated
