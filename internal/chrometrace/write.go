@@ -61,20 +61,7 @@ func (r *Recorder) WriteTo(w io.Writer, opts WriteOptions) (int64, error) {
 	kept, added := r.Len()
 	pid := strconv.Itoa(opts.PID)
 
-	b := make([]byte, 0, 512)
-	b = append(b, `{"displayTimeUnit":"ms","otherData":{"runs_kept":`...)
-	b = strconv.AppendInt(b, int64(kept), 10)
-	b = append(b, `,"runs_overwritten":`...)
-	b = strconv.AppendUint(b, added-uint64(kept), 10)
-	b = append(b, "},\"traceEvents\":[\n"...)
-	b = append(b, `{"ph":"M","name":"process_name","pid":`+pid+`,"tid":0,"args":{"name":`...)
-	b = appendString(b, opts.Process)
-	b = append(b, "}}"...)
-	for i := range r.tracks {
-		tid := strconv.Itoa(i + 1)
-		b = append(b, ",\n"+`{"ph":"M","name":"thread_name","pid":`+pid+`,"tid":`+tid+`,"args":{"name":"worker `+strconv.Itoa(i)+`"}}`...)
-		b = append(b, ",\n"+`{"ph":"M","name":"thread_sort_index","pid":`+pid+`,"tid":`+tid+`,"args":{"sort_index":`+tid+`}}`...)
-	}
+	b := r.appendHeader(make([]byte, 0, 512), opts.Process, pid, kept, added)
 	if _, err := bw.Write(b); err != nil {
 		return cw.n, err
 	}
@@ -89,20 +76,7 @@ func (r *Recorder) WriteTo(w io.Writer, opts WriteOptions) (int64, error) {
 					desc = describe(s.ID, opts.Describe)
 					names[s.ID] = desc
 				}
-				// The end is converted, not the duration, so that runs
-				// that abut in ticks abut in nanoseconds.
-				start := ns(max(s.Start, 0))
-				end := ns(max(s.Start+max(s.Dur, 0), 0))
-				b = append(b[:0], prefix...)
-				b = appendMicros(b, start)
-				b = append(b, `,"dur":`...)
-				b = appendMicros(b, end-start)
-				b = append(b, desc...)
-				if s.Latency >= 0 {
-					b = append(b, `,"latency_us":`...)
-					b = appendMicros(b, s.Latency)
-				}
-				b = append(b, "}}"...)
+				b = appendSpan(b[:0], prefix, desc, s, ns)
 				if _, err := bw.Write(b); err != nil {
 					return err
 				}
@@ -118,6 +92,45 @@ func (r *Recorder) WriteTo(w io.Writer, opts WriteOptions) (int64, error) {
 	}
 	err := bw.Flush()
 	return cw.n, err
+}
+
+// appendHeader appends the trace's opening: its counts of runs, the
+// process's name and a named, sorted track for each worker.
+func (r *Recorder) appendHeader(b []byte, process, pid string, kept int, added uint64) []byte {
+	b = append(b, `{"displayTimeUnit":"ms","otherData":{"runs_kept":`...)
+	b = strconv.AppendInt(b, int64(kept), 10)
+	b = append(b, `,"runs_overwritten":`...)
+	b = strconv.AppendUint(b, added-uint64(kept), 10)
+	b = append(b, "},\"traceEvents\":[\n"...)
+	b = append(b, `{"ph":"M","name":"process_name","pid":`+pid+`,"tid":0,"args":{"name":`...)
+	b = appendString(b, process)
+	b = append(b, "}}"...)
+	for i := range r.tracks {
+		tid := strconv.Itoa(i + 1)
+		b = append(b, ",\n"+`{"ph":"M","name":"thread_name","pid":`+pid+`,"tid":`+tid+`,"args":{"name":"worker `+strconv.Itoa(i)+`"}}`...)
+		b = append(b, ",\n"+`{"ph":"M","name":"thread_sort_index","pid":`+pid+`,"tid":`+tid+`,"args":{"sort_index":`+tid+`}}`...)
+	}
+	return b
+}
+
+// appendSpan appends the X event of run s: prefix (its track), its start
+// and duration, desc (its name, category and args) and its latency, with
+// ns converting the recorder's ticks.
+func appendSpan(b, prefix, desc []byte, s Span, ns func(int64) int64) []byte {
+	// The end is converted, not the duration, so that runs that abut in
+	// ticks abut in nanoseconds.
+	start := ns(max(s.Start, 0))
+	end := ns(max(s.Start+max(s.Dur, 0), 0))
+	b = append(b, prefix...)
+	b = appendMicros(b, start)
+	b = append(b, `,"dur":`...)
+	b = appendMicros(b, end-start)
+	b = append(b, desc...)
+	if s.Latency >= 0 {
+		b = append(b, `,"latency_us":`...)
+		b = appendMicros(b, s.Latency)
+	}
+	return append(b, "}}"...)
 }
 
 // describe returns the part of an X event from its name to its args'
