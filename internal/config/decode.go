@@ -36,31 +36,8 @@ func (t *tree) value(n *yaml.Node, path string, v reflect.Value) {
 		t.params(n, path, v)
 		return
 	}
-	if v.CanAddr() && !isNull(n) {
-		switch {
-		case reflect.PointerTo(typ).Implements(unmarshalerT):
-			c := t.copy(n, path)
-			if c == nil {
-				return
-			}
-			if err := v.Addr().Interface().(yaml.Unmarshaler).UnmarshalYAML(c); err != nil {
-				t.errorf(n, path, "%s", err)
-			}
-			return
-		case reflect.PointerTo(typ).Implements(textUnmarshal):
-			if n.Kind != yaml.ScalarNode {
-				t.errorf(n, path, "must be a string, not %s", describe(n))
-				return
-			}
-			s, ok := t.text(n, path)
-			if !ok || expandedToNothing(n, s) {
-				return
-			}
-			if err := v.Addr().Interface().(encoding.TextUnmarshaler).UnmarshalText([]byte(s)); err != nil {
-				t.errorf(n, path, "%s", err)
-			}
-			return
-		}
+	if t.unmarshal(n, path, v) {
+		return
 	}
 	switch v.Kind() {
 	case reflect.Pointer:
@@ -93,6 +70,41 @@ func (t *tree) value(n *yaml.Node, path string, v reflect.Value) {
 	default:
 		t.scalar(n, path, v)
 	}
+}
+
+// unmarshal decodes n into v, addressable and not null, with v's own
+// UnmarshalYAML or UnmarshalText where it has one, and reports whether it
+// had one (an error is reported at n).
+func (t *tree) unmarshal(n *yaml.Node, path string, v reflect.Value) bool {
+	if !v.CanAddr() || isNull(n) {
+		return false
+	}
+	typ := v.Type()
+	switch {
+	case reflect.PointerTo(typ).Implements(unmarshalerT):
+		c := t.copy(n, path)
+		if c == nil {
+			return true
+		}
+		if err := v.Addr().Interface().(yaml.Unmarshaler).UnmarshalYAML(c); err != nil {
+			t.errorf(n, path, "%s", err)
+		}
+		return true
+	case reflect.PointerTo(typ).Implements(textUnmarshal):
+		if n.Kind != yaml.ScalarNode {
+			t.errorf(n, path, "must be a string, not %s", describe(n))
+			return true
+		}
+		s, ok := t.text(n, path)
+		if !ok || expandedToNothing(n, s) {
+			return true
+		}
+		if err := v.Addr().Interface().(encoding.TextUnmarshaler).UnmarshalText([]byte(s)); err != nil {
+			t.errorf(n, path, "%s", err)
+		}
+		return true
+	}
+	return false
 }
 
 func (t *tree) structure(n *yaml.Node, path string, v reflect.Value) {
