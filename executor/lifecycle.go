@@ -4,6 +4,8 @@ import (
 	"context"
 	"slices"
 	"sync"
+
+	"github.com/robotexec/robotexec/internal/timerq"
 )
 
 // The executor's lifecycle is one state, Executor.state, of the values
@@ -58,6 +60,11 @@ type shutdown struct {
 func (e *Executor) Run(ctx context.Context) error {
 	if !e.state.CompareAndSwap(stateIdle, stateRunning) {
 		return ErrRunning
+	}
+	if sim, ok := e.timers.Clock().(*timerq.Sim); ok {
+		// The workers re-arm timers while another goroutine advances
+		// the clock (Sim.FireReached).
+		sim.FireReached()
 	}
 	var wg sync.WaitGroup
 	e.mu.Lock()

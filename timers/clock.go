@@ -59,7 +59,10 @@ func PreciseSupported() bool { return timerq.PreciseSupported() }
 // test, or by the clock topic with use_sim_time), and alarms fire on the
 // advancing goroutine, in deadline order, each at its own time. Rewind
 // sets it back, as the clock topic does when a playback starts over; the
-// executor's timers then re-arm on the new time.
+// executor's timers then re-arm on the new time. Once an executor on the
+// clock runs (Run), a timer that a worker re-arms for a time the clock
+// has already reached fires then, as on a real clock, without waiting
+// for the next advance.
 type Sim struct {
 	// s is the clock; a Sim is nothing else, so that robotexec's own
 	// packages convert between the two (internal/facade).

@@ -15,6 +15,12 @@ type Sim struct {
 	now      time.Time
 	alarms   []*simAlarm
 	onRewind []func(to time.Time)
+	// advancing counts the AdvanceTo calls under way, which fire the
+	// alarms set meanwhile for times they reach.
+	advancing int
+	// fireReached: an alarm set for a time the clock has reached, while
+	// no advance is under way, fires at once (FireReached).
+	fireReached bool
 }
 
 // NewSim returns a simulated clock that reads start.
@@ -53,6 +59,9 @@ func (s *Sim) Advance(d time.Duration) {
 // AdvanceTo moves the clock forward to t (never back), firing the alarms that
 // fall due as [Sim.Advance] does.
 func (s *Sim) AdvanceTo(t time.Time) {
+	s.mu.Lock()
+	s.advancing++
+	s.mu.Unlock()
 	for {
 		s.mu.Lock()
 		var due *simAlarm
@@ -65,6 +74,7 @@ func (s *Sim) AdvanceTo(t time.Time) {
 			if t.After(s.now) {
 				s.now = t
 			}
+			s.advancing--
 			s.mu.Unlock()
 			return
 		}
@@ -107,6 +117,21 @@ func (s *Sim) OnRewind(f func(to time.Time)) {
 	s.mu.Unlock()
 }
 
+// FireReached makes an alarm set for a time the clock has reached fire
+// soon after, on a goroutine of its own, as a real clock's would, unless
+// an advance is under way (the advance fires it, in order). Without it,
+// such an alarm waits for the next advance, as a test that steps a queue
+// on one goroutine wants. A running executor wants it fired: its workers
+// re-arm timers while another goroutine advances the clock, and a timer
+// re-armed for a deadline after the advance that reached it had looked
+// at the alarms would wait for the next advance, which may never come
+// (the last clock message of a playback).
+func (s *Sim) FireReached() {
+	s.mu.Lock()
+	s.fireReached = true
+	s.mu.Unlock()
+}
+
 // Next returns the earliest time an alarm is set for, and false if none is
 // set. Tests use it to step from deadline to deadline.
 func (s *Sim) Next() (time.Time, bool) {
@@ -129,10 +154,32 @@ type simAlarm struct {
 	armed bool
 }
 
+// Set arms the alarm for t; see [Sim.FireReached] for a t the clock has
+// reached.
 func (a *simAlarm) Set(t time.Time) {
-	a.clock.mu.Lock()
+	s := a.clock
+	s.mu.Lock()
 	a.when, a.armed = t, true
-	a.clock.mu.Unlock()
+	reached := s.fireReached && s.advancing == 0 && !t.After(s.now)
+	s.mu.Unlock()
+	if reached {
+		go a.fireReached()
+	}
+}
+
+// fireReached fires the alarm if it is still set for a time the clock has
+// reached and no advance is under way (one would fire it, in order).
+func (a *simAlarm) fireReached() {
+	s := a.clock
+	s.mu.Lock()
+	fire := a.armed && s.advancing == 0 && !a.when.After(s.now)
+	if fire {
+		a.armed = false
+	}
+	s.mu.Unlock()
+	if fire {
+		a.f()
+	}
 }
 
 func (a *simAlarm) Stop() {
