@@ -140,8 +140,12 @@ func TestTopicRateEmbedded(t *testing.T) {
 		require.LessOrEqual(t, float64(last.MinB), last.MeanB, "%+v", last)
 		require.GreaterOrEqual(t, float64(last.MaxB), last.MeanB, "%+v", last)
 		require.Greater(t, last.Messages, rs[0].Messages, "the window fills up: %+v", rs)
+		// Within 10%, as hz's rates: a loaded machine makes the 10 ms
+		// heartbeat skip deadlines (283 messages by the third report
+		// once, 300 alone: 5.6% under), and a rate computed wrong is off
+		// by far more.
 		want := 100 * last.MeanB
-		require.InEpsilon(t, want, last.BytesPerS, 0.05, "100 messages/s of %v B: %+v", last.MeanB, last)
+		require.InEpsilon(t, want, last.BytesPerS, 0.10, "100 messages/s of %v B: %+v", last.MeanB, last)
 		t.Logf("bw hb: %+v (want about %.1f B/s)", last, want)
 	})
 	t.Run("wildcard", func(t *testing.T) {
