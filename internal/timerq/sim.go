@@ -19,7 +19,8 @@ type Sim struct {
 	// alarms set meanwhile for times they reach.
 	advancing int
 	// fireReached: an alarm set for a time the clock has reached, while
-	// no advance is under way, fires at once (FireReached).
+	// no advance is under way, fires on a goroutine of its own
+	// (FireReached).
 	fireReached bool
 }
 
