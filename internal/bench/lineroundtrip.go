@@ -11,11 +11,11 @@ import (
 // workers' at every message (a subscription's queue and its wait set
 // entry), where the chan pool passes about one, its channel's: their ratio
 // follows what a line's trip between two CPUs costs, which on a virtual
-// machine changes as the host moves its virtual CPUs (55–330 ns a round
-// trip within an hour on the 2-vCPU machine of BENCHMARKS.md). The
-// throughput group measures it beside each repetition.
+// machine changes as the host moves its virtual CPUs (46–56 ns or 326–450
+// ns a round trip within an hour on the 2-vCPU machine of BENCHMARKS.md).
+// The throughput group measures it beside each repetition.
 
-// lineRoundTrips is how many round trips LineRoundTrip times: 2–13 ms at
+// lineRoundTrips is how many round trips LineRoundTrip times: 2–18 ms at
 // the figures above.
 const lineRoundTrips = 40_000
 
@@ -33,8 +33,9 @@ type paddedCounter struct {
 // thread to another and back: two goroutines, each locked to its thread,
 // take turns incrementing a counter that the other waits for, spinning,
 // lineRoundTrips times each; the figure is the median over chunks of
-// lineChunk round trips, so that a preemption does not count. It reports false, measuring nothing, with
-// GOMAXPROCS below 2, where the two could not run at once.
+// lineChunk round trips, so that a preemption does not count. It reports
+// false, measuring nothing, with GOMAXPROCS below 2, where the two could
+// not run at once.
 func LineRoundTrip() (time.Duration, bool) {
 	if runtime.GOMAXPROCS(0) < 2 {
 		return 0, false
