@@ -33,6 +33,13 @@ var (
 // rows are about a run's rare late ticks, which a short window misses.
 const runTimersMin = time.Second
 
+// stallBound is the gap that HostStalls counts beside the rows: the
+// lateness row's bound.
+const stallBound = 200 * time.Microsecond
+
+// stallsName names the figure of HostStalls beside the rows.
+const stallsName = "a spinning thread's stalls over 200 us"
+
 // runTimersNode names the owner and the group of the measured timers, as
 // a node's are named after it.
 const runTimersNode = "bench_timers"
@@ -56,6 +63,7 @@ func (s *suite) runTimers() []Metric {
 	d := max(s.cfg.slice("run")/2, runTimersMin)
 	var p50, cpu, waited [2][]float64
 	var afterFuncLate []float64 // the baseline's calls a period or more late
+	var stalls, longest []float64 // the machine's, beside each repetition (HostStalls)
 	var calls uint64
 	record := func(i int, l RunLateness) []float64 {
 		p50[i], cpu[i] = append(p50[i], micros(l.P50)), append(cpu[i], l.CPU)
@@ -63,6 +71,8 @@ func (s *suite) runTimers() []Metric {
 		return []float64{micros(l.P99), float64(l.Missed)}
 	}
 	as, bs, err := s.pairs(func() ([]float64, error) {
+		st := HostStalls(stallProbe, stallBound)
+		stalls, longest = append(stalls, st.PerSecond), append(longest, micros(st.Longest))
 		l, err := TimerLatenessRun(s.ctx, w, n, p, d)
 		calls += l.Calls
 		return record(0, l), err
@@ -77,6 +87,9 @@ func (s *suite) runTimers() []Metric {
 	m := NewMetric(specRunTimer, as[0], bs[0])
 	m.Note = fmt.Sprintf("%d timers every %v in one node's reentrant group, started together, callback start minus deadline, in an app started as robotexec run starts a config of defaults (internal/app, in this process: %s, executor.gc_headroom's GC pacing, the MQTT client connected to the embedded broker; %d workers) vs as many time.AfterFunc timers re-armed on absolute deadlines in an app of the same config without the node; %v windows; p50 %s vs %s us; cpu %s vs %s of one core (the process's, the broker's included); the process's threads waited %s vs %s ms a second for a CPU (runnable, on the kernel's run queue).",
 		n, p, timerSourceName(), w, d, FormatNumber(Median(p50[0])), FormatNumber(Median(p50[1])), cpuPercent(cpu[0]), cpuPercent(cpu[1]), waitedPerSecond(waited[0]), waitedPerSecond(waited[1]))
+	m.Figures = []Figure{NewFigure(stallsName, "per second", stalls), NewFigure("the longest such stall", "us", longest)}
+	m.Note += fmt.Sprintf(" Beside each repetition, %v of one thread per CPU spinning on the clock, alone: the machine held such a thread for more than %v %s times a second, at most %s us (BENCHMARKS.md: a deadline that falls in one is late by it).",
+		stallProbe, stallBound, numberList(stalls), numberList(longest))
 	missed := worstRepetition(NewMetric(specRunTimerMissed, as[1], bs[1]))
 	missed.Figures = []Figure{NewFigure("time.AfterFunc calls a period or more late", "deadlines", afterFuncLate)}
 	missed.Note = fmt.Sprintf("deadlines the node's timers skipped (a timer more than a period late skips the deadlines that passed: timers.Event.Missed, robotexec_timer_missed_ticks_total), in the worst repetition, of %s called in all; the baseline serves every deadline, late: it served %s a period or more late in its worst repetition (the machine's share: about what a timer that skips would have skipped there).",

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -99,6 +100,11 @@ func TestRunEveryMetric(t *testing.T) {
 		require.Greater(t, sat.Figures[9].Value, 0.0, "%s: the demand", name)
 		require.Regexp(t, `needs [0-9.]+ cores of crunch, [0-9.]+ times what 2 workers give \([0-9.]+/s of Crunch\(4096\), [0-9.]+ ms of CPU each \+ [0-9.]+/s of Crunch\(12288\)`, sat.Note)
 	}
+	late := byName["timer lateness p99 under run (us)"]
+	require.Len(t, late.Figures, 2)
+	require.Len(t, late.Figures[0].Samples, cfg.Repeat, "the machine's stalls beside each repetition")
+	require.GreaterOrEqual(t, slices.Min(late.Figures[1].Samples), 0.0)
+	require.Regexp(t, `the machine held such a thread for more than 200µs [0-9.,kM ]+ times a second, at most [0-9.,kM ]+ us`, late.Note)
 	missed := byName["timer deadlines missed under run"]
 	require.Len(t, missed.Figures, 1)
 	require.Equal(t, "time.AfterFunc calls a period or more late", missed.Figures[0].Name)
