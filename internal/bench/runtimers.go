@@ -62,7 +62,7 @@ func (s *suite) runTimers() []Metric {
 	// The group's slice is shared with the bridge's rows.
 	d := max(s.cfg.slice("run")/2, runTimersMin)
 	var p50, cpu, waited [2][]float64
-	var afterFuncLate []float64 // the baseline's calls a period or more late
+	var afterFuncLate []float64   // the baseline's calls a period or more late
 	var stalls, longest []float64 // the machine's, beside each repetition (HostStalls)
 	var calls uint64
 	record := func(i int, l RunLateness) []float64 {
