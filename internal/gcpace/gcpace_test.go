@@ -87,10 +87,10 @@ func TestHeadroom(t *testing.T) {
 		elapsed          time.Duration
 		want             uint64
 	}{
-		{32 * mib, 320 * mib, time.Second, 32 * mib},
+		{32 * mib, 640 * mib, time.Second, 32 * mib},
 		{32 * mib, 1024 * mib, time.Second, 32 * mib},
-		{32 * mib, 40 * mib, time.Second, 4 * mib},
-		{32 * mib, 20 * mib, 500 * time.Millisecond, 4 * mib},
+		{32 * mib, 80 * mib, time.Second, 4 * mib},
+		{32 * mib, 40 * mib, 500 * time.Millisecond, 4 * mib},
 		{32 * mib, 0, time.Second, 0},
 		{32 * mib, 8 * mib, 0, 0},
 	} {
@@ -107,7 +107,7 @@ func TestPacerFollowsAllocation(t *testing.T) {
 	p := gcpace.Start(256 * mib)
 	require.NotNil(t, p)
 	defer p.Stop()
-	// About 1 MiB every 20 ms, 50 MB a second: 5 MB of headroom, under
+	// About 1 MiB every 20 ms, 50 MB a second: 2.5 MB of headroom, under
 	// GOGC's 16 MiB.
 	for range 20 {
 		allocate(mib)
