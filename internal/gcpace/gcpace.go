@@ -59,7 +59,7 @@ const window = 16
 // the last span, up to the headroom. A twentieth of a second keeps a
 // bridge's RSS after a burst of QoS 1 messages within twice a raw
 // client's: at 20,000 messages a second through mosquitto, the bridge
-// allocates about 160 MB a second (most of it the MQTT client's reads of
+// allocated about 160 MB a second (most of it the MQTT client's reads of
 // packets), and a tenth of a second let its RSS reach 30–37 MiB, against
 // 21–30 with a twentieth and a raw forwarder's 16–18 (6 bursts each). The
 // collections stay at about twenty a second where Go's own pacing makes
