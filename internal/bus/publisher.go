@@ -33,6 +33,7 @@ type pubCache struct {
 	gen, agen uint64
 	subs      []*Subscription // the local subscriptions
 	out       bool            // the remote gets them
+	one       bool            // only the one local subscription does
 }
 
 // Publisher returns a publisher on topic, which must be a valid topic name
@@ -99,7 +100,11 @@ func (p *Publisher) PublishMessage(ctx context.Context, m Message) (int, error) 
 		p.before(ctx, m.Payload)
 	}
 	c := p.route()
-	return p.r.publish(ctx, &m, c.subs, c.out)
+	run := RunOf(ctx)
+	if run == nil && c.one && !m.Retained {
+		return p.r.publishOne(ctx, &m, c.subs)
+	}
+	return p.r.publish(ctx, run, &m, c.subs, c.out)
 }
 
 // route returns where the topic's publications go.
@@ -117,6 +122,7 @@ func (p *Publisher) route() *pubCache {
 	if r.inProcess() {
 		c.subs = r.localMatch(p.topic, nil)
 	}
+	c.one = len(c.subs) == 1 && !c.out
 	p.cache.Store(c)
 	return c
 }

@@ -197,3 +197,45 @@ func BenchmarkPublishPath(b *testing.B) {
 		}
 	})
 }
+
+// TestPublishToOneSubscription: a publication that only one local
+// subscription gets (the publisher's shortcut past the general path) is
+// refused, stamped and queued as the general path does it.
+func TestPublishToOneSubscription(t *testing.T) {
+	router := bus.NewRouter(bus.RouterOptions{MaxPayload: 4})
+	pub, err := router.Publisher("p/q")
+	require.NoError(t, err)
+	s := newSub(t, "p/q", bus.Options{Depth: 1, Overflow: bus.Block})
+	require.NoError(t, router.Attach(s))
+
+	n, err := pub.PublishMessage(context.Background(), msg("", "large"))
+	require.ErrorIs(t, err, bus.ErrTooLarge)
+	require.Zero(t, n)
+	require.EqualValues(t, 1, router.TooLarge())
+
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	n, err = pub.PublishMessage(ctx, msg("", "done"))
+	require.ErrorIs(t, err, context.Canceled)
+	require.Zero(t, n)
+
+	before := time.Now()
+	n, err = pub.PublishMessage(context.Background(), msg("", "ok"))
+	require.NoError(t, err)
+	require.Equal(t, 1, n)
+
+	// Full, with the Block policy: waited for until the context ends.
+	ctx, cancel = context.WithTimeout(context.Background(), 20*time.Millisecond)
+	defer cancel()
+	n, err = pub.PublishMessage(ctx, msg("", "wait"))
+	require.ErrorIs(t, err, context.DeadlineExceeded)
+	require.Zero(t, n)
+
+	m, _, ok, more := bus.Take(s)
+	require.True(t, ok)
+	require.False(t, more, "only the accepted publication is queued")
+	require.Equal(t, "ok", string(m.Payload))
+	require.Equal(t, "p/q", m.Topic)
+	require.False(t, m.Received.Before(before.Add(-time.Millisecond)), "stamped when published: %v, published after %v", m.Received, before)
+	require.False(t, m.Received.After(time.Now().Add(time.Millisecond)))
+}

@@ -180,13 +180,26 @@ func (s *Subscription) deliver(ctx context.Context, m *Message, at stamp) (bool,
 		// leave the subscription locked for good.
 		panic("subscribers: Deliver to a subscription not registered with a wait set")
 	}
+	s.mu.Lock()
+	if !s.closed && !s.holds(s.opts.Depth) {
+		s.makeRoom()
+		s.accept(m, at, false)
+		s.mu.Unlock()
+		return true, nil
+	}
+	return s.deliverFull(ctx, m, at)
+}
+
+// deliverFull is deliver to a queue that is full or closed, with s.mu
+// held, which it releases: kept apart, so that the common case has no
+// deferred call.
+func (s *Subscription) deliverFull(ctx context.Context, m *Message, at stamp) (bool, error) {
 	var stopWaking func() bool
 	defer func() {
 		if stopWaking != nil {
 			stopWaking()
 		}
 	}()
-	s.mu.Lock()
 	for s.holds(s.opts.Depth) && !s.closed {
 		switch s.opts.Overflow {
 		case DropNewest:
