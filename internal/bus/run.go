@@ -6,6 +6,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unsafe"
 )
 
 // Run is the context of one run of a callback: the executor makes one for
@@ -26,17 +27,29 @@ import (
 // refused with its Err, so a goroutine that keeps a run's context past the
 // run cannot publish as the run.
 //
-// A Run is 32 bytes, made once per run: what all the runs of an executor
-// share is in its RunScope.
+// A Run is 16 bytes, made once per run: what all the runs of an executor
+// share is in its RunScope, and what few runs need (the subscription a
+// publication left overloaded, the Done channel) is made for the run
+// that needs it. A run's context is the executor's one allocation per
+// run, so its size sets how often a busy executor collects garbage.
 type Run struct {
 	// word is the count of publications under the run in progress, times
 	// two, plus one once the run has ended.
 	word atomic.Int64
+	// ext is the run's *runExt: its scope's base until the run needs one
+	// of its own (see own). Set when the run is made, then read and
+	// swapped atomically.
+	ext unsafe.Pointer
+}
+
+// runExt is what a Run refers to: the scope, and the parts that only
+// some runs need.
+type runExt struct {
+	scope *RunScope
 	// over is the first subscription a publication under the run left
 	// overloaded.
-	over  atomic.Pointer[Subscription]
-	scope *RunScope
-	done  atomic.Pointer[runDone] // made on the first call of Done
+	over atomic.Pointer[Subscription]
+	done atomic.Pointer[runDone] // made on the first call of Done
 }
 
 // RunScope is what the runs of one executor share.
@@ -47,10 +60,33 @@ type RunScope struct {
 	// Handoff lets publications under a run trigger dormant subscriptions
 	// without waking a worker.
 	Handoff bool
+
+	once sync.Once
+	base runExt // every run's ext until it needs its own; never written after once
 }
 
 // NewRun returns the context of a new run in scope s.
-func (s *RunScope) NewRun() *Run { return &Run{scope: s} }
+func (s *RunScope) NewRun() *Run {
+	s.once.Do(func() { s.base.scope = s })
+	return &Run{ext: unsafe.Pointer(&s.base)}
+}
+
+// x returns r's runExt.
+func (r *Run) x() *runExt { return (*runExt)(atomic.LoadPointer(&r.ext)) }
+
+// own returns r's own runExt, made now if r still has its scope's base,
+// for a part that only r may write.
+func (r *Run) own() *runExt {
+	x := r.x()
+	if x != &x.scope.base {
+		return x
+	}
+	n := &runExt{scope: x.scope}
+	if atomic.CompareAndSwapPointer(&r.ext, unsafe.Pointer(x), unsafe.Pointer(n)) {
+		return n
+	}
+	return r.x()
+}
 
 // runDone is a Run's Done channel, made when it is asked for.
 type runDone struct {
@@ -90,22 +126,23 @@ func (r *Run) Deadline() (deadline time.Time, ok bool) { return time.Time{}, fal
 // Done returns a channel closed when the run ends or its scope's Stop is
 // done. It is made on the first call.
 func (r *Run) Done() <-chan struct{} {
-	if d := r.done.Load(); d != nil {
+	if d := r.x().done.Load(); d != nil {
 		return d.ch
 	}
+	x := r.own()
 	d := &runDone{ch: make(chan struct{})}
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if !r.done.CompareAndSwap(nil, d) {
-		return r.done.Load().ch
+	if !x.done.CompareAndSwap(nil, d) {
+		return x.done.Load().ch
 	}
 	// Stored before the look at the run's end, which End marks before it
 	// looks for done: one of the two closes it.
-	if r.word.Load()&1 != 0 || r.scope.Stop.Err() != nil {
+	if r.word.Load()&1 != 0 || x.scope.Stop.Err() != nil {
 		close(d.ch)
 		return d.ch
 	}
-	d.stop = context.AfterFunc(r.scope.Stop, d.close)
+	d.stop = context.AfterFunc(x.scope.Stop, d.close)
 	return d.ch
 }
 
@@ -115,7 +152,7 @@ func (r *Run) Err() error {
 	if r.word.Load()&1 != 0 {
 		return context.Canceled
 	}
-	if r.scope.Stop.Err() != nil {
+	if r.x().scope.Stop.Err() != nil {
 		return context.DeadlineExceeded
 	}
 	return nil
@@ -127,7 +164,7 @@ func (r *Run) Value(key any) any {
 	if key == (runKey{}) {
 		return r
 	}
-	return r.scope.Stop.Value(key)
+	return r.x().scope.Stop.Value(key)
 }
 
 // String names the context, as the context package's do.
@@ -140,7 +177,7 @@ func (r *Run) enter() error {
 		r.word.Add(-2)
 		return context.Canceled
 	}
-	if r.scope.Stop.Err() != nil {
+	if r.x().scope.Stop.Err() != nil {
 		r.word.Add(-2)
 		return context.DeadlineExceeded
 	}
@@ -151,11 +188,11 @@ func (r *Run) enter() error {
 func (r *Run) leave() { r.word.Add(-2) }
 
 // overloaded records that a publication under r left s overloaded.
-func (r *Run) overloaded(s *Subscription) { r.over.CompareAndSwap(nil, s) }
+func (r *Run) overloaded(s *Subscription) { r.own().over.CompareAndSwap(nil, s) }
 
 // Overloaded returns the first subscription that a publication under r
 // left overloaded so far, or nil: the executor ends a run early for it.
-func (r *Run) Overloaded() *Subscription { return r.over.Load() }
+func (r *Run) Overloaded() *Subscription { return r.x().over.Load() }
 
 // End ends the run: publications under it from now on are refused, and
 // End waits for those in progress (they never wait for room) before it
@@ -168,7 +205,8 @@ func (r *Run) End() *Subscription {
 		// lock that a worker may hold, so it ends soon.
 		runtime.Gosched()
 	}
-	if d := r.done.Load(); d != nil {
+	x := r.x()
+	if d := x.done.Load(); d != nil {
 		d.mu.Lock()
 		if d.stop != nil {
 			d.stop()
@@ -176,5 +214,5 @@ func (r *Run) End() *Subscription {
 		d.mu.Unlock()
 		d.close()
 	}
-	return r.over.Load()
+	return x.over.Load()
 }
