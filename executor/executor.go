@@ -316,7 +316,7 @@ func New(opts Options) *Executor {
 	e.opts.PriorityWorkers = opts.PriorityWorkers
 	e.workers = make([]*worker, opts.Workers+opts.PriorityWorkers)
 	for i := range e.workers {
-		e.workers[i] = &worker{workerState: workerState{id: i, wake: make(chan struct{}, 1), priority: i >= opts.Workers}}
+		e.workers[i] = &worker{workerState: workerState{id: i, wake: make(chan struct{}, 1), priority: i >= opts.Workers, slot: e.scope.NewSlot()}}
 	}
 	return e
 }

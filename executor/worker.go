@@ -40,9 +40,8 @@ type workerState struct {
 	requeue *waitset.Entity
 	// runnable holds dequeued entities whose resource requests the worker's
 	// releases completed; the worker runs them before taking new work.
-	runnable   waitset.List
-	busyWaited bool          // the worker busy-waited idle since it last found work
-	busyFor    time.Duration // its next idle busy-wait (see idleBusyWait)
+	runnable waitset.List
+	busyFor  time.Duration // its next idle busy-wait (see idleBusyWait)
 	// msg holds the message of the subscription the worker runs, taken
 	// straight from its queue (see run).
 	msg bus.Message
@@ -54,8 +53,10 @@ type workerState struct {
 	batch int
 	// published is the count of runs last stored in runs.
 	published uint64
-	// run is the context of the run the worker makes (see Executor.run).
-	run *bus.Run
+	// run is the context of the run the worker makes (see Executor.run),
+	// made in slot, where the worker's runs keep their state.
+	run  *bus.Run
+	slot *bus.RunSlot
 	// priority marks a priority worker (Options.PriorityWorkers).
 	priority bool
 	// locked marks a worker on a thread of its own (startThread), for
@@ -66,6 +67,7 @@ type workerState struct {
 	// (Options.ReserveForTimers); free is set while it is out of work,
 	// counted in Executor.nfree.
 	reserves, free bool
+	busyWaited     bool // the worker busy-waited idle since it last found work
 }
 
 // publishEvery is how many runs a busy worker makes between publications
@@ -264,7 +266,7 @@ func (e *Executor) run(w *worker, x *waitset.Entity, en *entity, hold bool) {
 	x.Start()
 	// The run's context: done when the run ends, or at the drain
 	// deadline (see Shutdown).
-	w.run = e.scope.NewRun()
+	w.run = w.slot.NewRun()
 	more := false
 	if w.reserves && en.timer == nil {
 		defer e.timeRun(en, e.timers.Fast().Now())

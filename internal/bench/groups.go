@@ -263,7 +263,7 @@ func (s *suite) memory() ([]Metric, error) {
 		NewMetric(specSubBytes, subs[0], chans[0]),
 		NewMetric(specTimerBytes, tms[0], afs[0]),
 	}
-	ms[0].Note = fmt.Sprintf("heap allocations (MemStats.Mallocs) per callback over %d events of the dispatch workload, in steady state: each run's context (16 bytes; a run serves up to %d messages of a busy subscription).", events, executor.DefaultBatch)
+	ms[0].Note = fmt.Sprintf("heap allocations (MemStats.Mallocs) per callback over %d events of the dispatch workload, in steady state: each run's context (8 bytes; a run serves up to %d messages of a busy subscription).", events, executor.DefaultBatch)
 	ms[1].Note = fmt.Sprintf("live heap after GC per subscription, over %d (in-process router, default depth %d) vs a chan Message of that capacity.", n, subscribers.DefaultDepth)
 	ms[2].Note = fmt.Sprintf("live heap after GC per armed periodic timer, over %d executor timers vs time.AfterFunc timers.", n)
 	return ms, nil

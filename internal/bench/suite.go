@@ -61,7 +61,7 @@ var (
 	specPipeP99    = Spec{Name: "pipeline 5 hops p99 (us)", Unit: "us", BaselineName: "chan chain"}
 	specPipeHop    = Spec{Name: "pipeline 5 hops p50 vs broker hop (us)", Unit: "us", BaselineName: "1 broker hop", Target: &Target{Of: "ratio", Op: "<=", Bound: 0.2}}
 	specPipeMosq   = Spec{Name: "pipeline 5 hops via mosquitto (us cpu/msg)", Unit: "us cpu/msg", BaselineName: "all through broker"}
-	// Each run allocates its context (16 bytes), which must not be
+	// Each run allocates its context (8 bytes), which must not be
 	// reused (a context kept past its run stays done), and nothing else:
 	// at most one allocation an event, fewer where a run serves several
 	// messages of a busy subscription.

@@ -155,7 +155,7 @@ func (o offering) deliver(m *Message, at stamp, subs []*Subscription) (int, erro
 			}
 			continue
 		}
-		accepted, over := s.offer(m, at, o.run.x().scope.Handoff)
+		accepted, over := s.offer(m, at, o.run.handoff())
 		if accepted {
 			n++
 		}

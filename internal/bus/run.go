@@ -6,7 +6,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-	"unsafe"
 )
 
 // Run is the context of one run of a callback: the executor makes one for
@@ -27,29 +26,30 @@ import (
 // refused with its Err, so a goroutine that keeps a run's context past the
 // run cannot publish as the run.
 //
-// A Run is 16 bytes, made once per run: what all the runs of an executor
-// share is in its RunScope, and what few runs need (the subscription a
-// publication left overloaded, the Done channel) is made for the run
-// that needs it. A run's context is the executor's one allocation per
-// run, so its size sets how often a busy executor collects garbage.
+// A Run is 8 bytes, made once per run, the executor's one allocation per
+// run (its size sets how often a busy executor collects garbage): what
+// the runs of one worker share, one after another, is in the worker's
+// RunSlot, whose current run it is until it ends.
 type Run struct {
-	// word is the count of publications under the run in progress, times
-	// two, plus one once the run has ended.
-	word atomic.Int64
-	// ext is the run's *runExt: its scope's base until the run needs one
-	// of its own (see own). Set when the run is made, then read and
-	// swapped atomically.
-	ext unsafe.Pointer
+	slot *RunSlot
 }
 
-// runExt is what a Run refers to: the scope, and the parts that only
-// some runs need.
-type runExt struct {
+// RunSlot is where one worker's runs keep their state, one run at a time.
+type RunSlot struct {
 	scope *RunScope
-	// over is the first subscription a publication under the run left
+	// cur is the slot's run until it ends (nil between runs): a Run that
+	// is not its slot's cur has ended.
+	cur atomic.Pointer[Run]
+	// word is the count of publications under cur in progress, times
+	// two. A publication under a run that has ended counts here only
+	// until it finds so.
+	word atomic.Int64
+	// over is the first subscription a publication under cur left
 	// overloaded.
 	over atomic.Pointer[Subscription]
-	done atomic.Pointer[runDone] // made on the first call of Done
+	// done is the Done channel of cur, or of an earlier run (its run
+	// says whose), made on the first call of Done.
+	done atomic.Pointer[runDone]
 }
 
 // RunScope is what the runs of one executor share.
@@ -60,36 +60,36 @@ type RunScope struct {
 	// Handoff lets publications under a run trigger dormant subscriptions
 	// without waking a worker.
 	Handoff bool
-
-	once sync.Once
-	base runExt // every run's ext until it needs its own; never written after once
 }
 
-// NewRun returns the context of a new run in scope s.
-func (s *RunScope) NewRun() *Run {
-	s.once.Do(func() { s.base.scope = s })
-	return &Run{ext: unsafe.Pointer(&s.base)}
+// NewSlot returns a slot for the runs of one worker of scope s.
+func (s *RunScope) NewSlot() *RunSlot { return &RunSlot{scope: s} }
+
+// NewRun returns the context of a new run in scope s, in a slot of its
+// own.
+func (s *RunScope) NewRun() *Run { return s.NewSlot().NewRun() }
+
+// NewRun returns the context of a new run in slot s, whose run before it
+// must have ended.
+func (s *RunSlot) NewRun() *Run {
+	r := &Run{slot: s}
+	s.cur.Store(r)
+	return r
 }
 
-// x returns r's runExt.
-func (r *Run) x() *runExt { return (*runExt)(atomic.LoadPointer(&r.ext)) }
+// ended reports whether r's run has ended.
+func (r *Run) ended() bool { return r.slot.cur.Load() != r }
 
-// own returns r's own runExt, made now if r still has its scope's base,
-// for a part that only r may write.
-func (r *Run) own() *runExt {
-	x := r.x()
-	if x != &x.scope.base {
-		return x
-	}
-	n := &runExt{scope: x.scope}
-	if atomic.CompareAndSwapPointer(&r.ext, unsafe.Pointer(x), unsafe.Pointer(n)) {
-		return n
-	}
-	return r.x()
-}
+// closedDone is the Done channel of a run that ended before anyone asked.
+var closedDone = func() chan struct{} {
+	ch := make(chan struct{})
+	close(ch)
+	return ch
+}()
 
 // runDone is a Run's Done channel, made when it is asked for.
 type runDone struct {
+	run  *Run
 	mu   sync.Mutex
 	ch   chan struct{}
 	stop func() bool // unregisters the close of ch at Stop's end
@@ -126,33 +126,42 @@ func (r *Run) Deadline() (deadline time.Time, ok bool) { return time.Time{}, fal
 // Done returns a channel closed when the run ends or its scope's Stop is
 // done. It is made on the first call.
 func (r *Run) Done() <-chan struct{} {
-	if d := r.x().done.Load(); d != nil {
+	s := r.slot
+	if d := s.done.Load(); d != nil && d.run == r {
 		return d.ch
 	}
-	x := r.own()
-	d := &runDone{ch: make(chan struct{})}
+	if r.ended() {
+		return closedDone
+	}
+	d := &runDone{run: r, ch: make(chan struct{})}
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if !x.done.CompareAndSwap(nil, d) {
-		return x.done.Load().ch
+	for {
+		old := s.done.Load()
+		if old != nil && old.run == r {
+			return old.ch
+		}
+		if s.done.CompareAndSwap(old, d) {
+			break
+		}
 	}
 	// Stored before the look at the run's end, which End marks before it
 	// looks for done: one of the two closes it.
-	if r.word.Load()&1 != 0 || x.scope.Stop.Err() != nil {
+	if r.ended() || s.scope.Stop.Err() != nil {
 		close(d.ch)
 		return d.ch
 	}
-	d.stop = context.AfterFunc(x.scope.Stop, d.close)
+	d.stop = context.AfterFunc(s.scope.Stop, d.close)
 	return d.ch
 }
 
 // Err returns context.Canceled once the run has ended,
 // context.DeadlineExceeded once its scope's Stop is done, and nil before.
 func (r *Run) Err() error {
-	if r.word.Load()&1 != 0 {
+	if r.ended() {
 		return context.Canceled
 	}
-	if r.x().scope.Stop.Err() != nil {
+	if r.slot.scope.Stop.Err() != nil {
 		return context.DeadlineExceeded
 	}
 	return nil
@@ -164,7 +173,7 @@ func (r *Run) Value(key any) any {
 	if key == (runKey{}) {
 		return r
 	}
-	return r.x().scope.Stop.Value(key)
+	return r.slot.scope.Stop.Value(key)
 }
 
 // String names the context, as the context package's do.
@@ -173,40 +182,51 @@ func (r *Run) String() string { return "robotexec.run" }
 // enter begins a publication under r; once r is done (its run ended, or
 // the scope's Stop is done) it begins nothing and returns r's Err.
 func (r *Run) enter() error {
-	if r.word.Add(2)&1 != 0 {
-		r.word.Add(-2)
+	s := r.slot
+	// Counted before the look at the run's end, which End marks before
+	// it waits for the count: End waits for this publication, or it
+	// finds the run ended.
+	s.word.Add(2)
+	if r.ended() {
+		s.word.Add(-2)
 		return context.Canceled
 	}
-	if r.x().scope.Stop.Err() != nil {
-		r.word.Add(-2)
+	if s.scope.Stop.Err() != nil {
+		s.word.Add(-2)
 		return context.DeadlineExceeded
 	}
 	return nil
 }
 
 // leave ends a publication that enter began.
-func (r *Run) leave() { r.word.Add(-2) }
+func (r *Run) leave() { r.slot.word.Add(-2) }
 
-// overloaded records that a publication under r left s overloaded.
-func (r *Run) overloaded(s *Subscription) { r.own().over.CompareAndSwap(nil, s) }
+// handoff reports whether publications under r may trigger dormant
+// subscriptions quietly (RunScope.Handoff).
+func (r *Run) handoff() bool { return r.slot.scope.Handoff }
+
+// overloaded records that a publication under r, between enter and
+// leave, left s overloaded.
+func (r *Run) overloaded(s *Subscription) { r.slot.over.CompareAndSwap(nil, s) }
 
 // Overloaded returns the first subscription that a publication under r
 // left overloaded so far, or nil: the executor ends a run early for it.
-func (r *Run) Overloaded() *Subscription { return r.x().over.Load() }
+func (r *Run) Overloaded() *Subscription { return r.slot.over.Load() }
 
 // End ends the run: publications under it from now on are refused, and
 // End waits for those in progress (they never wait for room) before it
 // returns, so that what they triggered or left overloaded is known. It
 // returns the first subscription they left overloaded, or nil.
 func (r *Run) End() *Subscription {
-	for w := r.word.Or(1); w&^1 != 0; w = r.word.Load() {
+	s := r.slot
+	s.cur.Store(nil)
+	for s.word.Load() != 0 {
 		// A publication under the run on another goroutine (one the
 		// callback started) is between enter and leave: it takes no
 		// lock that a worker may hold, so it ends soon.
 		runtime.Gosched()
 	}
-	x := r.x()
-	if d := x.done.Load(); d != nil {
+	if d := s.done.Load(); d != nil && d.run == r {
 		d.mu.Lock()
 		if d.stop != nil {
 			d.stop()
@@ -214,5 +234,9 @@ func (r *Run) End() *Subscription {
 		d.mu.Unlock()
 		d.close()
 	}
-	return x.over.Load()
+	over := s.over.Load()
+	if over != nil {
+		s.over.Store(nil)
+	}
+	return over
 }
