@@ -284,11 +284,11 @@ func (r *Router) localMatch(topic string, dst []*Subscription) []*Subscription {
 }
 
 // publish delivers *m to subs, the local subscriptions it reaches, and
-// sends it to the remote when out is set: under a run's context (run, which
-// is RunOf(ctx); see Run)
-// as the run's publication, which never waits, and under any other as
-// Publisher.PublishMessage says. It returns how many subscriptions
-// accepted it and the error of ctx or of the remote.
+// sends it to the remote when out is set: under a run's context (run,
+// which is RunOf(ctx); see Run) as the run's publication, which never
+// waits, and under any other as Publisher.PublishMessage says. It returns
+// how many subscriptions accepted it and the error of ctx or of the
+// remote.
 func (r *Router) publish(ctx context.Context, run *Run, m *Message, subs []*Subscription, out bool) (int, error) {
 	if run != nil {
 		if err := run.enter(); err != nil {

@@ -40,10 +40,9 @@ type RunSlot struct {
 	// cur is the slot's run until it ends (nil between runs): a Run that
 	// is not its slot's cur has ended.
 	cur atomic.Pointer[Run]
-	// word is the count of publications under cur in progress, times
-	// two. A publication under a run that has ended counts here only
-	// until it finds so.
-	word atomic.Int64
+	// pubs counts the publications under cur in progress. A publication
+	// under a run that has ended counts here only until it finds so.
+	pubs atomic.Int64
 	// over is the first subscription a publication under cur left
 	// overloaded.
 	over atomic.Pointer[Subscription]
@@ -186,20 +185,20 @@ func (r *Run) enter() error {
 	// Counted before the look at the run's end, which End marks before
 	// it waits for the count: End waits for this publication, or it
 	// finds the run ended.
-	s.word.Add(2)
+	s.pubs.Add(1)
 	if r.ended() {
-		s.word.Add(-2)
+		s.pubs.Add(-1)
 		return context.Canceled
 	}
 	if s.scope.Stop.Err() != nil {
-		s.word.Add(-2)
+		s.pubs.Add(-1)
 		return context.DeadlineExceeded
 	}
 	return nil
 }
 
 // leave ends a publication that enter began.
-func (r *Run) leave() { r.slot.word.Add(-2) }
+func (r *Run) leave() { r.slot.pubs.Add(-1) }
 
 // handoff reports whether publications under r may trigger dormant
 // subscriptions quietly (RunScope.Handoff).
@@ -220,7 +219,7 @@ func (r *Run) Overloaded() *Subscription { return r.slot.over.Load() }
 func (r *Run) End() *Subscription {
 	s := r.slot
 	s.cur.Store(nil)
-	for s.word.Load() != 0 {
+	for s.pubs.Load() != 0 {
 		// A publication under the run on another goroutine (one the
 		// callback started) is between enter and leave: it takes no
 		// lock that a worker may hold, so it ends soon.
