@@ -37,8 +37,8 @@ type Run struct {
 // RunSlot is where one worker's runs keep their state, one run at a time.
 type RunSlot struct {
 	scope *RunScope
-	// cur is the slot's run until it ends (nil between runs): a Run that
-	// is not its slot's cur has ended.
+	// cur is the slot's run until it ends, then the next run's: a Run
+	// that is not its slot's cur has ended.
 	cur atomic.Pointer[Run]
 	// pubs counts the publications under cur in progress. A publication
 	// under a run that has ended counts here only until it finds so.
@@ -49,6 +49,9 @@ type RunSlot struct {
 	// done is the Done channel of cur, or of an earlier run (its run
 	// says whose), made on the first call of Done.
 	done atomic.Pointer[runDone]
+	// next is cur when End made it the next run's context, for NewRun;
+	// the slot's worker's alone.
+	next *Run
 }
 
 // RunScope is what the runs of one executor share.
@@ -69,8 +72,12 @@ func (s *RunScope) NewSlot() *RunSlot { return &RunSlot{scope: s} }
 func (s *RunScope) NewRun() *Run { return s.NewSlot().NewRun() }
 
 // NewRun returns the context of a new run in slot s, whose run before it
-// must have ended.
+// must have ended: the one that End made current, if it did.
 func (s *RunSlot) NewRun() *Run {
+	if r := s.next; r != nil {
+		s.next = nil
+		return r
+	}
 	r := &Run{slot: s}
 	s.cur.Store(r)
 	return r
@@ -218,7 +225,9 @@ func (r *Run) Overloaded() *Subscription { return r.slot.over.Load() }
 // returns the first subscription they left overloaded, or nil.
 func (r *Run) End() *Subscription {
 	s := r.slot
-	s.cur.Store(nil)
+	// The next run's context replaces r: one store ends r and starts it.
+	s.next = &Run{slot: s}
+	s.cur.Store(s.next)
 	for s.pubs.Load() != 0 {
 		// A publication under the run on another goroutine (one the
 		// callback started) is between enter and leave: it takes no
