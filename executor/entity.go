@@ -48,7 +48,7 @@ func (e *Executor) callTimer(r *bus.Run, en *entity, ev timerq.Event) {
 
 func (e *Executor) callMessage(r *bus.Run, en *entity, m *bus.Message) {
 	defer e.recoverPanic(en)
-	en.onMsg(r, subscribers.Message(*m))
+	en.onMsg(r, *facade.Message(m))
 }
 
 // recoverPanic turns a callback's panic into a logged, counted error; the

@@ -51,8 +51,6 @@ type workerState struct {
 	// batch is the most messages a subscription's run serves (see
 	// Options.Batch): the executor's in Run, 1 in the Spin methods.
 	batch int
-	// published is the count of runs last stored in runs.
-	published uint64
 	// run is the context of the run the worker makes (see Executor.run),
 	// made in slot, where the worker's runs keep their state.
 	run  *bus.Run
@@ -76,8 +74,8 @@ const publishEvery = 64
 
 // publish makes w's count of runs visible to Stats.
 func (w *worker) publish() {
-	if w.published != w.nruns {
-		w.published = w.nruns
+	// Only w's goroutine stores runs: loading it is reading its own line.
+	if w.runs.Load() != w.nruns {
 		w.runs.Store(w.nruns)
 	}
 }
@@ -292,8 +290,7 @@ func (e *Executor) run(w *worker, x *waitset.Entity, en *entity, hold bool) {
 	if e.obs != nil {
 		e.obs.Observe(trace.Event{Op: trace.Finish, ID: x.ID(), Timer: x.Kind() == waitset.Timer, Worker: w.id})
 	}
-	if w.nruns-w.published >= publishEvery {
-		w.published = w.nruns
+	if w.nruns-w.runs.Load() >= publishEvery {
 		w.runs.Store(w.nruns)
 	}
 	if hold {

@@ -2,6 +2,7 @@ package subscribers
 
 import (
 	"time"
+	"unsafe"
 
 	"github.com/robotexec/robotexec/internal/bus"
 )
@@ -16,7 +17,12 @@ type Message struct {
 	// published, for a message published in it (zero only for one given
 	// straight to Subscription.Deliver).
 	Received time.Time
+	_        [8]byte // see the internal message's
 }
+
+// busMessage returns the internal message that m is: the two types have
+// one layout (the facade's TestLayouts).
+func busMessage(m *Message) *bus.Message { return (*bus.Message)(unsafe.Pointer(m)) }
 
 // DefaultDepth is the queue depth of a subscription whose Options.Depth
 // is 0, and the default of config's executor.queue_depth.

@@ -53,7 +53,7 @@ func (q qosSource) Detach(s *Subscription)       { q.src.Detach(&s.s) }
 // Publish publishes m on m.Topic, as Publisher.PublishMessage does; a
 // Publisher spares the topic's lookup.
 func (r *Router) Publish(ctx context.Context, m Message) (int, error) {
-	return r.r.Publish(ctx, bus.Message(m))
+	return r.r.Publish(ctx, *busMessage(&m))
 }
 
 // Publisher returns a publisher on topic, which must be a valid topic name
@@ -115,7 +115,7 @@ func (p *Publisher) PublishJSON(ctx context.Context, v any) error {
 // subscriptions accepted m and the error of ctx or of the broker
 // connection, if it could not take m.
 func (p *Publisher) PublishMessage(ctx context.Context, m Message) (int, error) {
-	return p.p.PublishMessage(ctx, bus.Message(m))
+	return p.p.PublishMessage(ctx, *busMessage(&m))
 }
 
 // String describes the publisher.

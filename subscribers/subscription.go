@@ -53,7 +53,7 @@ func (s *Subscription) Drop(r Reason) { s.s.Drop(bus.Reason(r)) }
 // the subscription's entity when it accepts m, which it reports. With
 // the Block policy it waits for room; a closed subscription refuses
 // every message.
-func (s *Subscription) Deliver(m Message) bool { return s.s.Deliver(bus.Message(m)) }
+func (s *Subscription) Deliver(m Message) bool { return s.s.Deliver(*busMessage(&m)) }
 
 // Entity returns the subscription's wait set entity, which a message
 // into the empty queue triggers.
@@ -63,7 +63,7 @@ func (s *Subscription) Entity() *waitset.Entity { return bus.Entity(&s.s) }
 // the subscription's entity: it reports whether there was one and whether
 // more remain.
 func (s *Subscription) Take(m *Message) (ok, more bool) {
-	_, ok, more = bus.TakeInto(&s.s, (*bus.Message)(m))
+	_, ok, more = bus.TakeInto(&s.s, busMessage(m))
 	return ok, more
 }
 

@@ -82,8 +82,17 @@ func (r *Router) noteLive(m *Message, subs []*Subscription) {
 // a retained message, which the broker may send back at a later
 // SUBSCRIBE, and those that had a retained value there for a live one.
 // It costs nothing while no subscription had a retained value.
+// The check is kept small enough to be inlined: a publication with
+// nothing to record makes no call.
 func (r *Router) noteDelivered(m *Message, subs []*Subscription) {
-	if r.remote == nil || len(subs) == 0 || (!m.Retained && r.tracked.Load() == 0) {
+	if r.remote != nil && (m.Retained || r.tracked.Load() > 0) {
+		r.recordDelivered(m, subs)
+	}
+}
+
+// recordDelivered is noteDelivered of a message it has to record.
+func (r *Router) recordDelivered(m *Message, subs []*Subscription) {
+	if len(subs) == 0 {
 		return
 	}
 	r.mu.Lock()

@@ -50,7 +50,12 @@ func PublicPublisher(p *bus.Publisher) *subscribers.Publisher {
 }
 
 // Message returns the public message m is.
-func Message(m *bus.Message) *subscribers.Message { return (*subscribers.Message)(m) }
+func Message(m *bus.Message) *subscribers.Message {
+	return (*subscribers.Message)(unsafe.Pointer(m))
+}
+
+// BusMessage returns the bus message m is.
+func BusMessage(m *subscribers.Message) *bus.Message { return (*bus.Message)(unsafe.Pointer(m)) }
 
 // Timer returns the queue's timer that t is.
 func Timer(t *timers.Timer) *timerq.Timer { return (*timerq.Timer)(unsafe.Pointer(t)) }

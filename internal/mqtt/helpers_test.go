@@ -274,5 +274,6 @@ func seqOf(t *testing.T, p []byte) int {
 
 // msgOf returns the message that p's Publish of payload publishes.
 func msgOf(p *subscribers.Publisher, payload []byte) subscribers.Message {
-	return subscribers.Message(facade.Publisher(p).Message(payload))
+	m := facade.Publisher(p).Message(payload)
+	return *facade.Message(&m)
 }

@@ -191,7 +191,7 @@ func (c *Client) drain(ctx context.Context, l link, n uint64) error {
 // connection or drop it silently.
 func (c *Client) PublishWait(ctx context.Context, m subscribers.Message) error {
 	result := make(chan error, 1)
-	if err := c.enqueue(outgoing{m: bus.Message(m), result: result}); err != nil {
+	if err := c.enqueue(outgoing{m: *facade.BusMessage(&m), result: result}); err != nil {
 		return err
 	}
 	select {
