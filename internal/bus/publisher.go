@@ -99,8 +99,16 @@ func (p *Publisher) PublishMessage(ctx context.Context, m Message) (int, error) 
 	if p.before != nil && ctx.Err() == nil {
 		p.before(ctx, m.Payload)
 	}
-	c := p.route()
-	run := RunOf(ctx)
+	// route and RunOf, inlined: their calls cost as much as their
+	// tests.
+	c := p.cache.Load()
+	if c == nil || c.gen != p.r.index.Generation() || p.r.opts.Audience != nil {
+		c = p.route()
+	}
+	run, isRun := ctx.(*Run)
+	if !isRun {
+		run = runAbove(ctx)
+	}
 	if run == nil && c.one && !m.Retained {
 		return p.r.publishOne(ctx, &m, c.subs)
 	}

@@ -356,10 +356,16 @@ func (r *Router) publishOne(ctx context.Context, m *Message, subs []*Subscriptio
 // checkSize refuses a payload over RouterOptions.MaxPayload.
 func (r *Router) checkSize(m *Message) error {
 	if max := r.opts.MaxPayload; max > 0 && len(m.Payload) > max {
-		r.tooLarge.Add(1)
-		return fmt.Errorf("%w: publish %q: %d bytes, over %d", ErrTooLarge, m.Topic, len(m.Payload), max)
+		return r.refuseSize(m)
 	}
 	return nil
+}
+
+// refuseSize counts and reports m's refusal for its size: kept apart, so
+// that checkSize is inlined.
+func (r *Router) refuseSize(m *Message) error {
+	r.tooLarge.Add(1)
+	return fmt.Errorf("%w: publish %q: %d bytes, over %d", ErrTooLarge, m.Topic, len(m.Payload), r.opts.MaxPayload)
 }
 
 // TooLarge counts the publications refused for a payload over

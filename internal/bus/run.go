@@ -121,6 +121,12 @@ func RunOf(ctx context.Context) *Run {
 	if r, ok := ctx.(*Run); ok {
 		return r
 	}
+	return runAbove(ctx)
+}
+
+// runAbove is RunOf of a context that is not a run itself: kept apart,
+// so that RunOf is inlined.
+func runAbove(ctx context.Context) *Run {
 	r, _ := ctx.Value(runKey{}).(*Run)
 	return r
 }
