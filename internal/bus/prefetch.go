@@ -17,7 +17,7 @@ import "unsafe"
 // lines in its own cache (docs/design.md, Scheduler model: message
 // batches).
 
-// slotLast is the offset of a slot's last byte: a slot of 88 bytes spans
+// slotLast is the offset of a slot's last byte: a slot of 96 bytes spans
 // two or three cache lines, and prefetchSlot fetches the lines of its
 // first byte, of the byte 64 on, and of its last.
 const slotLast = int(unsafe.Sizeof(item{})) - 1
