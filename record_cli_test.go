@@ -149,5 +149,10 @@ func TestRecordKilled(t *testing.T) {
 	require.GreaterOrEqual(t, after.Messages, before.Messages)
 	require.Len(t, after.Topics, 1)
 	require.Equal(t, "data/beat", after.Topics[0].Topic)
-	require.InDelta(t, 200, after.Topics[0].RateHz, 40)
+	// The rate is the file's own: its messages over its log times' span.
+	// That span is the stream's, so it is near the 5 ms heartbeat's 200 Hz
+	// only as far as a loaded machine lets the timer keep its deadlines.
+	tp := after.Topics[0]
+	require.InEpsilon(t, float64(tp.Messages-1)/tp.Last.Sub(tp.First).Seconds(), tp.RateHz, 1e-6, "%+v", tp)
+	require.True(t, tp.RateHz > 100 && tp.RateHz < 220, "a 5 ms heartbeat: %+v", tp)
 }

@@ -184,8 +184,11 @@ func runViewClient(t *testing.T, node string, port int, plan string) viewClientR
 func requireDemoStream(t *testing.T, got viewClientRun) {
 	t.Helper()
 	w := got.Window
-	// At its rate, less the periods a loaded machine makes the timer skip.
-	require.GreaterOrEqual(t, w.Parsed, 75, "robot/imu0/data (100 Hz) in 1 s")
+	// At its rate, less the periods a loaded machine makes the timer skip
+	// (a CI run once held a 10 ms heartbeat to 60 Hz over half a second):
+	// at least half of it, where a stream throttled or batched gives far
+	// fewer.
+	require.GreaterOrEqual(t, w.Parsed, 50, "robot/imu0/data (100 Hz) in 1 s")
 	require.Equal(t, w.Received, w.Parsed, "every message is a JSON object")
 	require.True(t, w.Ordered, "receive times go forward")
 	first, last, wall := ns(t, w.FirstNs), ns(t, w.LastNs), ns(t, w.WallNs)
