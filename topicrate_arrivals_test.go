@@ -29,12 +29,8 @@ type arrivals struct {
 func watchArrivals(t *testing.T, url, filter string) *arrivals {
 	t.Helper()
 	a := &arrivals{filter: filter}
-	opts := paho.NewClientOptions().AddBroker(url).SetClientID(strings.NewReplacer("/", "-", "+", "any").Replace("arrivals-" + filter + "-" + t.Name())).SetCleanSession(true)
-	c := paho.NewClient(opts)
-	tok := c.Connect()
-	require.True(t, tok.WaitTimeout(traffic) && tok.Error() == nil, "connect: %v", tok.Error())
-	t.Cleanup(func() { c.Disconnect(100) })
-	tok = c.Subscribe(filter, 0, func(paho.Client, paho.Message) {
+	c := connectClient(t, url, strings.NewReplacer("/", "-", "+", "any").Replace("arrivals-"+filter+"-"+t.Name()))
+	tok := c.Subscribe(filter, 0, func(paho.Client, paho.Message) {
 		now := time.Now()
 		a.mu.Lock()
 		a.at = append(a.at, now)
