@@ -190,63 +190,6 @@ func (s *Subscription) deliver(ctx context.Context, m *Message, at stamp) (bool,
 	return s.deliverFull(ctx, m, at)
 }
 
-// deliverFull is deliver to a queue that is full or closed, with s.mu
-// held, which it releases: kept apart, so that the common case has no
-// deferred call.
-func (s *Subscription) deliverFull(ctx context.Context, m *Message, at stamp) (bool, error) {
-	var stopWaking func() bool
-	defer func() {
-		if stopWaking != nil {
-			stopWaking()
-		}
-	}()
-	for s.holds(s.opts.Depth) && !s.closed {
-		switch s.opts.Overflow {
-		case DropNewest:
-			s.mu.Unlock()
-			s.drop(QueueFull, 0)
-			return false, nil
-		case Block:
-			if err := ctx.Err(); err != nil {
-				s.mu.Unlock()
-				return false, err
-			}
-			if stopWaking == nil && ctx.Done() != nil {
-				// ctx's end wakes the waiters, this one among them.
-				stopWaking = context.AfterFunc(ctx, s.wakeWaiters)
-			}
-			// Counted before the queue is looked at again: a run that
-			// takes a claimed message (Claim.Next) counts it, then
-			// looks for waiters, so one of the two sees the other.
-			s.waiters.Add(1)
-			if s.holds(s.opts.Depth) {
-				s.space.Wait()
-			}
-			s.waiters.Add(-1)
-			continue
-		default: // DropOldest
-			s.dropOldestUntaken()
-		}
-	}
-	if s.closed {
-		s.mu.Unlock()
-		s.drop(Closed, 0)
-		return false, nil
-	}
-	s.makeRoom()
-	s.accept(m, at, false)
-	s.mu.Unlock()
-	return true, nil
-}
-
-// wakeWaiters wakes the producers waiting for room, for one whose context
-// is done.
-func (s *Subscription) wakeWaiters() {
-	s.mu.Lock()
-	s.space.Broadcast()
-	s.mu.Unlock()
-}
-
 // accept queues m, with at as its time stamp where it has none; s.mu must
 // be held and there must be room in the ring.
 func (s *Subscription) accept(m *Message, at stamp, quiet bool) {
