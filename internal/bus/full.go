@@ -19,10 +19,10 @@ import (
 //
 // In BenchmarkDispatch (executor/bench_test.go), whose publisher spent
 // 9-22% of its time waiting on full queues direct and 4-7% via the bus
-// (counted by a temporary test), the test binaries with and without the yields,
-// alternated 12 times, gave these medians of the ratios to the chan pool
-// of the same run, workers=2: direct 0.896 against 0.736, via the bus
-// 0.695 against 0.593.
+// (counted by a temporary test), the test binaries with and without the
+// yields, alternated 12 times, gave these medians of the ratios to the
+// chan pool of the same run, workers=2: direct 0.896 against 0.736, via
+// the bus 0.695 against 0.593.
 const blockYields = 64
 
 // deliverFull is deliver to a queue that is full or closed, with s.mu
