@@ -27,7 +27,7 @@ func (q *Queue) rearm() {
 			// Within the lead already (deadlines close together):
 			// the early ring is now, without the alarm's wake-up.
 			q.early = false
-			q.arm(next, next.Add(q.lead))
+			q.armFallback(next)
 			q.onEarly(next, q.dueBy(q.key(next), earlyCount))
 		default:
 			// Far ahead, the machine may idle deeply meanwhile, and the
@@ -45,8 +45,36 @@ func (q *Queue) rearm() {
 // released, see unlock), and Poll's counter reading is set to d. q.mu
 // must be held.
 func (q *Queue) arm(d, at time.Time) {
-	q.armedAt = d
 	q.want(alarmWant{at: at})
+	q.armPoll(d)
+}
+
+// fallbackLeads is the most leads after a polled deadline at which the
+// alarm's fallback ring may come (armFallback).
+const fallbackLeads = 4
+
+// armFallback arms deadline d, which a worker polls for (the early ring
+// has come), with the alarm as the fallback in case no Poll serves d: it
+// rings between one and fallbackLeads leads after d. A setting already in
+// that span is kept: in a run of deadlines a lead or so apart, as timers
+// started together on a Precise clock's grid fall due, most deadlines
+// then cost no setting of the alarm, a system call of 10-20 µs in a
+// virtual machine that the first Call after a Poll's serve makes (see
+// serve), which every timer of the group behind that Call waits for.
+// q.mu must be held.
+func (q *Queue) armFallback(d time.Time) {
+	w := q.alarmState.want
+	if !w.stop && !w.at.Before(d.Add(q.lead)) && !w.at.After(d.Add(fallbackLeads*q.lead)) {
+		q.armPoll(d)
+		return
+	}
+	q.arm(d, d.Add(fallbackLeads*q.lead))
+}
+
+// armPoll arms deadline d for Poll and staging, leaving the alarm's
+// setting as it is. q.mu must be held.
+func (q *Queue) armPoll(d time.Time) {
+	q.armedAt = d
 	if q.stageable() && len(q.staged) == 0 {
 		q.stageKey.Store(q.key(d))
 	}
@@ -63,10 +91,11 @@ func (q *Queue) arm(d, at time.Time) {
 // on a clock with a lead (Precise: PreciseLead): from the alarm's
 // goroutine, or from the call that arms a deadline already within the
 // lead, with the queue's lock held: f must be quick and must not use the
-// queue. The alarm then rings early, and again a lead after the
-// deadline unless a Poll serves the deadline first: an executor uses it
-// to have a worker running, polling, when the deadline comes, rather than
-// waking one after it. Call it before arming timers.
+// queue. The alarm then rings early, and again one to fallbackLeads leads
+// after the deadline unless a Poll serves the deadline first (see
+// armFallback): an executor uses it to have a worker running, polling,
+// when the deadline comes, rather than waking one after it. Call it
+// before arming timers.
 func (x Fast) SetEarly(f func(deadline time.Time, due int)) {
 	x.q.mu.Lock()
 	defer x.q.mu.Unlock()

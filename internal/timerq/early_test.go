@@ -20,8 +20,8 @@ func (leadSim) Lead() time.Duration { return lead }
 // TestEarlyRing checks SetEarly on a clock with a lead: the alarm rings a
 // lead ahead of each deadline and calls the function with the deadline,
 // triggering nothing; with no Poll to serve the deadline (a simulated
-// clock is not polled), the alarm rings again a lead after it and serves
-// it then.
+// clock is not polled), the alarm rings again after it, as the fallback
+// (FallbackLeads leads after it), and serves it then.
 func TestEarlyRing(t *testing.T) {
 	start := time.Unix(0, 0)
 	clk := leadSim{timerq.NewSim(start)}
@@ -46,7 +46,7 @@ func TestEarlyRing(t *testing.T) {
 	require.Zero(t, n, "nothing is due yet")
 
 	next, _ = clk.Next()
-	require.Equal(t, first.Add(lead), next, "and again a lead after the deadline")
+	require.Equal(t, first.Add(timerq.FallbackLeads*lead), next, "and again as the fallback after the deadline")
 	clk.AdvanceTo(first)
 	n, _ = set.Take(&run)
 	require.Zero(t, n, "no Poll served the deadline")
@@ -84,7 +84,7 @@ func TestNoEarlyWithoutLead(t *testing.T) {
 
 // TestEarlyWithinLead: a deadline armed within the lead of now gets its
 // early call at once, from the arming, and the alarm only as the late
-// fallback a lead after it.
+// fallback FallbackLeads leads after it.
 func TestEarlyWithinLead(t *testing.T) {
 	start := time.Unix(0, 0)
 	clk := leadSim{timerq.NewSim(start)}
@@ -100,7 +100,7 @@ func TestEarlyWithinLead(t *testing.T) {
 	require.Equal(t, []time.Time{d}, early, "called by Reset")
 	next, ok := clk.Next()
 	require.True(t, ok)
-	require.Equal(t, d.Add(lead), next)
+	require.Equal(t, d.Add(timerq.FallbackLeads*lead), next)
 	clk.AdvanceTo(next)
 	var run waitset.List
 	n, _ := set.Take(&run)
@@ -179,7 +179,7 @@ func TestIdleLead(t *testing.T) {
 		clk.AdvanceTo(next)
 		require.Equal(t, []time.Time{first}, early, "period %v: the early ring", c.period)
 		next, _ = clk.Next()
-		require.Equal(t, first.Add(lead), next, "period %v: the late ring", c.period)
+		require.Equal(t, first.Add(timerq.FallbackLeads*lead), next, "period %v: the late ring", c.period)
 		q.Stop()
 	}
 }

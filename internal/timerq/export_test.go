@@ -7,3 +7,8 @@ func Staged(q *Queue) int {
 	defer q.mu.Unlock()
 	return q.liveStaged()
 }
+
+// FallbackLeads is fallbackLeads, for the tests: the alarm's fallback
+// ring after a deadline that a worker polls for comes that many leads
+// after it, or sooner when already set (see armFallback).
+const FallbackLeads = fallbackLeads

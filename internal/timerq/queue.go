@@ -225,10 +225,10 @@ func (q *Queue) serve(quiet bool) int {
 		}
 		q.early = false
 		// The early ring: tell the executor, which puts a worker on a
-		// processor for the deadline, and ring again a lead after the
-		// deadline, in case no worker polls (the polling worker sets
-		// the alarm for the next deadline before that, see serve).
-		q.arm(d, d.Add(q.lead))
+		// processor for the deadline, and ring again after the
+		// deadline, in case no worker polls (armFallback; the polling
+		// worker arms the next deadline before that, see serve).
+		q.armFallback(d)
 		q.onEarly(d, q.dueBy(q.key(d), earlyCount))
 		return 0
 	}
