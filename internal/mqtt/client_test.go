@@ -3,6 +3,7 @@ package mqtt_test
 import (
 	"context"
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -91,6 +92,9 @@ func TestSubscriptionQoSView(t *testing.T) {
 }
 
 // A retained message reaches a subscription made later, marked Retained.
+// The embedded broker acknowledges a publication before it passes it to
+// the subscriptions, so a subscription made right after the publisher's
+// acknowledgement may also get the live copy, unmarked, and first.
 func TestRetainedMessage(t *testing.T) {
 	forEachBroker(t, mqtttest.MosquittoOptions{}, func(t *testing.T, b mqtttest.Broker) {
 		pub := rawClient(t, b.URL())
@@ -102,9 +106,13 @@ func TestRetainedMessage(t *testing.T) {
 		_, err := ex.NewOwner("n", nil).Subscribe(c, "config/#", rec.add)
 		require.NoError(t, err)
 		startExecutor(t, ex)
-		m := rec.waitCount(t, 1)[0]
-		require.Equal(t, "v1", string(m.Payload))
-		require.True(t, m.Retained)
+		msgs := rec.waitUntil(t, "the retained copy", func(ms []subscribers.Message) bool {
+			return slices.ContainsFunc(ms, func(m subscribers.Message) bool { return m.Retained })
+		})
+		require.LessOrEqual(t, len(msgs), 2, "the retained copy, and at most the live one")
+		for _, m := range msgs {
+			require.Equal(t, "v1", string(m.Payload))
+		}
 	})
 }
 
