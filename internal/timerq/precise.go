@@ -61,14 +61,22 @@ const PreciseGroup = 128
 const PreciseLead = 100 * time.Microsecond
 
 // PreciseIdleLead replaces PreciseLead for a deadline more than
-// PreciseIdleAfter ahead when its alarm is set: after milliseconds of
+// PreciseIdleAfter ahead when its alarm is set. After milliseconds of
 // idling, this virtual machine woke the alarm's thread more than 100 µs
 // late in about one ring in ten (a thousand timers at 100 Hz started
-// their first group late by 150–200 µs that often, the p99). Ringing
-// 250 µs ahead covers those wake-ups; it costs the part that a prompt
-// wake-up leaves, spinning, once per such deadline: at most 7.5% of one
-// core at a deadline every 2 ms, about 1.5% at 100 Hz.
-const PreciseIdleLead = 250 * time.Microsecond
+// their first group late by 150–200 µs that often, the p99), and the
+// second worker the ring woke ran 100–170 µs after the first: the kernel
+// put its thread on the first one's CPU while the other CPU idled,
+// halted. Ringing 450 µs ahead leaves time for both wake-ups before a
+// group of timers falls due; against 250 µs, a thousand timers at
+// 100 Hz had the lower lateness p99 under robotexec run in 6 of 7
+// alternated pairs of `robotexec bench -only run`. It costs the part
+// that a prompt wake-up leaves, spinning, once per such deadline, for
+// each worker woken: up to about 17% of one core a worker at a deadline
+// every 2 ms, 3.5% at 100 Hz (the process of the thousand timers took
+// 14.0% of a core against 12.1% with 250 µs, by the medians of those
+// runs).
+const PreciseIdleLead = 450 * time.Microsecond
 
 // PreciseIdleAfter is how far ahead a deadline must be, when its alarm is
 // set, for PreciseIdleLead to apply.
